@@ -1,0 +1,177 @@
+//! Capabilities: what a manifest requests and what an operator grants use
+//! the same shape, so the effective grant is their intersection.
+
+use crate::http_rule::HostPattern;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Access to a directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Access {
+    /// Read files and list directories.
+    ReadOnly,
+    /// Also create, change and remove.
+    ReadWrite,
+}
+
+impl fmt::Display for Access {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::ReadOnly => "read-only",
+            Self::ReadWrite => "read-write",
+        })
+    }
+}
+
+/// A directory and the access to it. `path` may start with `$WORKSPACE`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FsRule {
+    /// Absolute path, or `$WORKSPACE` optionally followed by `/sub/dir`.
+    pub path: String,
+    /// What may be done there.
+    pub access: Access,
+}
+
+/// Running programs in the OS sandbox.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProcessCapability {
+    /// Program names the plugin may start; `*` for any.
+    #[serde(default)]
+    pub programs: Vec<String>,
+    /// Whether started programs get network access.
+    #[serde(default)]
+    pub network: bool,
+}
+
+/// A set of capabilities: the `[capabilities]` table of a manifest, or a
+/// `[grants.NAME]` table of the operator's config.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Capabilities {
+    /// Directories, preopened at their own absolute paths.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub filesystem: Vec<FsRule>,
+    /// Programs the plugin may run through the `process` import.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<ProcessCapability>,
+    /// Hosts reachable through `wasi:http`: `host`, `*.domain`, `*`, each
+    /// with an optional `scheme://` and `:port`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub http: Vec<String>,
+    /// Environment variables passed from the host (`*` in a grant: any).
+    /// Names that look like credentials are never passed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
+    /// The `interaction` import: ask the user, report progress.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub interaction: bool,
+    /// The `agent` import: run sub-agents.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub agent: bool,
+    /// The `llm` import: budgeted model completions.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub llm: bool,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+impl Capabilities {
+    /// Checks values serde cannot: path forms and host patterns.
+    pub fn check(&self) -> Result<(), String> {
+        for rule in &self.filesystem {
+            let path = rule.path.as_str();
+            let workspace_relative = path == "$WORKSPACE" || path.starts_with("$WORKSPACE/");
+            if !workspace_relative && !std::path::Path::new(path).is_absolute() {
+                return Err(format!(
+                    "filesystem path `{path}` must be absolute or start with `$WORKSPACE`"
+                ));
+            }
+            if path.split('/').any(|part| part == "..") {
+                return Err(format!("filesystem path `{path}` must not contain `..`"));
+            }
+        }
+        for pattern in &self.http {
+            HostPattern::parse(pattern).map_err(|err| format!("http pattern `{pattern}`: {err}"))?;
+        }
+        if let Some(process) = &self.process
+            && let Some(bad) = process.programs.iter().find(|p| p.is_empty())
+        {
+            return Err(format!("process program `{bad}` is empty"));
+        }
+        if let Some(bad) = self.env.iter().find(|name| !valid_env_name(name)) {
+            return Err(format!(
+                "env name `{bad}` is invalid: use letters, digits and `_` (or `*` in a grant)"
+            ));
+        }
+        Ok(())
+    }
+
+    /// The union of two capability sets (for layering grants).
+    pub fn union(&self, other: &Capabilities) -> Capabilities {
+        fn merged<T: Clone + PartialEq>(a: &[T], b: &[T]) -> Vec<T> {
+            let mut out = a.to_vec();
+            out.extend(b.iter().filter(|item| !a.contains(item)).cloned());
+            out
+        }
+        let process = match (&self.process, &other.process) {
+            (Some(a), Some(b)) => Some(ProcessCapability {
+                programs: merged(&a.programs, &b.programs),
+                network: a.network || b.network,
+            }),
+            (a, b) => a.clone().or_else(|| b.clone()),
+        };
+        Capabilities {
+            filesystem: merged(&self.filesystem, &other.filesystem),
+            process,
+            http: merged(&self.http, &other.http),
+            env: merged(&self.env, &other.env),
+            interaction: self.interaction || other.interaction,
+            agent: self.agent || other.agent,
+            llm: self.llm || other.llm,
+        }
+    }
+}
+
+fn valid_env_name(name: &str) -> bool {
+    name == "*"
+        || (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+}
+
+/// True for variable names that hold credentials. They never reach a plugin
+/// whatever a grant says: provider keys live only in the host.
+pub fn is_secret_env_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"]
+        .iter()
+        .any(|marker| upper.contains(marker))
+}
+
+/// Resource limits a manifest asks for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Limits {
+    /// Linear memory, in MiB.
+    pub memory_mib: Option<u64>,
+    /// Time one call may run, in seconds.
+    pub cpu_seconds: Option<f64>,
+}
+
+impl Limits {
+    /// Checks that the numbers are usable.
+    pub fn check(&self) -> Result<(), String> {
+        if self.memory_mib == Some(0) {
+            return Err("limits.memory-mib must be at least 1".into());
+        }
+        if let Some(secs) = self.cpu_seconds
+            && !(secs.is_finite() && secs > 0.0)
+        {
+            return Err("limits.cpu-seconds must be a positive number".into());
+        }
+        Ok(())
+    }
+}

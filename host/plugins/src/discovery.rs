@@ -1,0 +1,108 @@
+//! Where plugins come from and how their directories are found.
+
+use crate::manifest::MANIFEST_FILE;
+use serde::Serialize;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Where a plugin was found; listings show it, and later origins cannot
+/// replace a plugin of the same name from an earlier one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    /// Shipped inside the `kaizen` binary.
+    Builtin,
+    /// `$KAIZEN_HOME/plugins`.
+    User,
+    /// `.kaizen/plugins` in the workspace.
+    Workspace,
+    /// A `--plugins DIR` flag.
+    Flag,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Builtin => "builtin",
+            Self::User => "user",
+            Self::Workspace => "workspace",
+            Self::Flag => "flag",
+        })
+    }
+}
+
+/// The bytes of a plugin: a directory on disk or one embedded in the binary.
+#[derive(Debug, Clone)]
+pub enum Location {
+    /// A directory holding `plugin.toml` and the component.
+    Dir(PathBuf),
+    /// A built-in: manifest text, component bytes and their content hash
+    /// computed at build time.
+    Embedded {
+        /// The plugin's name, for messages before the manifest is read.
+        name: &'static str,
+        /// The `plugin.toml` text.
+        manifest: &'static str,
+        /// The component.
+        wasm: &'static [u8],
+        /// BLAKE3 of `wasm`.
+        hash: [u8; 32],
+    },
+}
+
+/// One plugin to load.
+#[derive(Debug, Clone)]
+pub struct PluginSource {
+    /// Where it was found.
+    pub origin: Origin,
+    /// Its bytes.
+    pub location: Location,
+}
+
+impl PluginSource {
+    /// A label for messages: the directory, or `builtin:NAME`.
+    pub fn label(&self) -> String {
+        match &self.location {
+            Location::Dir(dir) => dir.display().to_string(),
+            Location::Embedded { name, .. } => format!("builtin:{name}"),
+        }
+    }
+}
+
+/// The plugin directories under `root`: `root` itself when it holds a
+/// manifest, else each subdirectory that holds one (sorted by name).
+/// Subdirectories without a manifest are reported too, so a typo does not
+/// go unnoticed; a missing `root` yields nothing.
+pub fn plugin_dirs(root: &Path) -> Vec<PathBuf> {
+    if root.join(MANIFEST_FILE).is_file() {
+        return vec![root.to_path_buf()];
+    }
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.is_dir())
+        .filter(|path| {
+            !path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// Sources for every plugin directory under `roots`, in order.
+pub fn sources_in(roots: &[(PathBuf, Origin)]) -> Vec<PluginSource> {
+    roots
+        .iter()
+        .flat_map(|(root, origin)| {
+            plugin_dirs(root).into_iter().map(|dir| PluginSource {
+                origin: *origin,
+                location: Location::Dir(dir),
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,275 @@
+//! The operator's grants and the effective grant of a plugin: what it
+//! requested, intersected with what it was granted.
+
+use crate::capability::{
+    is_secret_env_name, Access, Capabilities, FsRule, Limits, ProcessCapability,
+};
+use crate::http_rule::HostPattern;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Memory a plugin gets when its manifest names no limit.
+pub const DEFAULT_MEMORY_MIB: u64 = 256;
+/// Time one call may run when the manifest names no limit.
+pub const DEFAULT_CPU_SECONDS: f64 = 30.0;
+
+/// What the operator allows: per-plugin grants plus upper bounds on limits.
+/// Built from `kaizen.toml`, the user config and CLI flags.
+#[derive(Debug, Clone)]
+pub struct GrantPolicy {
+    /// The session's workspace; `$WORKSPACE` in rules resolves to it.
+    pub workspace: PathBuf,
+    /// Directories added with `--add-dir` or config, granted to every plugin.
+    pub extra_dirs: Vec<(PathBuf, Access)>,
+    /// Grants by plugin name; `*` applies to every plugin.
+    pub grants: BTreeMap<String, Capabilities>,
+    /// The most memory any plugin may have, in MiB.
+    pub max_memory_mib: u64,
+    /// The longest any call may run, in seconds.
+    pub max_cpu_seconds: f64,
+}
+
+impl GrantPolicy {
+    /// A policy with only the defaults every plugin gets: the workspace
+    /// read-write and the `interaction` import.
+    pub fn new(workspace: impl Into<PathBuf>) -> Self {
+        Self {
+            workspace: workspace.into(),
+            extra_dirs: Vec::new(),
+            grants: BTreeMap::new(),
+            max_memory_mib: 1024,
+            max_cpu_seconds: 300.0,
+        }
+    }
+
+    /// Everything granted to plugin `name`: the defaults, the `*` grant and
+    /// its own grant.
+    pub fn granted_to(&self, name: &str) -> Capabilities {
+        let mut base = Capabilities {
+            filesystem: vec![FsRule {
+                path: "$WORKSPACE".into(),
+                access: Access::ReadWrite,
+            }],
+            interaction: true,
+            ..Capabilities::default()
+        };
+        for (dir, access) in &self.extra_dirs {
+            base.filesystem.push(FsRule {
+                path: dir.to_string_lossy().into_owned(),
+                access: *access,
+            });
+        }
+        for key in ["*", name] {
+            if let Some(grant) = self.grants.get(key) {
+                base = base.union(grant);
+            }
+        }
+        base
+    }
+
+    /// Intersects a plugin's request with its grant.
+    pub fn effective(&self, name: &str, requested: &Capabilities, limits: &Limits) -> EffectiveGrant {
+        let granted = self.granted_to(name);
+        let mut out = EffectiveGrant::default();
+        self.intersect_filesystem(requested, &granted, &mut out);
+        intersect_process(requested, &granted, &mut out);
+        intersect_http(requested, &granted, &mut out);
+        intersect_env(requested, &granted, &mut out);
+        for (flag, req, grant, what) in [
+            (&mut out.interaction, requested.interaction, granted.interaction, "interaction"),
+            (&mut out.agent, requested.agent, granted.agent, "agent"),
+            (&mut out.llm, requested.llm, granted.llm, "llm"),
+        ] {
+            *flag = req && grant;
+            if req && !grant {
+                out.denied.push(format!("{what}: not granted"));
+            }
+        }
+        out.limits = self.limits(limits, &mut out.denied);
+        out
+    }
+
+    fn resolve(&self, path: &str) -> PathBuf {
+        match path.strip_prefix("$WORKSPACE") {
+            Some(rest) => self.workspace.join(rest.trim_start_matches('/')),
+            None => PathBuf::from(path),
+        }
+    }
+
+    fn intersect_filesystem(
+        &self,
+        requested: &Capabilities,
+        granted: &Capabilities,
+        out: &mut EffectiveGrant,
+    ) {
+        for rule in &requested.filesystem {
+            let want = self.resolve(&rule.path);
+            let best = granted
+                .filesystem
+                .iter()
+                .filter(|grant| want.starts_with(self.resolve(&grant.path)))
+                .map(|grant| grant.access.min(rule.access))
+                .max();
+            match best {
+                Some(access) => {
+                    if access < rule.access {
+                        out.denied
+                            .push(format!("filesystem: write access to {}", want.display()));
+                    }
+                    out.filesystem.push(Preopen { path: want, access });
+                }
+                None => out.denied.push(format!(
+                    "filesystem: {} ({}) is outside every granted directory",
+                    want.display(),
+                    rule.access
+                )),
+            }
+        }
+    }
+
+    fn limits(&self, requested: &Limits, denied: &mut Vec<String>) -> EffectiveLimits {
+        let want_mib = requested.memory_mib.unwrap_or(DEFAULT_MEMORY_MIB);
+        let memory_mib = want_mib.min(self.max_memory_mib);
+        if memory_mib < want_mib {
+            denied.push(format!(
+                "limits: memory-mib {want_mib} lowered to the operator's maximum {memory_mib}"
+            ));
+        }
+        let want_secs = requested.cpu_seconds.unwrap_or(DEFAULT_CPU_SECONDS);
+        let cpu_seconds = want_secs.min(self.max_cpu_seconds);
+        if cpu_seconds < want_secs {
+            denied.push(format!(
+                "limits: cpu-seconds {want_secs} lowered to the operator's maximum {cpu_seconds}"
+            ));
+        }
+        EffectiveLimits {
+            memory_bytes: memory_mib << 20,
+            cpu_time: Duration::from_secs_f64(cpu_seconds),
+        }
+    }
+}
+
+fn intersect_process(requested: &Capabilities, granted: &Capabilities, out: &mut EffectiveGrant) {
+    let Some(want) = &requested.process else {
+        return;
+    };
+    let Some(grant) = &granted.process else {
+        out.denied.push("process: not granted".into());
+        return;
+    };
+    let any = grant.programs.iter().any(|p| p == "*");
+    let (programs, refused): (Vec<String>, Vec<String>) = want
+        .programs
+        .iter()
+        .cloned()
+        .partition(|program| any || grant.programs.contains(program));
+    for program in refused {
+        out.denied.push(format!("process: program `{program}`"));
+    }
+    if want.network && !grant.network {
+        out.denied.push("process: network access".into());
+    }
+    if !programs.is_empty() {
+        out.process = Some(ProcessCapability {
+            programs,
+            network: want.network && grant.network,
+        });
+    }
+}
+
+fn intersect_http(requested: &Capabilities, granted: &Capabilities, out: &mut EffectiveGrant) {
+    // Both sides were checked when their files were parsed.
+    let grants: Vec<HostPattern> = granted
+        .http
+        .iter()
+        .filter_map(|p| HostPattern::parse(p).ok())
+        .collect();
+    for text in &requested.http {
+        let Ok(want) = HostPattern::parse(text) else {
+            continue;
+        };
+        if grants.iter().any(|grant| grant.covers(&want)) {
+            out.http.push(want);
+        } else {
+            out.denied.push(format!("http: {want}"));
+        }
+    }
+}
+
+fn intersect_env(requested: &Capabilities, granted: &Capabilities, out: &mut EffectiveGrant) {
+    let any = granted.env.iter().any(|name| name == "*");
+    for name in &requested.env {
+        if is_secret_env_name(name) {
+            out.denied.push(format!(
+                "env: {name} looks like a credential and is never passed to plugins"
+            ));
+        } else if any || granted.env.contains(name) {
+            out.env.push(name.clone());
+        } else {
+            out.denied.push(format!("env: {name}"));
+        }
+    }
+}
+
+/// A directory preopened for a plugin, at its own absolute path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Preopen {
+    /// The host path, which is also the guest path.
+    pub path: PathBuf,
+    /// Read-only or read-write.
+    pub access: Access,
+}
+
+/// Limits in force for a plugin.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct EffectiveLimits {
+    /// Linear memory bound.
+    pub memory_bytes: u64,
+    /// How long one call may run.
+    pub cpu_time: Duration,
+}
+
+impl Default for EffectiveLimits {
+    fn default() -> Self {
+        Self {
+            memory_bytes: DEFAULT_MEMORY_MIB << 20,
+            cpu_time: Duration::from_secs_f64(DEFAULT_CPU_SECONDS),
+        }
+    }
+}
+
+/// What a plugin may actually use, and what it asked for but did not get.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct EffectiveGrant {
+    /// Directories preopened.
+    pub filesystem: Vec<Preopen>,
+    /// Programs it may run.
+    pub process: Option<ProcessCapability>,
+    /// Hosts it may reach over HTTP.
+    #[serde(serialize_with = "serialize_display_list")]
+    pub http: Vec<HostPattern>,
+    /// Environment variable names passed in.
+    pub env: Vec<String>,
+    /// The `interaction` import.
+    pub interaction: bool,
+    /// The `agent` import.
+    pub agent: bool,
+    /// The `llm` import.
+    pub llm: bool,
+    /// Limits in force.
+    pub limits: EffectiveLimits,
+    /// Requests that were refused or reduced, one line each.
+    pub denied: Vec<String>,
+}
+
+fn serialize_display_list<S: serde::Serializer>(
+    items: &[HostPattern],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_seq(items.iter().map(|item| item.to_string()))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,114 @@
+use super::*;
+
+fn request(text: &str) -> Capabilities {
+    toml::from_str(text).unwrap()
+}
+
+fn policy() -> GrantPolicy {
+    let mut policy = GrantPolicy::new("/work/ws");
+    policy.extra_dirs.push(("/data/ref".into(), Access::ReadOnly));
+    policy.grants.insert(
+        "web".into(),
+        request(
+            r#"
+            http = ["*.example.com", "127.0.0.1:8080"]
+            env = ["LANG", "OPENAI_API_KEY"]
+            process = { programs = ["git"], network = false }
+            "#,
+        ),
+    );
+    policy
+}
+
+#[test]
+fn nothing_requested_means_nothing_granted() {
+    let grant = policy().effective("web", &Capabilities::default(), &Limits::default());
+    assert!(grant.filesystem.is_empty());
+    assert!(grant.http.is_empty());
+    assert!(!grant.interaction);
+    assert!(grant.denied.is_empty());
+    assert_eq!(grant.limits, EffectiveLimits::default());
+}
+
+#[test]
+fn filesystem_is_intersected_with_access_reduced() {
+    let req = request(
+        r#"filesystem = [
+            { path = "$WORKSPACE/src", access = "read-write" },
+            { path = "/data/ref/docs", access = "read-write" },
+            { path = "/home/me", access = "read-only" },
+        ]"#,
+    );
+    let grant = policy().effective("other", &req, &Limits::default());
+    assert_eq!(
+        grant.filesystem,
+        vec![
+            Preopen { path: "/work/ws/src".into(), access: Access::ReadWrite },
+            Preopen { path: "/data/ref/docs".into(), access: Access::ReadOnly },
+        ]
+    );
+    assert!(grant.denied.iter().any(|d| d.contains("write access to /data/ref/docs")));
+    assert!(grant.denied.iter().any(|d| d.contains("/home/me")));
+}
+
+#[test]
+fn http_patterns_must_be_covered() {
+    let req = request(r#"http = ["api.example.com", "evil.com", "127.0.0.1:8080", "*"]"#);
+    let grant = policy().effective("web", &req, &Limits::default());
+    let kept: Vec<String> = grant.http.iter().map(|p| p.to_string()).collect();
+    assert_eq!(kept, ["api.example.com", "127.0.0.1:8080"]);
+    assert!(grant.denied.contains(&"http: evil.com".to_string()));
+    assert!(grant.denied.contains(&"http: *".to_string()));
+    // The same request from a plugin without a grant gets nothing.
+    let grant = policy().effective("other", &req, &Limits::default());
+    assert!(grant.http.is_empty());
+}
+
+#[test]
+fn secrets_never_pass_even_when_granted() {
+    let req = request(r#"env = ["LANG", "OPENAI_API_KEY", "HOME"]"#);
+    let grant = policy().effective("web", &req, &Limits::default());
+    assert_eq!(grant.env, ["LANG"]);
+    assert!(grant.denied.iter().any(|d| d.contains("OPENAI_API_KEY looks like a credential")));
+    assert!(grant.denied.contains(&"env: HOME".to_string()));
+}
+
+#[test]
+fn process_programs_and_network() {
+    let req = request(r#"process = { programs = ["git", "curl"], network = true }"#);
+    let grant = policy().effective("web", &req, &Limits::default());
+    let process = grant.process.unwrap();
+    assert_eq!(process.programs, ["git"]);
+    assert!(!process.network);
+    assert!(grant.denied.contains(&"process: program `curl`".to_string()));
+    assert!(grant.denied.contains(&"process: network access".to_string()));
+}
+
+#[test]
+fn imports_flags_need_both_sides() {
+    let req = request("interaction = true\nagent = true\nllm = true");
+    let grant = policy().effective("x", &req, &Limits::default());
+    assert!(grant.interaction, "interaction is granted by default");
+    assert!(!grant.agent && !grant.llm);
+    assert!(grant.denied.contains(&"agent: not granted".to_string()));
+}
+
+#[test]
+fn limits_are_capped_by_the_operator() {
+    let mut policy = policy();
+    policy.max_memory_mib = 128;
+    policy.max_cpu_seconds = 10.0;
+    let limits = Limits { memory_mib: Some(512), cpu_seconds: Some(5.0) };
+    let grant = policy.effective("x", &Capabilities::default(), &limits);
+    assert_eq!(grant.limits.memory_bytes, 128 << 20);
+    assert_eq!(grant.limits.cpu_time, Duration::from_secs(5));
+    assert!(grant.denied.iter().any(|d| d.contains("memory-mib 512 lowered")));
+}
+
+#[test]
+fn star_grant_applies_to_every_plugin() {
+    let mut policy = policy();
+    policy.grants.insert("*".into(), request(r#"env = ["TZ"]"#));
+    let grant = policy.effective("anyone", &request(r#"env = ["TZ"]"#), &Limits::default());
+    assert_eq!(grant.env, ["TZ"]);
+}

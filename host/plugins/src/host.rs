@@ -1,0 +1,291 @@
+//! The plugin host: one engine, the compile cache, and loading a plugin
+//! from its source into something callable.
+
+use crate::cache::{CacheOutcome, ComponentCache};
+use crate::component_tool::{ComponentTool, convert_spec};
+use crate::discovery::{Location, PluginSource};
+use crate::engine::{EngineOptions, PluginEngine};
+use crate::grant::{EffectiveGrant, GrantPolicy};
+use crate::interaction::{Interaction, NoUser};
+use crate::linking::{check_imports, linker_for};
+use crate::manifest::{Manifest, PluginKind};
+use crate::runtime::PluginRuntime;
+use crate::state::PluginIdentity;
+use kaizen_tools::{Tool, ToolSpec};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use wasmtime::component::Component;
+
+/// How to build a [`PluginHost`].
+pub struct HostOptions {
+    /// Where compiled components are kept; `None` compiles every time.
+    pub cache_dir: Option<PathBuf>,
+    /// Engine settings.
+    pub engine: EngineOptions,
+    /// Who answers `interaction` calls.
+    pub interaction: Arc<dyn Interaction>,
+}
+
+impl Default for HostOptions {
+    fn default() -> Self {
+        Self {
+            cache_dir: None,
+            engine: EngineOptions::default(),
+            interaction: Arc::new(NoUser),
+        }
+    }
+}
+
+/// Loads plugins and runs them.
+pub struct PluginHost {
+    engine: PluginEngine,
+    cache: Option<ComponentCache>,
+    interaction: Arc<dyn Interaction>,
+}
+
+/// A plugin that loaded: its manifest, grant, tools and runtime.
+pub struct LoadedPlugin {
+    /// The parsed manifest.
+    pub manifest: Manifest,
+    /// Where it came from.
+    pub source: PluginSource,
+    /// What it may use, and what it was refused.
+    pub grant: Arc<EffectiveGrant>,
+    /// How the component was obtained this time.
+    pub cache: CacheOutcome,
+    /// Its tools, as the component declared them.
+    pub tools: Vec<ToolSpec>,
+    runtime: Arc<PluginRuntime>,
+}
+
+impl LoadedPlugin {
+    /// Callable tools, one per spec.
+    pub fn tool_handles(&self) -> Vec<Arc<dyn Tool>> {
+        self.tools
+            .iter()
+            .map(|spec| {
+                Arc::new(ComponentTool::new(spec.clone(), self.runtime.clone())) as Arc<dyn Tool>
+            })
+            .collect()
+    }
+
+    /// Releases what the plugin keeps for `session` (a stateful instance).
+    pub fn end_session(&self, session: &str) {
+        self.runtime.end_session(session);
+    }
+}
+
+/// Why a plugin did not load; `message` says what to fix.
+#[derive(Debug, Clone)]
+pub struct LoadError {
+    /// The plugin's name when the manifest got that far.
+    pub name: Option<String>,
+    /// What went wrong.
+    pub message: String,
+    /// The manifest, when it parsed (listings show the request).
+    pub manifest: Option<Box<Manifest>>,
+    /// The effective grant, when it was computed.
+    pub grant: Option<Arc<EffectiveGrant>>,
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl PluginHost {
+    /// Builds the engine and opens the cache.
+    pub fn new(options: HostOptions) -> anyhow::Result<Self> {
+        let engine = PluginEngine::new(&options.engine)?;
+        let cache = options
+            .cache_dir
+            .map(|dir| ComponentCache::new(&dir, &engine.compatibility_key()));
+        Ok(Self {
+            engine,
+            cache,
+            interaction: options.interaction,
+        })
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &PluginEngine {
+        &self.engine
+    }
+
+    /// The compile cache, when one is configured.
+    pub fn cache(&self) -> Option<&ComponentCache> {
+        self.cache.as_ref()
+    }
+
+    /// Compiles `wasm` (or takes it from the cache).
+    pub fn component(
+        &self,
+        wasm: &[u8],
+        hash: &blake3::Hash,
+        label: &str,
+    ) -> Result<(Component, CacheOutcome), String> {
+        check_component_bytes(wasm, label)?;
+        let engine = self.engine.engine();
+        let result = match &self.cache {
+            Some(cache) => cache.load(engine, wasm, hash),
+            None => Component::new(engine, wasm)
+                .map(|c| (c, CacheOutcome::Uncached))
+                .map_err(anyhow::Error::from),
+        };
+        result.map_err(|err| format!("{label} is not a valid component: {err:#}"))
+    }
+
+    /// Loads one plugin under `policy`.
+    pub async fn load(
+        &self,
+        source: &PluginSource,
+        policy: &GrantPolicy,
+    ) -> Result<LoadedPlugin, LoadError> {
+        let fail = |message: String| LoadError {
+            name: None,
+            message,
+            manifest: None,
+            grant: None,
+        };
+        let (manifest, wasm, hash, label) = read_source(source).map_err(fail)?;
+        let name = manifest.plugin.name.clone();
+        let grant = Arc::new(policy.effective(
+            &name,
+            &manifest.capabilities,
+            &manifest.limits,
+        ));
+        let fail = |message: String| LoadError {
+            name: Some(name.clone()),
+            message,
+            manifest: Some(Box::new(manifest.clone())),
+            grant: Some(grant.clone()),
+        };
+        let (component, cache) = self.component(&wasm, &hash, &label).map_err(fail)?;
+        let engine = self.engine.engine();
+        check_imports(&name, engine, &component, &grant).map_err(fail)?;
+        check_exports(&name, engine, &component, &manifest.plugin.kinds).map_err(fail)?;
+        let linker = linker_for(engine, &grant)
+            .map_err(|err| fail(format!("plugin `{name}`: cannot prepare its imports: {err:#}")))?;
+        let pre = linker.instantiate_pre(&component).map_err(|err| {
+            fail(format!(
+                "plugin `{name}` imports something Kaizen does not provide: {err:#}"
+            ))
+        })?;
+        let identity = PluginIdentity {
+            name: name.clone().into(),
+            env: granted_env(&grant),
+            grant: grant.clone(),
+            interaction: self.interaction.clone(),
+        };
+        let runtime = Arc::new(PluginRuntime::new(identity, pre, manifest.plugin.stateful));
+        let mut tools = Vec::new();
+        if manifest.plugin.kinds.contains(&PluginKind::Tool) {
+            let specs = runtime
+                .list_tools()
+                .await
+                .map_err(|err| fail(format!("listing the tools failed: {}", err.message)))?;
+            for spec in specs {
+                tools.push(convert_spec(&name, spec).map_err(fail)?);
+            }
+        }
+        Ok(LoadedPlugin {
+            manifest,
+            source: source.clone(),
+            grant,
+            cache,
+            tools,
+            runtime,
+        })
+    }
+}
+
+type SourceParts = (Manifest, Vec<u8>, blake3::Hash, String);
+
+fn read_source(source: &PluginSource) -> Result<SourceParts, String> {
+    match &source.location {
+        Location::Dir(dir) => {
+            let manifest = Manifest::load(dir).map_err(|err| err.to_string())?;
+            let path = manifest.component_path(dir);
+            let wasm = std::fs::read(&path).map_err(|err| missing_component(&manifest, &path, err))?;
+            let hash = blake3::hash(&wasm);
+            Ok((manifest, wasm, hash, path.display().to_string()))
+        }
+        Location::Embedded {
+            name,
+            manifest,
+            wasm,
+            hash,
+        } => {
+            let label = format!("builtin:{name}");
+            let manifest = Manifest::parse(manifest, Path::new(&label)).map_err(|e| e.to_string())?;
+            Ok((manifest, wasm.to_vec(), blake3::Hash::from_bytes(*hash), label))
+        }
+    }
+}
+
+fn missing_component(manifest: &Manifest, path: &Path, err: std::io::Error) -> String {
+    if err.kind() == std::io::ErrorKind::NotFound {
+        format!(
+            "plugin `{}`: its component {} does not exist; build the plugin, or set `component` in plugin.toml to the .wasm file's name",
+            manifest.plugin.name,
+            path.display()
+        )
+    } else {
+        format!("plugin `{}`: cannot read {}: {err}", manifest.plugin.name, path.display())
+    }
+}
+
+/// Catches files that are not components before the compiler does, with
+/// advice that fits what the file is.
+fn check_component_bytes(wasm: &[u8], label: &str) -> Result<(), String> {
+    const COMPONENT_LAYER: [u8; 4] = [0x0d, 0x00, 0x01, 0x00];
+    if wasm.len() < 8 || &wasm[..4] != b"\0asm" {
+        return Err(format!(
+            "{label} is not WebAssembly at all (no `\\0asm` header); point `component` in plugin.toml at the built .wasm file"
+        ));
+    }
+    if wasm[4..8] != COMPONENT_LAYER {
+        return Err(format!(
+            "{label} is a core WebAssembly module, not a component; build it for the wasm32-wasip2 target, or wrap it with `wasm-tools component new`"
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that the component exports what its manifest's kinds promise.
+fn check_exports(
+    plugin: &str,
+    engine: &wasmtime::Engine,
+    component: &Component,
+    kinds: &[PluginKind],
+) -> Result<(), String> {
+    let exports: Vec<String> = component
+        .component_type()
+        .exports(engine)
+        .map(|(name, _)| name.to_string())
+        .collect();
+    for kind in kinds {
+        let wanted = kind.export_interface();
+        if !exports.contains(&wanted) {
+            let found = if exports.is_empty() {
+                "nothing".to_string()
+            } else {
+                exports.join(", ")
+            };
+            return Err(format!(
+                "plugin `{plugin}` declares kind `{kind}` but its component does not export {wanted} (it exports {found}); build it from the `{kind}` world of wit/v{}",
+                crate::manifest::CONTRACT_VERSION
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn granted_env(grant: &EffectiveGrant) -> Vec<(String, String)> {
+    grant
+        .env
+        .iter()
+        .filter_map(|name| std::env::var(name).ok().map(|value| (name.clone(), value)))
+        .collect()
+}

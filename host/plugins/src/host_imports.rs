@@ -1,0 +1,63 @@
+//! The contract's host interfaces that this version implements: `log` and
+//! `interaction`. `process`, `agent` and `llm` are defined in the contract;
+//! until the host implements them, a component importing them is refused
+//! at load time (see `linking`).
+
+use crate::bindings::{interaction, log, types};
+use crate::state::PluginState;
+use std::time::{Duration, Instant};
+
+/// Longest a question to the user may stay unanswered.
+const ASK_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+impl types::Host for PluginState {}
+
+impl log::Host for PluginState {
+    async fn log(&mut self, level: types::LogLevel, message: String) {
+        let plugin = &*self.name;
+        match level {
+            types::LogLevel::Trace => tracing::trace!(plugin, "{message}"),
+            types::LogLevel::Debug => tracing::debug!(plugin, "{message}"),
+            types::LogLevel::Info => tracing::info!(plugin, "{message}"),
+            types::LogLevel::Warn => tracing::warn!(plugin, "{message}"),
+            types::LogLevel::Error => tracing::error!(plugin, "{message}"),
+        }
+    }
+}
+
+impl interaction::Host for PluginState {
+    async fn ask(
+        &mut self,
+        questions: Vec<interaction::Question>,
+    ) -> Result<Vec<interaction::Answer>, interaction::InteractionError> {
+        if let Some(problem) = invalid_questions(&questions) {
+            return Err(interaction::InteractionError::Invalid(problem));
+        }
+        let started = Instant::now();
+        let handler = self.interaction.clone();
+        let answer = tokio::time::timeout(ASK_TIMEOUT, handler.ask(&self.name, questions)).await;
+        // Waiting for a person is not the plugin's CPU time.
+        self.clock.add_host_time(started.elapsed());
+        answer.unwrap_or(Err(interaction::InteractionError::NoUser))
+    }
+
+    async fn progress(&mut self, message: String, fraction: Option<f32>) {
+        let fraction = fraction.map(|f| f.clamp(0.0, 1.0));
+        self.interaction.progress(&self.name, &message, fraction);
+    }
+}
+
+fn invalid_questions(questions: &[interaction::Question]) -> Option<String> {
+    if !(1..=4).contains(&questions.len()) {
+        return Some(format!("ask takes 1 to 4 questions, got {}", questions.len()));
+    }
+    questions.iter().find_map(|q| {
+        (!(2..=4).contains(&q.options.len())).then(|| {
+            format!(
+                "question `{}` has {} options; give 2 to 4",
+                q.header,
+                q.options.len()
+            )
+        })
+    })
+}

@@ -1,0 +1,162 @@
+//! The outbound HTTP filter: every `wasi:http` request is checked against
+//! the plugin's allow-list (scheme, host, port), then its resolved
+//! addresses: loopback and private addresses are refused unless the grant
+//! names the host exactly. Plain-HTTP requests are sent to the address that
+//! was checked, so a second DNS answer cannot redirect them.
+
+use crate::http_rule::{HostPattern, is_internal_address};
+use http_body_util::BodyExt;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
+
+type SendResult =
+    Result<(http::Response<WasiBody>, Box<dyn Future<Output = Result<(), Error>> + Send>), Error>;
+
+/// One plugin's allow-list, plus a record of what it refused (so the tool
+/// error can say why a request failed, not just that it did).
+pub(crate) struct HttpPolicy {
+    plugin: Arc<str>,
+    allow: Arc<Vec<HostPattern>>,
+    refusals: Arc<Mutex<Vec<String>>>,
+}
+
+impl HttpPolicy {
+    pub fn new(plugin: Arc<str>, allow: Vec<HostPattern>) -> Self {
+        Self {
+            plugin,
+            allow: Arc::new(allow),
+            refusals: Arc::default(),
+        }
+    }
+
+    /// What was refused so far, one sentence each.
+    pub fn refusals(&self) -> Vec<String> {
+        self.refusals.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+}
+
+impl WasiHttpHooks for HttpPolicy {
+    fn send_request(
+        &mut self,
+        request: http::Request<WasiBody>,
+        options: Option<RequestOptions>,
+        fut: Box<dyn Future<Output = Result<(), Error>> + Send>,
+    ) -> Box<dyn Future<Output = SendResult> + Send> {
+        drop(fut);
+        let plugin = self.plugin.clone();
+        let allow = self.allow.clone();
+        let refusals = self.refusals.clone();
+        Box::new(async move {
+            let refuse = |reason: String, error: Error| {
+                tracing::warn!(plugin = %plugin, "{reason}");
+                if let Ok(mut list) = refusals.lock() {
+                    list.push(reason);
+                }
+                Err(error)
+            };
+            let target = match Target::of(request.uri()) {
+                Some(target) => target,
+                None => return Err(Error::HttpRequestUriInvalid),
+            };
+            let Some(rule) = allow
+                .iter()
+                .find(|rule| rule.matches(&target.scheme, &target.host, target.port))
+            else {
+                let granted: Vec<String> = allow.iter().map(|r| r.to_string()).collect();
+                let granted = if granted.is_empty() {
+                    "none".to_string()
+                } else {
+                    granted.join(", ")
+                };
+                return refuse(
+                    format!(
+                        "HTTP request to {target} refused: not in plugin `{plugin}`'s http grant (granted: {granted})"
+                    ),
+                    Error::HttpRequestDenied,
+                );
+            };
+            let addrs: Vec<SocketAddr> =
+                match tokio::net::lookup_host((target.host.as_str(), target.port)).await {
+                    Ok(addrs) => addrs.collect(),
+                    Err(_) => Vec::new(),
+                };
+            let Some(&first) = addrs.first() else {
+                return Err(Error::DestinationNotFound);
+            };
+            if !rule.names_host_exactly()
+                && let Some(internal) = addrs.iter().find(|a| is_internal_address(a.ip()))
+            {
+                return refuse(
+                    format!(
+                        "HTTP request to {target} refused: it resolves to the internal address {}, which plugin `{plugin}` may reach only when its grant names the host exactly (it matched `{rule}`)",
+                        internal.ip()
+                    ),
+                    Error::DestinationIpProhibited,
+                );
+            }
+            let request = if target.scheme == "http" {
+                pin_to_address(request, first)?
+            } else {
+                // TLS verifies the certificate against the name, which a
+                // rebinding attacker cannot present for an internal server.
+                request
+            };
+            let (response, io) = wasmtime_wasi_http::default_send_request(request, options).await?;
+            Ok((
+                response.map(BodyExt::boxed_unsync),
+                Box::new(io) as Box<dyn Future<Output = _> + Send>,
+            ))
+        })
+    }
+}
+
+/// Scheme, host and port of a request, with defaults filled in.
+struct Target {
+    scheme: String,
+    host: String,
+    port: u16,
+}
+
+impl Target {
+    fn of(uri: &http::Uri) -> Option<Self> {
+        let scheme = uri.scheme_str().unwrap_or("https").to_ascii_lowercase();
+        let host = uri
+            .host()?
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_ascii_lowercase();
+        let port = uri
+            .port_u16()
+            .unwrap_or(if scheme == "http" { 80 } else { 443 });
+        Some(Self { scheme, host, port })
+    }
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.host.contains(':') {
+            write!(f, "{}://[{}]:{}", self.scheme, self.host, self.port)
+        } else {
+            write!(f, "{}://{}:{}", self.scheme, self.host, self.port)
+        }
+    }
+}
+
+/// Rewrites the URI's authority to the checked address; the `Host` header
+/// set by wasi-http keeps the original name.
+fn pin_to_address(
+    request: http::Request<WasiBody>,
+    addr: SocketAddr,
+) -> Result<http::Request<WasiBody>, Error> {
+    let (mut parts, body) = request.into_parts();
+    let mut uri = parts.uri.into_parts();
+    uri.authority = Some(
+        addr.to_string()
+            .parse()
+            .map_err(|_| Error::HttpRequestUriInvalid)?,
+    );
+    parts.uri = http::Uri::from_parts(uri).map_err(|_| Error::HttpRequestUriInvalid)?;
+    Ok(http::Request::from_parts(parts, body))
+}

@@ -1,0 +1,45 @@
+//! Kaizen's plugin host.
+//!
+//! Loads WASI 0.2 components from plugin directories (or the binary's
+//! built-ins) and runs them with exactly the capabilities they were granted:
+//! the manifest (`plugin.toml`) requests, the operator's [`GrantPolicy`]
+//! grants, and the effective grant is the intersection. A component that
+//! imports an interface outside its grant is refused at load time with a
+//! message naming the capability.
+//!
+//! This crate knows nothing of the agent loop: it hands out
+//! [`kaizen_tools::Tool`]s and nothing else.
+
+mod bindings;
+mod cache;
+mod capability;
+mod component_tool;
+mod discovery;
+mod engine;
+mod grant;
+mod host;
+mod host_imports;
+mod http_policy;
+mod http_rule;
+mod inspect;
+pub mod interaction;
+mod linking;
+mod manifest;
+mod outcome;
+mod runtime;
+mod set;
+mod state;
+
+pub use cache::{CacheOutcome, ComponentCache};
+pub use capability::{Access, Capabilities, FsRule, Limits, ProcessCapability, is_secret_env_name};
+pub use component_tool::ComponentTool;
+pub use discovery::{Location, Origin, PluginSource, plugin_dirs, sources_in};
+pub use engine::{EPOCH_TICK, EngineOptions, PluginEngine};
+pub use grant::{
+    DEFAULT_CPU_SECONDS, DEFAULT_MEMORY_MIB, EffectiveGrant, EffectiveLimits, GrantPolicy, Preopen,
+};
+pub use host::{HostOptions, LoadError, LoadedPlugin, PluginHost};
+pub use http_rule::HostPattern;
+pub use inspect::{Inspection, inspect};
+pub use manifest::{CONTRACT_VERSION, MANIFEST_FILE, Manifest, ManifestError, PluginKind, PluginSection};
+pub use set::{LoadFailure, PluginSet};

@@ -1,0 +1,96 @@
+//! What a plugin is linked against: only the interfaces its grant includes.
+//! Imports are checked before instantiation so that a missing capability
+//! is a load error that names it, never a trap at call time.
+
+use crate::bindings::{interaction, log, types};
+use crate::grant::EffectiveGrant;
+use crate::manifest::CONTRACT_VERSION;
+use crate::state::PluginState;
+use wasmtime::Engine;
+use wasmtime::component::{Component, HasSelf, Linker};
+
+/// The linker for a plugin with `grant`.
+pub(crate) fn linker_for(
+    engine: &Engine,
+    grant: &EffectiveGrant,
+) -> anyhow::Result<Linker<PluginState>> {
+    let mut linker = Linker::new(engine);
+    // Sockets and name lookup are linked but denied by the WASI context:
+    // the network is reachable only through the filtered wasi:http.
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    if !grant.http.is_empty() {
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+    }
+    types::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |state| state)?;
+    log::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |state| state)?;
+    if grant.interaction {
+        interaction::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |state| state)?;
+    }
+    Ok(linker)
+}
+
+/// A capability an import needs, and whether this host implements it.
+struct Needed {
+    capability: &'static str,
+    granted: bool,
+    implemented: bool,
+}
+
+fn needed_for(import: &str, grant: &EffectiveGrant) -> Option<Needed> {
+    let (interface, _version) = import.split_once('@').unwrap_or((import, ""));
+    let need = |capability, granted, implemented| {
+        Some(Needed {
+            capability,
+            granted,
+            implemented,
+        })
+    };
+    match interface {
+        "kaizen:plugin/interaction" => need("interaction", grant.interaction, true),
+        "kaizen:plugin/process" => need("process", grant.process.is_some(), false),
+        "kaizen:plugin/agent" => need("agent", grant.agent, false),
+        "kaizen:plugin/llm" => need("llm", grant.llm, false),
+        "wasi:http/outgoing-handler" | "wasi:http/types" => {
+            need("http", !grant.http.is_empty(), true)
+        }
+        _ => None,
+    }
+}
+
+/// Checks every import of `component` against `grant`; the error names
+/// the first capability that is missing and says how to get it.
+pub(crate) fn check_imports(
+    plugin: &str,
+    engine: &Engine,
+    component: &Component,
+    grant: &EffectiveGrant,
+) -> Result<(), String> {
+    for (import, _) in component.component_type().imports(engine) {
+        if let Some(version) = import
+            .strip_prefix("kaizen:plugin/")
+            .and_then(|rest| rest.split_once('@'))
+            .map(|(_, version)| version)
+            && version != CONTRACT_VERSION
+        {
+            return Err(format!(
+                "plugin `{plugin}` imports `{import}`, but this Kaizen provides kaizen:plugin@{CONTRACT_VERSION}; rebuild the plugin against wit/v{CONTRACT_VERSION}"
+            ));
+        }
+        let Some(needed) = needed_for(import, grant) else {
+            continue;
+        };
+        if !needed.granted {
+            return Err(format!(
+                "plugin `{plugin}` imports `{import}`, which needs the `{cap}` capability, and it was not granted. Request it under [capabilities] in the plugin's plugin.toml and grant it under [grants.{plugin}] in kaizen.toml (`kaizen plugins list` shows what each plugin requested and got)",
+                cap = needed.capability
+            ));
+        }
+        if !needed.implemented {
+            return Err(format!(
+                "plugin `{plugin}` imports `{import}` (the `{cap}` capability), which this version of Kaizen does not provide yet, so the plugin cannot be loaded",
+                cap = needed.capability
+            ));
+        }
+    }
+    Ok(())
+}

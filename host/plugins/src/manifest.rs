@@ -1,0 +1,243 @@
+//! `plugin.toml`: what a plugin is and which capabilities it requests.
+
+use crate::capability::{Capabilities, Limits};
+use serde::Deserialize;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The file name of a plugin's manifest.
+pub const MANIFEST_FILE: &str = "plugin.toml";
+
+/// The contract version this host implements (`kaizen:plugin@…`).
+pub const CONTRACT_VERSION: &str = "0.1.0";
+
+/// What a plugin provides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PluginKind {
+    /// Exports `kaizen:plugin/tools`.
+    Tool,
+    /// Exports `kaizen:plugin/hooks`.
+    Hook,
+    /// Exports `kaizen:plugin/planning`.
+    Planner,
+}
+
+impl PluginKind {
+    /// The contract interface a component of this kind exports.
+    pub fn export_interface(self) -> String {
+        let name = match self {
+            Self::Tool => "tools",
+            Self::Hook => "hooks",
+            Self::Planner => "planning",
+        };
+        format!("kaizen:plugin/{name}@{CONTRACT_VERSION}")
+    }
+}
+
+impl fmt::Display for PluginKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Tool => "tool",
+            Self::Hook => "hook",
+            Self::Planner => "planner",
+        })
+    }
+}
+
+/// A parsed and checked `plugin.toml`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// Identity and shape of the plugin.
+    pub plugin: PluginSection,
+    /// Capabilities the plugin requests.
+    #[serde(default)]
+    pub capabilities: Capabilities,
+    /// Resource limits the plugin asks for.
+    #[serde(default)]
+    pub limits: Limits,
+}
+
+/// The `[plugin]` table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PluginSection {
+    /// Unique plugin name: lowercase letters, digits and `-`.
+    pub name: String,
+    /// The plugin's own version.
+    pub version: String,
+    /// One line about the plugin.
+    #[serde(default)]
+    pub description: String,
+    /// The `kaizen:plugin` version the component was built against.
+    pub contract: String,
+    /// What the plugin provides.
+    pub kinds: Vec<PluginKind>,
+    /// The component file, relative to the plugin directory.
+    #[serde(default)]
+    pub component: Option<PathBuf>,
+    /// One instance per session instead of one per call.
+    #[serde(default)]
+    pub stateful: bool,
+}
+
+/// Why a manifest could not be used. Each message says what to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    /// The plugin directory has no manifest.
+    #[error(
+        "{dir} has no {MANIFEST_FILE}; a plugin directory needs one naming the plugin, its version, contract and kinds (see README, \"Writing a plugin\")"
+    )]
+    Missing {
+        /// The plugin directory.
+        dir: PathBuf,
+    },
+    /// The manifest could not be read.
+    #[error("cannot read {path}: {source}")]
+    Unreadable {
+        /// The manifest file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The manifest is not valid TOML or has wrong or unknown keys.
+    #[error("{path} is not a valid plugin manifest: {message}")]
+    Invalid {
+        /// The manifest file.
+        path: PathBuf,
+        /// What the parser said, with the line.
+        message: String,
+    },
+    /// The manifest parsed but a value is unusable.
+    #[error("{path}: {message}")]
+    Value {
+        /// The manifest file.
+        path: PathBuf,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+    /// The plugin was built against another contract version.
+    #[error(
+        "{path}: plugin `{name}` was built against kaizen:plugin@{found}, but this Kaizen implements kaizen:plugin@{CONTRACT_VERSION}; rebuild the plugin against wit/v{CONTRACT_VERSION} (or use a Kaizen release that supports {found})"
+    )]
+    Contract {
+        /// The manifest file.
+        path: PathBuf,
+        /// The plugin's name.
+        name: String,
+        /// The contract version it names.
+        found: String,
+    },
+}
+
+impl Manifest {
+    /// Reads and checks `dir/plugin.toml`.
+    pub fn load(dir: &Path) -> Result<Self, ManifestError> {
+        let path = dir.join(MANIFEST_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                return Err(ManifestError::Missing {
+                    dir: dir.to_path_buf(),
+                });
+            }
+            Err(source) => return Err(ManifestError::Unreadable { path, source }),
+        };
+        Self::parse(&text, &path)
+    }
+
+    /// Parses and checks manifest text; `path` is used in messages.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ManifestError> {
+        let manifest: Manifest = toml::from_str(text).map_err(|err| ManifestError::Invalid {
+            path: path.to_path_buf(),
+            message: describe_toml_error(&err),
+        })?;
+        manifest.check(path)?;
+        Ok(manifest)
+    }
+
+    fn check(&self, path: &Path) -> Result<(), ManifestError> {
+        let value = |message: String| ManifestError::Value {
+            path: path.to_path_buf(),
+            message,
+        };
+        let plugin = &self.plugin;
+        if !valid_plugin_name(&plugin.name) {
+            return Err(value(format!(
+                "plugin name `{}` is invalid: use lowercase ASCII letters, digits and `-`, starting with a letter",
+                plugin.name
+            )));
+        }
+        if plugin.contract != CONTRACT_VERSION {
+            return Err(ManifestError::Contract {
+                path: path.to_path_buf(),
+                name: plugin.name.clone(),
+                found: plugin.contract.clone(),
+            });
+        }
+        if plugin.kinds.is_empty() {
+            return Err(value(
+                "`kinds` is empty: list what the plugin provides, e.g. kinds = [\"tool\"]".into(),
+            ));
+        }
+        if let Some(component) = &plugin.component
+            && (component.is_absolute()
+                || component
+                    .components()
+                    .any(|c| matches!(c, std::path::Component::ParentDir)))
+        {
+            return Err(value(format!(
+                "`component = \"{}\"` must be a path inside the plugin directory",
+                component.display()
+            )));
+        }
+        self.capabilities.check().map_err(value)?;
+        self.limits.check().map_err(value)
+    }
+
+    /// The component file inside `dir`.
+    pub fn component_path(&self, dir: &Path) -> PathBuf {
+        match &self.plugin.component {
+            Some(file) => dir.join(file),
+            None => dir.join(format!("{}.wasm", self.plugin.name)),
+        }
+    }
+}
+
+fn valid_plugin_name(name: &str) -> bool {
+    name.len() <= 64
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// TOML errors carry a multi-line snippet; keep the line and the reason,
+/// and turn serde's "unknown field" into advice.
+fn describe_toml_error(err: &toml::de::Error) -> String {
+    let message = err.message().trim().to_string();
+    let line = err.span().map(|span| span.start);
+    let location = match line {
+        Some(_) => err
+            .to_string()
+            .lines()
+            .next()
+            .map(|first| first.trim_end_matches(':').to_string())
+            .unwrap_or_default(),
+        None => String::new(),
+    };
+    let hint = if message.starts_with("unknown field") {
+        " (check the spelling; the README lists every manifest key and capability)"
+    } else {
+        ""
+    };
+    if location.is_empty() {
+        format!("{message}{hint}")
+    } else {
+        format!("{location}: {message}{hint}")
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,169 @@
+//! Running a loaded plugin's tools: a fresh instance per call, or one per
+//! session for a stateful plugin; limits armed on every call; any trap
+//! discards the instance so the next call starts clean.
+
+use crate::bindings::guest_tools;
+use crate::engine::PluginEngine;
+use crate::outcome::{convert_error, convert_output, describe_trap};
+use crate::state::{PluginIdentity, PluginState};
+use kaizen_tools::{CallContext, ToolError, ToolOutput};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use wasmtime::component::InstancePre;
+use wasmtime::{Store, UpdateDeadline};
+
+/// A live instance with its store.
+pub(crate) struct LiveInstance {
+    store: Store<PluginState>,
+    tools: guest_tools::Guest,
+}
+
+type SessionSlot = Arc<tokio::sync::Mutex<Option<LiveInstance>>>;
+
+/// Everything needed to instantiate and call one plugin.
+pub(crate) struct PluginRuntime {
+    pub identity: PluginIdentity,
+    pre: InstancePre<PluginState>,
+    tools_indices: Option<guest_tools::GuestIndices>,
+    stateful: bool,
+    sessions: Mutex<HashMap<String, SessionSlot>>,
+}
+
+impl PluginRuntime {
+    pub fn new(
+        identity: PluginIdentity,
+        pre: InstancePre<PluginState>,
+        stateful: bool,
+    ) -> Self {
+        let tools_indices = guest_tools::GuestIndices::new(&pre).ok();
+        Self {
+            identity,
+            pre,
+            tools_indices,
+            stateful,
+            sessions: Mutex::default(),
+        }
+    }
+
+    /// A new store with limits and the CPU clock armed.
+    fn new_store(&self) -> anyhow::Result<Store<PluginState>> {
+        let state = PluginState::new(&self.identity)?;
+        let limit = state.clock.limit();
+        let mut store = Store::new(self.pre.engine(), state);
+        store.limiter(|state| &mut state.limiter);
+        store.epoch_deadline_callback(|mut ctx| {
+            let clock = &mut ctx.data_mut().clock;
+            Ok(match clock.remaining() {
+                // Time went to host calls: extend, yielding to the executor.
+                Some(left) => UpdateDeadline::Yield(PluginEngine::ticks_for(left)),
+                None => {
+                    clock.exceeded = true;
+                    UpdateDeadline::Interrupt
+                }
+            })
+        });
+        store.set_epoch_deadline(PluginEngine::ticks_for(limit));
+        Ok(store)
+    }
+
+    async fn instantiate(&self) -> Result<LiveInstance, ToolError> {
+        let plugin = &self.identity.name;
+        let indices = self.tools_indices.as_ref().ok_or_else(|| {
+            ToolError::new(
+                kaizen_tools::ToolErrorKind::Crashed,
+                format!("plugin `{plugin}` does not export kaizen:plugin/tools"),
+            )
+        })?;
+        let mut store = self.new_store().map_err(|err| {
+            ToolError::new(
+                kaizen_tools::ToolErrorKind::Failed,
+                format!("could not prepare plugin `{plugin}`: {err:#}"),
+            )
+        })?;
+        let instance = match self.pre.instantiate_async(&mut store).await {
+            Ok(instance) => instance,
+            Err(err) => return Err(describe_trap(plugin, "instantiation", &err, store.data())),
+        };
+        let tools = indices.load(&mut store, &instance).map_err(|err| {
+            describe_trap(plugin, "instantiation", &err, store.data())
+        })?;
+        Ok(LiveInstance { store, tools })
+    }
+
+    /// The tool specs the component declares (runs a throwaway instance).
+    pub async fn list_tools(&self) -> Result<Vec<guest_tools::ToolSpec>, ToolError> {
+        let mut live = self.instantiate().await?;
+        live.store.data_mut().clock.restart();
+        match live.tools.call_tools(&mut live.store).await {
+            Ok(specs) => Ok(specs),
+            Err(err) => Err(describe_trap(
+                &self.identity.name,
+                "tools()",
+                &err,
+                live.store.data(),
+            )),
+        }
+    }
+
+    /// Calls tool `name` with `input` (already validated JSON).
+    pub async fn call(
+        &self,
+        ctx: &CallContext,
+        name: &str,
+        input: String,
+    ) -> Result<ToolOutput, ToolError> {
+        if !self.stateful {
+            let mut live = self.instantiate().await?;
+            return self.call_on(&mut live, ctx, name, &input).await.0;
+        }
+        let slot = self.session_slot(&ctx.session_id);
+        let mut guard = slot.lock().await;
+        let mut live = match guard.take() {
+            Some(live) => live,
+            None => self.instantiate().await?,
+        };
+        let (result, healthy) = self.call_on(&mut live, ctx, name, &input).await;
+        if healthy {
+            *guard = Some(live);
+        }
+        result
+    }
+
+    /// Runs one call; the flag says whether the instance may be reused.
+    async fn call_on(
+        &self,
+        live: &mut LiveInstance,
+        ctx: &CallContext,
+        name: &str,
+        input: &String,
+    ) -> (Result<ToolOutput, ToolError>, bool) {
+        let plugin = &self.identity.name;
+        let store = &mut live.store;
+        store.data_mut().clock.restart();
+        store.set_epoch_deadline(PluginEngine::ticks_for(store.data().clock.limit()));
+        let wit_ctx = guest_tools::CallContext {
+            session_id: ctx.session_id.clone(),
+            call_id: ctx.call_id.clone(),
+            workspace: ctx.workspace.to_string_lossy().into_owned(),
+            cwd: ctx.cwd.to_string_lossy().into_owned(),
+        };
+        let result = live.tools.call_call(&mut *store, &wit_ctx, name, input).await;
+        let refusals = store.data().http_refusals();
+        match result {
+            Ok(Ok(output)) => (convert_output(plugin, name, output), true),
+            Ok(Err(error)) => (Err(convert_error(error, &refusals)), true),
+            Err(err) => (Err(describe_trap(plugin, name, &err, store.data())), false),
+        }
+    }
+
+    fn session_slot(&self, session: &str) -> SessionSlot {
+        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        sessions.entry(session.to_string()).or_default().clone()
+    }
+
+    /// Drops the instance kept for `session` (stateful plugins).
+    pub fn end_session(&self, session: &str) {
+        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        sessions.remove(session);
+    }
+}

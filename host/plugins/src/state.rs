@@ -1,0 +1,211 @@
+//! What a plugin's store holds: its WASI context built from the effective
+//! grant, the HTTP policy, limits, and the clock that bounds a call.
+
+use crate::grant::EffectiveGrant;
+use crate::http_policy::HttpPolicy;
+use crate::interaction::Interaction;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+
+/// How much of a plugin's stderr is kept for error messages.
+const STDERR_CAPACITY: usize = 256 << 10;
+
+/// Per-plugin facts every store of that plugin shares.
+pub(crate) struct PluginIdentity {
+    /// The plugin's name, for logs and messages.
+    pub name: Arc<str>,
+    /// What it may use.
+    pub grant: Arc<EffectiveGrant>,
+    /// Values of the environment variables it was granted, read at load.
+    pub env: Vec<(String, String)>,
+    /// Who answers `interaction` calls.
+    pub interaction: Arc<dyn Interaction>,
+}
+
+/// The data of one plugin store.
+pub(crate) struct PluginState {
+    pub name: Arc<str>,
+    wasi: WasiCtx,
+    table: ResourceTable,
+    http_ctx: WasiHttpCtx,
+    http_policy: HttpPolicy,
+    pub limiter: MemoryLimiter,
+    pub clock: CallClock,
+    pub stderr: MemoryOutputPipe,
+    pub interaction: Arc<dyn Interaction>,
+}
+
+impl PluginState {
+    /// A fresh state: no args, only granted env, preopens at their own
+    /// paths, stdio captured, no sockets.
+    pub fn new(identity: &PluginIdentity) -> anyhow::Result<Self> {
+        let grant = &identity.grant;
+        let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
+        let mut builder = WasiCtx::builder();
+        builder
+            .stderr(stderr.clone())
+            .allow_blocking_current_thread(true)
+            .envs(&identity.env);
+        for preopen in &grant.filesystem {
+            let perms = match preopen.access {
+                crate::capability::Access::ReadOnly => FsPerms::ReadOnly,
+                crate::capability::Access::ReadWrite => FsPerms::ReadWrite,
+            };
+            let guest = preopen.path.to_string_lossy();
+            builder
+                .preopened_dir(&preopen.path, guest.as_ref(), perms)
+                .map_err(|err| {
+                    anyhow::anyhow!(
+                        "cannot open granted directory {}: {err}",
+                        preopen.path.display()
+                    )
+                })?;
+        }
+        if let Some(first) = grant.filesystem.first() {
+            builder.initial_cwd(first.path.to_string_lossy());
+        }
+        Ok(Self {
+            name: identity.name.clone(),
+            wasi: builder.build(),
+            table: ResourceTable::new(),
+            http_ctx: WasiHttpCtx::new(),
+            http_policy: HttpPolicy::new(identity.name.clone(), grant.http.clone()),
+            limiter: MemoryLimiter::new(grant.limits.memory_bytes),
+            clock: CallClock::new(grant.limits.cpu_time),
+            stderr,
+            interaction: identity.interaction.clone(),
+        })
+    }
+
+    /// Reasons the HTTP policy refused requests during this call.
+    pub fn http_refusals(&self) -> Vec<String> {
+        self.http_policy.refusals()
+    }
+}
+
+impl WasiView for PluginState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for PluginState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http_ctx,
+            table: &mut self.table,
+            hooks: &mut self.http_policy,
+        }
+    }
+}
+
+/// Bounds linear memory and counts of instances and tables. A refused
+/// growth is recorded so the error can name the limit.
+pub(crate) struct MemoryLimiter {
+    max_bytes: u64,
+    /// The size a refused growth asked for.
+    pub refused: Option<u64>,
+}
+
+impl MemoryLimiter {
+    fn new(max_bytes: u64) -> Self {
+        Self {
+            max_bytes,
+            refused: None,
+        }
+    }
+
+    /// The limit in bytes.
+    pub fn max_bytes(&self) -> u64 {
+        self.max_bytes
+    }
+}
+
+impl wasmtime::ResourceLimiter for MemoryLimiter {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired as u64 > self.max_bytes {
+            // Refuse rather than trap: a guest that can handle a failed
+            // allocation gets the chance to.
+            self.refused = Some(desired as u64);
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= 1_000_000)
+    }
+
+    fn instances(&self) -> usize {
+        64
+    }
+
+    fn tables(&self) -> usize {
+        64
+    }
+
+    fn memories(&self) -> usize {
+        16
+    }
+}
+
+/// Measures the guest's share of a call: wall time minus time spent in
+/// host calls that wait on the outside world (the user, the network).
+pub(crate) struct CallClock {
+    limit: Duration,
+    started: Instant,
+    in_host: Duration,
+    /// Set when the limit stopped the call.
+    pub exceeded: bool,
+}
+
+impl CallClock {
+    fn new(limit: Duration) -> Self {
+        Self {
+            limit,
+            started: Instant::now(),
+            in_host: Duration::ZERO,
+            exceeded: false,
+        }
+    }
+
+    /// Starts timing a new call.
+    pub fn restart(&mut self) {
+        self.started = Instant::now();
+        self.in_host = Duration::ZERO;
+        self.exceeded = false;
+    }
+
+    /// Excludes `waited` from the guest's time.
+    pub fn add_host_time(&mut self, waited: Duration) {
+        self.in_host += waited;
+    }
+
+    /// The limit.
+    pub fn limit(&self) -> Duration {
+        self.limit
+    }
+
+    /// Guest time left, or `None` once the limit is spent.
+    pub fn remaining(&self) -> Option<Duration> {
+        let used = self.started.elapsed().saturating_sub(self.in_host);
+        self.limit.checked_sub(used).filter(|left| !left.is_zero())
+    }
+}

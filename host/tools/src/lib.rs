@@ -1,0 +1,16 @@
+//! What a tool is to Kaizen, wherever it comes from.
+//!
+//! A [`Tool`] may be backed by a WebAssembly component, an MCP server or a
+//! test; the agent loop sees only this crate. The [`ToolRegistry`] merges the
+//! tools of every source, validates each call's arguments against the tool's
+//! JSON Schema before the tool runs, and turns every failure into a
+//! [`ToolError`] whose message a model can act on.
+
+mod registry;
+mod spec;
+
+pub use registry::{RegistryError, ToolRegistry, DEFAULT_MAX_OUTPUT_BYTES};
+pub use spec::{
+    CallContext, ContentPart, Danger, Tool, ToolError, ToolErrorKind, ToolFuture, ToolOutput,
+    ToolSpec,
+};

@@ -1,0 +1,185 @@
+//! The tool abstraction: specs, call context, outputs and errors.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+
+/// How much harm a tool can do; permission rules key on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Danger {
+    /// Reads only.
+    Safe,
+    /// Changes files inside the granted directories.
+    Moderate,
+    /// Runs programs, reaches the network, or deletes data.
+    Dangerous,
+}
+
+/// Describes one tool to the loop and to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The name the model calls the tool by.
+    pub name: String,
+    /// What the tool does, written for the model.
+    pub description: String,
+    /// JSON Schema of the input object.
+    pub input_schema: serde_json::Value,
+    /// How much harm the tool can do.
+    pub danger: Danger,
+    /// True when calls never change anything and may run concurrently.
+    pub read_only: bool,
+}
+
+/// What a tool is told about the call it serves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallContext {
+    /// The session the call belongs to.
+    pub session_id: String,
+    /// The model's id for this call.
+    pub call_id: String,
+    /// The session's workspace.
+    pub workspace: PathBuf,
+    /// Where relative paths resolve.
+    pub cwd: PathBuf,
+}
+
+/// One piece of a tool result as the model sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum ContentPart {
+    /// Plain text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An encoded image.
+    Image {
+        /// IANA media type.
+        media_type: String,
+        /// The encoded bytes.
+        data: Vec<u8>,
+    },
+}
+
+/// A successful tool result.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolOutput {
+    /// What the model sees.
+    pub content: Vec<ContentPart>,
+    /// Structured result for programs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<serde_json::Value>,
+}
+
+impl ToolOutput {
+    /// A result holding one text part.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            content: vec![ContentPart::Text { text: text.into() }],
+            metadata: None,
+        }
+    }
+
+    /// All text parts joined by newlines (images are left out).
+    pub fn joined_text(&self) -> String {
+        let texts: Vec<&str> = self
+            .content
+            .iter()
+            .filter_map(|part| match part {
+                ContentPart::Text { text } => Some(text.as_str()),
+                ContentPart::Image { .. } => None,
+            })
+            .collect();
+        texts.join("\n")
+    }
+
+    /// Bytes the result occupies: text, image data and metadata.
+    pub fn size_bytes(&self) -> usize {
+        let parts: usize = self
+            .content
+            .iter()
+            .map(|part| match part {
+                ContentPart::Text { text } => text.len(),
+                ContentPart::Image { media_type, data } => media_type.len() + data.len(),
+            })
+            .sum();
+        parts
+            + self
+                .metadata
+                .as_ref()
+                .map_or(0, |meta| meta.to_string().len())
+    }
+}
+
+/// Why a tool call failed. The kinds a tool reports itself come first; the
+/// rest are raised by the registry or the host around the tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolErrorKind {
+    /// The input was wrong.
+    InvalidInput,
+    /// Something the input named does not exist.
+    NotFound,
+    /// The tool was not allowed to do what was asked.
+    PermissionDenied,
+    /// The state changed under the tool.
+    Conflict,
+    /// The work took too long.
+    Timeout,
+    /// Any other failure the tool reported.
+    Failed,
+    /// No tool has the requested name.
+    UnknownTool,
+    /// The arguments were not valid JSON.
+    InvalidJson,
+    /// The arguments did not match the input schema.
+    SchemaViolation,
+    /// The tool's implementation crashed (a trap, a panic, a broken reply).
+    Crashed,
+    /// The tool hit a resource limit (memory, CPU time, output size).
+    ResourceLimit,
+}
+
+/// A failed call, with a message written for the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+pub struct ToolError {
+    /// The category of failure.
+    pub kind: ToolErrorKind,
+    /// What went wrong and what to do next.
+    pub message: String,
+}
+
+impl ToolError {
+    /// An error of `kind` with `message`.
+    pub fn new(kind: ToolErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// The future a tool call returns.
+pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send + 'a>>;
+
+/// A tool the loop can call.
+pub trait Tool: Send + Sync {
+    /// The tool's description.
+    fn spec(&self) -> &ToolSpec;
+
+    /// Where the tool comes from (a plugin name, `mcp:server`, ...), for
+    /// messages and listings.
+    fn source(&self) -> &str;
+
+    /// Runs the tool. `input` has already passed the spec's input schema.
+    fn call<'a>(&'a self, ctx: &'a CallContext, input: &'a serde_json::Value) -> ToolFuture<'a>;
+}
