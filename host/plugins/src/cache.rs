@@ -85,7 +85,10 @@ impl ComponentCache {
         };
         let compiled = engine.precompile_component(wasm)?;
         if let Err(err) = self.store(&path, &compiled) {
-            tracing::warn!("could not write the compile cache at {}: {err:#}", path.display());
+            tracing::warn!(
+                "could not write the compile cache at {}: {err:#}",
+                path.display()
+            );
         }
         // SAFETY: `compiled` was produced by this engine just now.
         let component = unsafe { Component::deserialize(engine, &compiled)? };

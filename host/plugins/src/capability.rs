@@ -96,7 +96,8 @@ impl Capabilities {
             }
         }
         for pattern in &self.http {
-            HostPattern::parse(pattern).map_err(|err| format!("http pattern `{pattern}`: {err}"))?;
+            HostPattern::parse(pattern)
+                .map_err(|err| format!("http pattern `{pattern}`: {err}"))?;
         }
         if let Some(process) = &self.process
             && let Some(bad) = process.programs.iter().find(|p| p.is_empty())
@@ -138,17 +139,24 @@ impl Capabilities {
 }
 
 fn valid_env_name(name: &str) -> bool {
-    name == "*"
-        || (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    name == "*" || (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
 }
 
 /// True for variable names that hold credentials. They never reach a plugin
 /// whatever a grant says: provider keys live only in the host.
 pub fn is_secret_env_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
-    ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"]
-        .iter()
-        .any(|marker| upper.contains(marker))
+    [
+        "KEY",
+        "SECRET",
+        "TOKEN",
+        "PASSWORD",
+        "PASSWD",
+        "CREDENTIAL",
+        "AUTH",
+    ]
+    .iter()
+    .any(|marker| upper.contains(marker))
 }
 
 /// Resource limits a manifest asks for.

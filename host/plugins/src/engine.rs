@@ -78,7 +78,9 @@ impl PluginEngine {
     /// compatible with this engine (wasmtime version, target, settings).
     pub fn compatibility_key(&self) -> String {
         let mut hasher = std::hash::DefaultHasher::new();
-        self.engine.precompile_compatibility_hash().hash(&mut hasher);
+        self.engine
+            .precompile_compatibility_hash()
+            .hash(&mut hasher);
         format!("{:016x}", hasher.finish())
     }
 

@@ -2,7 +2,7 @@
 //! requested, intersected with what it was granted.
 
 use crate::capability::{
-    is_secret_env_name, Access, Capabilities, FsRule, Limits, ProcessCapability,
+    Access, Capabilities, FsRule, Limits, ProcessCapability, is_secret_env_name,
 };
 use crate::http_rule::HostPattern;
 use serde::Serialize;
@@ -70,7 +70,12 @@ impl GrantPolicy {
     }
 
     /// Intersects a plugin's request with its grant.
-    pub fn effective(&self, name: &str, requested: &Capabilities, limits: &Limits) -> EffectiveGrant {
+    pub fn effective(
+        &self,
+        name: &str,
+        requested: &Capabilities,
+        limits: &Limits,
+    ) -> EffectiveGrant {
         let granted = self.granted_to(name);
         let mut out = EffectiveGrant::default();
         self.intersect_filesystem(requested, &granted, &mut out);
@@ -78,7 +83,12 @@ impl GrantPolicy {
         intersect_http(requested, &granted, &mut out);
         intersect_env(requested, &granted, &mut out);
         for (flag, req, grant, what) in [
-            (&mut out.interaction, requested.interaction, granted.interaction, "interaction"),
+            (
+                &mut out.interaction,
+                requested.interaction,
+                granted.interaction,
+                "interaction",
+            ),
             (&mut out.agent, requested.agent, granted.agent, "agent"),
             (&mut out.llm, requested.llm, granted.llm, "llm"),
         ] {
@@ -93,6 +103,7 @@ impl GrantPolicy {
 
     fn resolve(&self, path: &str) -> PathBuf {
         match path.strip_prefix("$WORKSPACE") {
+            Some("") => self.workspace.clone(),
             Some(rest) => self.workspace.join(rest.trim_start_matches('/')),
             None => PathBuf::from(path),
         }

@@ -150,11 +150,7 @@ impl PluginHost {
         };
         let (manifest, wasm, hash, label) = read_source(source).map_err(fail)?;
         let name = manifest.plugin.name.clone();
-        let grant = Arc::new(policy.effective(
-            &name,
-            &manifest.capabilities,
-            &manifest.limits,
-        ));
+        let grant = Arc::new(policy.effective(&name, &manifest.capabilities, &manifest.limits));
         let fail = |message: String| LoadError {
             name: Some(name.clone()),
             message,
@@ -165,8 +161,11 @@ impl PluginHost {
         let engine = self.engine.engine();
         check_imports(&name, engine, &component, &grant).map_err(fail)?;
         check_exports(&name, engine, &component, &manifest.plugin.kinds).map_err(fail)?;
-        let linker = linker_for(engine, &grant)
-            .map_err(|err| fail(format!("plugin `{name}`: cannot prepare its imports: {err:#}")))?;
+        let linker = linker_for(engine, &grant).map_err(|err| {
+            fail(format!(
+                "plugin `{name}`: cannot prepare its imports: {err:#}"
+            ))
+        })?;
         let pre = linker.instantiate_pre(&component).map_err(|err| {
             fail(format!(
                 "plugin `{name}` imports something Kaizen does not provide: {err:#}"
@@ -207,7 +206,8 @@ fn read_source(source: &PluginSource) -> Result<SourceParts, String> {
         Location::Dir(dir) => {
             let manifest = Manifest::load(dir).map_err(|err| err.to_string())?;
             let path = manifest.component_path(dir);
-            let wasm = std::fs::read(&path).map_err(|err| missing_component(&manifest, &path, err))?;
+            let wasm =
+                std::fs::read(&path).map_err(|err| missing_component(&manifest, &path, err))?;
             let hash = blake3::hash(&wasm);
             Ok((manifest, wasm, hash, path.display().to_string()))
         }
@@ -218,8 +218,14 @@ fn read_source(source: &PluginSource) -> Result<SourceParts, String> {
             hash,
         } => {
             let label = format!("builtin:{name}");
-            let manifest = Manifest::parse(manifest, Path::new(&label)).map_err(|e| e.to_string())?;
-            Ok((manifest, wasm.to_vec(), blake3::Hash::from_bytes(*hash), label))
+            let manifest =
+                Manifest::parse(manifest, Path::new(&label)).map_err(|e| e.to_string())?;
+            Ok((
+                manifest,
+                wasm.to_vec(),
+                blake3::Hash::from_bytes(*hash),
+                label,
+            ))
         }
     }
 }
@@ -232,7 +238,11 @@ fn missing_component(manifest: &Manifest, path: &Path, err: std::io::Error) -> S
             path.display()
         )
     } else {
-        format!("plugin `{}`: cannot read {}: {err}", manifest.plugin.name, path.display())
+        format!(
+            "plugin `{}`: cannot read {}: {err}",
+            manifest.plugin.name,
+            path.display()
+        )
     }
 }
 

@@ -49,7 +49,10 @@ impl interaction::Host for PluginState {
 
 fn invalid_questions(questions: &[interaction::Question]) -> Option<String> {
     if !(1..=4).contains(&questions.len()) {
-        return Some(format!("ask takes 1 to 4 questions, got {}", questions.len()));
+        return Some(format!(
+            "ask takes 1 to 4 questions, got {}",
+            questions.len()
+        ));
     }
     questions.iter().find_map(|q| {
         (!(2..=4).contains(&q.options.len())).then(|| {

@@ -11,8 +11,13 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
-type SendResult =
-    Result<(http::Response<WasiBody>, Box<dyn Future<Output = Result<(), Error>> + Send>), Error>;
+type SendResult = Result<
+    (
+        http::Response<WasiBody>,
+        Box<dyn Future<Output = Result<(), Error>> + Send>,
+    ),
+    Error,
+>;
 
 /// One plugin's allow-list, plus a record of what it refused (so the tool
 /// error can say why a request failed, not just that it did).

@@ -209,8 +209,16 @@ mod tests {
 
     #[test]
     fn bad_patterns_explain() {
-        assert!(HostPattern::parse("ftp://x").unwrap_err().contains("scheme"));
-        assert!(HostPattern::parse("x.com/path").unwrap_err().contains("path"));
+        assert!(
+            HostPattern::parse("ftp://x")
+                .unwrap_err()
+                .contains("scheme")
+        );
+        assert!(
+            HostPattern::parse("x.com/path")
+                .unwrap_err()
+                .contains("path")
+        );
         assert!(HostPattern::parse("a*.com").is_err());
         assert!(HostPattern::parse("x:99999").unwrap_err().contains("port"));
     }

@@ -59,7 +59,10 @@ pub async fn inspect(host: &PluginHost, path: &Path) -> Result<Inspection, Strin
     let name = manifest
         .as_ref()
         .map_or("inspected".to_string(), |m| m.plugin.name.clone());
-    let (tools, tools_error) = if exports.iter().any(|e| e.starts_with("kaizen:plugin/tools@")) {
+    let (tools, tools_error) = if exports
+        .iter()
+        .any(|e| e.starts_with("kaizen:plugin/tools@"))
+    {
         match list_tools(host, &component, &name).await {
             Ok(tools) => (tools, None),
             Err(err) => (Vec::new(), Some(err)),
@@ -98,23 +101,30 @@ async fn list_tools(
         env: Vec::new(),
         interaction: Arc::new(crate::interaction::NoUser),
     };
-    let state = PluginState::new(&identity).map_err(|e| e.to_string())?;
+    let state = PluginState::new(&identity, None).map_err(|e| e.to_string())?;
     let mut store = Store::new(engine, state);
     store.set_epoch_deadline(crate::engine::PluginEngine::ticks_for(
         identity.grant.limits.cpu_time,
     ));
-    let pre = linker.instantiate_pre(component).map_err(|e| e.to_string())?;
+    let pre = linker
+        .instantiate_pre(component)
+        .map_err(|e| e.to_string())?;
     let indices = guest_tools::GuestIndices::new(&pre).map_err(|e| e.to_string())?;
     let instance = pre
         .instantiate_async(&mut store)
         .await
         .map_err(|e| format!("instantiation failed: {e:#}"))?;
-    let tools = indices.load(&mut store, &instance).map_err(|e| e.to_string())?;
+    let tools = indices
+        .load(&mut store, &instance)
+        .map_err(|e| e.to_string())?;
     let specs = tools
         .call_tools(&mut store)
         .await
         .map_err(|e| format!("tools() failed: {e:#}"))?;
-    specs.into_iter().map(|spec| convert_spec(name, spec)).collect()
+    specs
+        .into_iter()
+        .map(|spec| convert_spec(name, spec))
+        .collect()
 }
 
 fn manifest_json(manifest: &Manifest) -> serde_json::Value {

@@ -41,5 +41,7 @@ pub use grant::{
 pub use host::{HostOptions, LoadError, LoadedPlugin, PluginHost};
 pub use http_rule::HostPattern;
 pub use inspect::{Inspection, inspect};
-pub use manifest::{CONTRACT_VERSION, MANIFEST_FILE, Manifest, ManifestError, PluginKind, PluginSection};
+pub use manifest::{
+    CONTRACT_VERSION, MANIFEST_FILE, Manifest, ManifestError, PluginKind, PluginSection,
+};
 pub use set::{LoadFailure, PluginSet};

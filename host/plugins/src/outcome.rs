@@ -89,12 +89,11 @@ pub(crate) fn describe_trap(
         );
     }
     let reason = match trap {
-        Some(Trap::StackOverflow) => {
-            "overflowed its call stack (runaway recursion)".to_string()
-        }
-        Some(Trap::UnreachableCodeReached) => {
-            "crashed (it panicked or aborted)".to_string()
-        }
+        Some(Trap::StackOverflow) => "overflowed its call stack (runaway recursion)".to_string(),
+        Some(Trap::UnreachableCodeReached) => "crashed (it panicked or aborted)".to_string(),
+        // Rust and C keep large frames on a stack in linear memory; running
+        // off its end is an out-of-bounds access, not a wasm stack overflow.
+        Some(Trap::MemoryOutOfBounds) => "crashed with an out-of-bounds memory access (usually a stack overflow from runaway recursion, else a memory-safety bug in the plugin)".to_string(),
         Some(other) => format!("crashed: {other}"),
         None => format!("failed in the host: {err:#}"),
     };

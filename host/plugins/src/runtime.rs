@@ -8,6 +8,7 @@ use crate::outcome::{convert_error, convert_output, describe_trap};
 use crate::state::{PluginIdentity, PluginState};
 use kaizen_tools::{CallContext, ToolError, ToolOutput};
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use wasmtime::component::InstancePre;
 use wasmtime::{Store, UpdateDeadline};
@@ -30,11 +31,7 @@ pub(crate) struct PluginRuntime {
 }
 
 impl PluginRuntime {
-    pub fn new(
-        identity: PluginIdentity,
-        pre: InstancePre<PluginState>,
-        stateful: bool,
-    ) -> Self {
+    pub fn new(identity: PluginIdentity, pre: InstancePre<PluginState>, stateful: bool) -> Self {
         let tools_indices = guest_tools::GuestIndices::new(&pre).ok();
         Self {
             identity,
@@ -46,8 +43,8 @@ impl PluginRuntime {
     }
 
     /// A new store with limits and the CPU clock armed.
-    fn new_store(&self) -> anyhow::Result<Store<PluginState>> {
-        let state = PluginState::new(&self.identity)?;
+    fn new_store(&self, cwd: Option<&Path>) -> anyhow::Result<Store<PluginState>> {
+        let state = PluginState::new(&self.identity, cwd)?;
         let limit = state.clock.limit();
         let mut store = Store::new(self.pre.engine(), state);
         store.limiter(|state| &mut state.limiter);
@@ -66,7 +63,7 @@ impl PluginRuntime {
         Ok(store)
     }
 
-    async fn instantiate(&self) -> Result<LiveInstance, ToolError> {
+    async fn instantiate(&self, cwd: Option<&Path>) -> Result<LiveInstance, ToolError> {
         let plugin = &self.identity.name;
         let indices = self.tools_indices.as_ref().ok_or_else(|| {
             ToolError::new(
@@ -74,7 +71,7 @@ impl PluginRuntime {
                 format!("plugin `{plugin}` does not export kaizen:plugin/tools"),
             )
         })?;
-        let mut store = self.new_store().map_err(|err| {
+        let mut store = self.new_store(cwd).map_err(|err| {
             ToolError::new(
                 kaizen_tools::ToolErrorKind::Failed,
                 format!("could not prepare plugin `{plugin}`: {err:#}"),
@@ -84,15 +81,15 @@ impl PluginRuntime {
             Ok(instance) => instance,
             Err(err) => return Err(describe_trap(plugin, "instantiation", &err, store.data())),
         };
-        let tools = indices.load(&mut store, &instance).map_err(|err| {
-            describe_trap(plugin, "instantiation", &err, store.data())
-        })?;
+        let tools = indices
+            .load(&mut store, &instance)
+            .map_err(|err| describe_trap(plugin, "instantiation", &err, store.data()))?;
         Ok(LiveInstance { store, tools })
     }
 
     /// The tool specs the component declares (runs a throwaway instance).
     pub async fn list_tools(&self) -> Result<Vec<guest_tools::ToolSpec>, ToolError> {
-        let mut live = self.instantiate().await?;
+        let mut live = self.instantiate(None).await?;
         live.store.data_mut().clock.restart();
         match live.tools.call_tools(&mut live.store).await {
             Ok(specs) => Ok(specs),
@@ -113,14 +110,14 @@ impl PluginRuntime {
         input: String,
     ) -> Result<ToolOutput, ToolError> {
         if !self.stateful {
-            let mut live = self.instantiate().await?;
+            let mut live = self.instantiate(Some(&ctx.cwd)).await?;
             return self.call_on(&mut live, ctx, name, &input).await.0;
         }
         let slot = self.session_slot(&ctx.session_id);
         let mut guard = slot.lock().await;
         let mut live = match guard.take() {
             Some(live) => live,
-            None => self.instantiate().await?,
+            None => self.instantiate(Some(&ctx.cwd)).await?,
         };
         let (result, healthy) = self.call_on(&mut live, ctx, name, &input).await;
         if healthy {
@@ -147,7 +144,10 @@ impl PluginRuntime {
             workspace: ctx.workspace.to_string_lossy().into_owned(),
             cwd: ctx.cwd.to_string_lossy().into_owned(),
         };
-        let result = live.tools.call_call(&mut *store, &wit_ctx, name, input).await;
+        let result = live
+            .tools
+            .call_call(&mut *store, &wit_ctx, name, input)
+            .await;
         let refusals = store.data().http_refusals();
         match result {
             Ok(Ok(output)) => (convert_output(plugin, name, output), true),

@@ -1,9 +1,11 @@
 //! What a plugin's store holds: its WASI context built from the effective
 //! grant, the HTTP policy, limits, and the clock that bounds a call.
 
+use crate::capability::Access;
 use crate::grant::EffectiveGrant;
 use crate::http_policy::HttpPolicy;
 use crate::interaction::Interaction;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
@@ -41,8 +43,10 @@ pub(crate) struct PluginState {
 
 impl PluginState {
     /// A fresh state: no args, only granted env, preopens at their own
-    /// paths, stdio captured, no sockets.
-    pub fn new(identity: &PluginIdentity) -> anyhow::Result<Self> {
+    /// paths, stdio captured, no sockets. When `cwd` lies inside a granted
+    /// directory it is also preopened as `.`, which is how WASI programs
+    /// resolve relative paths.
+    pub fn new(identity: &PluginIdentity, cwd: Option<&Path>) -> anyhow::Result<Self> {
         let grant = &identity.grant;
         let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
         let mut builder = WasiCtx::builder();
@@ -51,13 +55,9 @@ impl PluginState {
             .allow_blocking_current_thread(true)
             .envs(&identity.env);
         for preopen in &grant.filesystem {
-            let perms = match preopen.access {
-                crate::capability::Access::ReadOnly => FsPerms::ReadOnly,
-                crate::capability::Access::ReadWrite => FsPerms::ReadWrite,
-            };
             let guest = preopen.path.to_string_lossy();
             builder
-                .preopened_dir(&preopen.path, guest.as_ref(), perms)
+                .preopened_dir(&preopen.path, guest.as_ref(), perms_for(preopen.access))
                 .map_err(|err| {
                     anyhow::anyhow!(
                         "cannot open granted directory {}: {err}",
@@ -65,8 +65,20 @@ impl PluginState {
                     )
                 })?;
         }
-        if let Some(first) = grant.filesystem.first() {
-            builder.initial_cwd(first.path.to_string_lossy());
+        let cwd_grant = cwd.and_then(|cwd| {
+            grant
+                .filesystem
+                .iter()
+                .find(|p| cwd.starts_with(&p.path))
+                .map(|p| (cwd, p.access))
+        });
+        if let Some((cwd, access)) = cwd_grant {
+            builder
+                .preopened_dir(cwd, ".", perms_for(access))
+                .map_err(|err| {
+                    anyhow::anyhow!("cannot open the working directory {}: {err}", cwd.display())
+                })?;
+            builder.initial_cwd(cwd.to_string_lossy());
         }
         Ok(Self {
             name: identity.name.clone(),
@@ -84,6 +96,13 @@ impl PluginState {
     /// Reasons the HTTP policy refused requests during this call.
     pub fn http_refusals(&self) -> Vec<String> {
         self.http_policy.refusals()
+    }
+}
+
+fn perms_for(access: Access) -> FsPerms {
+    match access {
+        Access::ReadOnly => FsPerms::ReadOnly,
+        Access::ReadWrite => FsPerms::ReadWrite,
     }
 }
 

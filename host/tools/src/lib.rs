@@ -9,7 +9,7 @@
 mod registry;
 mod spec;
 
-pub use registry::{RegistryError, ToolRegistry, DEFAULT_MAX_OUTPUT_BYTES};
+pub use registry::{DEFAULT_MAX_OUTPUT_BYTES, RegistryError, ToolRegistry};
 pub use spec::{
     CallContext, ContentPart, Danger, Tool, ToolError, ToolErrorKind, ToolFuture, ToolOutput,
     ToolSpec,

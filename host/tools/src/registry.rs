@@ -137,7 +137,9 @@ impl ToolRegistry {
 
     /// The tool named `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.by_name.get(name).map(|&index| &self.entries[index].tool)
+        self.by_name
+            .get(name)
+            .map(|&index| &self.entries[index].tool)
     }
 
     /// Number of tools.

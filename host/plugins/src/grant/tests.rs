@@ -6,7 +6,9 @@ fn request(text: &str) -> Capabilities {
 
 fn policy() -> GrantPolicy {
     let mut policy = GrantPolicy::new("/work/ws");
-    policy.extra_dirs.push(("/data/ref".into(), Access::ReadOnly));
+    policy
+        .extra_dirs
+        .push(("/data/ref".into(), Access::ReadOnly));
     policy.grants.insert(
         "web".into(),
         request(
@@ -43,11 +45,22 @@ fn filesystem_is_intersected_with_access_reduced() {
     assert_eq!(
         grant.filesystem,
         vec![
-            Preopen { path: "/work/ws/src".into(), access: Access::ReadWrite },
-            Preopen { path: "/data/ref/docs".into(), access: Access::ReadOnly },
+            Preopen {
+                path: "/work/ws/src".into(),
+                access: Access::ReadWrite
+            },
+            Preopen {
+                path: "/data/ref/docs".into(),
+                access: Access::ReadOnly
+            },
         ]
     );
-    assert!(grant.denied.iter().any(|d| d.contains("write access to /data/ref/docs")));
+    assert!(
+        grant
+            .denied
+            .iter()
+            .any(|d| d.contains("write access to /data/ref/docs"))
+    );
     assert!(grant.denied.iter().any(|d| d.contains("/home/me")));
 }
 
@@ -69,7 +82,12 @@ fn secrets_never_pass_even_when_granted() {
     let req = request(r#"env = ["LANG", "OPENAI_API_KEY", "HOME"]"#);
     let grant = policy().effective("web", &req, &Limits::default());
     assert_eq!(grant.env, ["LANG"]);
-    assert!(grant.denied.iter().any(|d| d.contains("OPENAI_API_KEY looks like a credential")));
+    assert!(
+        grant
+            .denied
+            .iter()
+            .any(|d| d.contains("OPENAI_API_KEY looks like a credential"))
+    );
     assert!(grant.denied.contains(&"env: HOME".to_string()));
 }
 
@@ -80,8 +98,16 @@ fn process_programs_and_network() {
     let process = grant.process.unwrap();
     assert_eq!(process.programs, ["git"]);
     assert!(!process.network);
-    assert!(grant.denied.contains(&"process: program `curl`".to_string()));
-    assert!(grant.denied.contains(&"process: network access".to_string()));
+    assert!(
+        grant
+            .denied
+            .contains(&"process: program `curl`".to_string())
+    );
+    assert!(
+        grant
+            .denied
+            .contains(&"process: network access".to_string())
+    );
 }
 
 #[test]
@@ -98,11 +124,19 @@ fn limits_are_capped_by_the_operator() {
     let mut policy = policy();
     policy.max_memory_mib = 128;
     policy.max_cpu_seconds = 10.0;
-    let limits = Limits { memory_mib: Some(512), cpu_seconds: Some(5.0) };
+    let limits = Limits {
+        memory_mib: Some(512),
+        cpu_seconds: Some(5.0),
+    };
     let grant = policy.effective("x", &Capabilities::default(), &limits);
     assert_eq!(grant.limits.memory_bytes, 128 << 20);
     assert_eq!(grant.limits.cpu_time, Duration::from_secs(5));
-    assert!(grant.denied.iter().any(|d| d.contains("memory-mib 512 lowered")));
+    assert!(
+        grant
+            .denied
+            .iter()
+            .any(|d| d.contains("memory-mib 512 lowered"))
+    );
 }
 
 #[test]

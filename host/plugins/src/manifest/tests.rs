@@ -69,7 +69,10 @@ fn unknown_capability_is_named_with_advice() {
 fn incompatible_contract_says_how_to_fix() {
     let err = error(&GOOD.replace("contract = \"0.1.0\"", "contract = \"9.0.0\""));
     assert!(err.contains("kaizen:plugin@9.0.0"), "{err}");
-    assert!(err.contains("rebuild the plugin against wit/v0.1.0"), "{err}");
+    assert!(
+        err.contains("rebuild the plugin against wit/v0.1.0"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -82,14 +85,32 @@ fn unknown_kind_lists_the_valid_ones() {
 #[test]
 fn values_are_checked() {
     let cases = [
-        (GOOD.replace("name = \"hello\"", "name = \"Hello World\""), "plugin name"),
-        (GOOD.replace("kinds = [\"tool\"]", "kinds = []"), "`kinds` is empty"),
-        (GOOD.replace("$WORKSPACE\"", "relative/dir\""), "must be absolute"),
-        (GOOD.replace("*.example.com", "ftp://x"), "http pattern"),
-        (GOOD.replace("memory-mib = 64", "memory-mib = 0"), "memory-mib"),
-        (GOOD.replace("cpu-seconds = 2.5", "cpu-seconds = -1.0"), "cpu-seconds"),
         (
-            GOOD.replace("kinds = [\"tool\"]", "kinds = [\"tool\"]\ncomponent = \"../x.wasm\""),
+            GOOD.replace("name = \"hello\"", "name = \"Hello World\""),
+            "plugin name",
+        ),
+        (
+            GOOD.replace("kinds = [\"tool\"]", "kinds = []"),
+            "`kinds` is empty",
+        ),
+        (
+            GOOD.replace("$WORKSPACE\"", "relative/dir\""),
+            "must be absolute",
+        ),
+        (GOOD.replace("*.example.com", "ftp://x"), "http pattern"),
+        (
+            GOOD.replace("memory-mib = 64", "memory-mib = 0"),
+            "memory-mib",
+        ),
+        (
+            GOOD.replace("cpu-seconds = 2.5", "cpu-seconds = -1.0"),
+            "cpu-seconds",
+        ),
+        (
+            GOOD.replace(
+                "kinds = [\"tool\"]",
+                "kinds = [\"tool\"]\ncomponent = \"../x.wasm\"",
+            ),
             "inside the plugin directory",
         ),
     ];

@@ -75,8 +75,16 @@ async fn valid_call_reaches_the_tool() {
 async fn unknown_tool_lists_the_available_ones_and_suggests_case() {
     let err = registry().call(&ctx(), "echo", "{}").await.unwrap_err();
     assert_eq!(err.kind, ToolErrorKind::UnknownTool);
-    assert!(err.message.contains("Did you mean `Echo`"), "{}", err.message);
-    assert!(err.message.contains("Available tools: Echo."), "{}", err.message);
+    assert!(
+        err.message.contains("Did you mean `Echo`"),
+        "{}",
+        err.message
+    );
+    assert!(
+        err.message.contains("Available tools: Echo."),
+        "{}",
+        err.message
+    );
 }
 
 #[tokio::test]

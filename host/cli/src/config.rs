@@ -1,0 +1,173 @@
+//! The operator's configuration: the user's `$KAIZEN_HOME/config.toml`,
+//! then the project's `kaizen.toml`, then CLI flags, merged into one
+//! [`GrantPolicy`] and the list of plugin directories.
+
+use anyhow::Context as _;
+use kaizen_plugins::{Access, Capabilities, GrantPolicy, Origin};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The project's configuration file, at the workspace root.
+pub const PROJECT_CONFIG: &str = "kaizen.toml";
+/// The user's configuration file, under `KAIZEN_HOME`.
+pub const USER_CONFIG: &str = "config.toml";
+
+/// One configuration file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// Plugin loading and limits.
+    #[serde(default)]
+    pub plugins: PluginsSection,
+    /// Capabilities granted by plugin name (`*` for all).
+    #[serde(default)]
+    pub grants: BTreeMap<String, Capabilities>,
+}
+
+/// The `[plugins]` table.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct PluginsSection {
+    /// More directories to load plugins from.
+    #[serde(default)]
+    pub dirs: Vec<PathBuf>,
+    /// Directories granted to every plugin besides the workspace.
+    #[serde(default)]
+    pub add_dirs: Vec<AddDir>,
+    /// The most memory any plugin may have.
+    pub max_memory_mib: Option<u64>,
+    /// The longest any call may run.
+    pub max_cpu_seconds: Option<f64>,
+}
+
+/// A directory granted to every plugin.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AddDir {
+    /// Absolute path.
+    pub path: PathBuf,
+    /// Access; read-write when omitted.
+    #[serde(default = "read_write")]
+    pub access: Access,
+}
+
+fn read_write() -> Access {
+    Access::ReadWrite
+}
+
+impl ConfigFile {
+    /// Reads `path`; a missing file is an empty config.
+    pub fn load(path: &Path) -> anyhow::Result<Self> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(err) => return Err(err).with_context(|| format!("reading {}", path.display())),
+        };
+        let config: ConfigFile = toml::from_str(&text).map_err(|err| {
+            anyhow::anyhow!("{} is not a valid Kaizen config: {err}", path.display())
+        })?;
+        for (name, grant) in &config.grants {
+            grant
+                .check()
+                .map_err(|err| anyhow::anyhow!("{}: [grants.{name}]: {err}", path.display()))?;
+        }
+        Ok(config)
+    }
+}
+
+/// Everything the plugin commands need from config and flags.
+pub struct Setup {
+    /// Where state lives.
+    pub kaizen_home: PathBuf,
+    /// The merged grants and limits.
+    pub policy: GrantPolicy,
+    /// Plugin directories in load order, after the built-ins.
+    pub plugin_roots: Vec<(PathBuf, Origin)>,
+}
+
+/// `KAIZEN_HOME`, else the user's data directory.
+pub fn kaizen_home() -> anyhow::Result<PathBuf> {
+    if let Some(home) = std::env::var_os("KAIZEN_HOME").filter(|h| !h.is_empty()) {
+        return Ok(PathBuf::from(home));
+    }
+    dirs::data_dir()
+        .map(|dir| dir.join("kaizen"))
+        .context("cannot find a data directory for Kaizen's state; set KAIZEN_HOME")
+}
+
+impl Setup {
+    /// Merges user config, project config and flags.
+    pub fn new(
+        cwd: Option<&Path>,
+        plugin_flags: &[PathBuf],
+        add_dirs: &[PathBuf],
+    ) -> anyhow::Result<Self> {
+        let here = std::env::current_dir().context("reading the current directory")?;
+        let workspace = absolute(&here, cwd.unwrap_or(&here));
+        let workspace = workspace
+            .canonicalize()
+            .with_context(|| format!("the workspace {} does not exist", workspace.display()))?;
+        let kaizen_home = kaizen_home()?;
+        let user = ConfigFile::load(&kaizen_home.join(USER_CONFIG))?;
+        let project = ConfigFile::load(&workspace.join(PROJECT_CONFIG))?;
+
+        let mut policy = GrantPolicy::new(&workspace);
+        let mut plugin_roots = vec![
+            (kaizen_home.join("plugins"), Origin::User),
+            (workspace.join(".kaizen").join("plugins"), Origin::Workspace),
+        ];
+        for (config, base) in [(&user, &kaizen_home), (&project, &workspace)] {
+            for (name, grant) in &config.grants {
+                let merged = policy
+                    .grants
+                    .get(name)
+                    .map_or_else(|| grant.clone(), |existing| existing.union(grant));
+                policy.grants.insert(name.clone(), merged);
+            }
+            for dir in &config.plugins.add_dirs {
+                policy
+                    .extra_dirs
+                    .push((absolute(base, &dir.path), dir.access));
+            }
+            plugin_roots.extend(
+                config
+                    .plugins
+                    .dirs
+                    .iter()
+                    .map(|dir| (absolute(base, dir), Origin::Flag)),
+            );
+            // The strictest maximum wins, so a project cannot raise a
+            // bound the user set.
+            if let Some(max) = config.plugins.max_memory_mib {
+                policy.max_memory_mib = policy.max_memory_mib.min(max);
+            }
+            if let Some(max) = config.plugins.max_cpu_seconds {
+                policy.max_cpu_seconds = policy.max_cpu_seconds.min(max);
+            }
+        }
+        for dir in add_dirs {
+            policy
+                .extra_dirs
+                .push((absolute(&here, dir), Access::ReadWrite));
+        }
+        plugin_roots.extend(
+            plugin_flags
+                .iter()
+                .map(|dir| (absolute(&here, dir), Origin::Flag)),
+        );
+        Ok(Self {
+            kaizen_home,
+            policy,
+            plugin_roots,
+        })
+    }
+}
+
+fn absolute(base: &Path, path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        base.join(path)
+    }
+}

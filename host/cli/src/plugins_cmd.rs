@@ -1,0 +1,301 @@
+//! `kaizen plugins list|inspect` and `kaizen tools list`.
+
+use crate::builtins;
+use crate::config::{Setup, kaizen_home};
+use kaizen_plugins::{
+    Capabilities, EffectiveGrant, HostOptions, LoadedPlugin, PluginHost, PluginSet, sources_in,
+};
+use serde_json::{Value, json};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Which workspace and plugin directories to use.
+pub struct Selection {
+    /// `--cwd`.
+    pub cwd: Option<PathBuf>,
+    /// `--plugins`.
+    pub plugins: Vec<PathBuf>,
+    /// `--add-dir`.
+    pub add_dirs: Vec<PathBuf>,
+}
+
+/// The plugin host with the compile cache under `home`.
+pub fn plugin_host(home: &Path) -> anyhow::Result<PluginHost> {
+    PluginHost::new(HostOptions {
+        cache_dir: Some(home.join("cache").join("components")),
+        ..HostOptions::default()
+    })
+}
+
+/// Loads the built-ins and every plugin directory the selection names.
+pub async fn load(selection: &Selection) -> anyhow::Result<(Setup, PluginHost, PluginSet)> {
+    let setup = Setup::new(
+        selection.cwd.as_deref(),
+        &selection.plugins,
+        &selection.add_dirs,
+    )?;
+    let host = plugin_host(&setup.kaizen_home)?;
+    let mut sources = builtins::sources();
+    sources.extend(sources_in(&setup.plugin_roots));
+    let set = PluginSet::load(&host, &sources, &setup.policy).await;
+    Ok((setup, host, set))
+}
+
+/// `kaizen plugins list`.
+pub async fn list(selection: &Selection, json: bool) -> anyhow::Result<()> {
+    let (_, _, set) = load(selection).await?;
+    if json {
+        let mut rows: Vec<Value> = set.loaded.iter().map(loaded_json).collect();
+        rows.extend(set.failed.iter().map(|failure| {
+            let manifest = failure.error.manifest.as_deref();
+            json!({
+                "name": failure.error.name,
+                "version": manifest.map(|m| &m.plugin.version),
+                "kinds": manifest.map(|m| &m.plugin.kinds),
+                "origin": failure.source.origin,
+                "location": failure.source.label(),
+                "status": "failed",
+                "tools": [],
+                "requested": manifest.map(|m| &m.capabilities),
+                "granted": failure.error.grant.as_deref(),
+                "error": failure.error.message,
+            })
+        }));
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(());
+    }
+    if set.loaded.is_empty() && set.failed.is_empty() {
+        println!(
+            "No plugins found. Put plugin directories in .kaizen/plugins, $KAIZEN_HOME/plugins, or pass --plugins DIR."
+        );
+        return Ok(());
+    }
+    let mut out = String::new();
+    for plugin in &set.loaded {
+        let m = &plugin.manifest.plugin;
+        let kinds: Vec<String> = m.kinds.iter().map(|k| k.to_string()).collect();
+        let _ = writeln!(
+            out,
+            "{} {}  [{}]  {} ({})",
+            m.name,
+            m.version,
+            kinds.join(", "),
+            plugin.source.label(),
+            plugin.source.origin
+        );
+        let tools: Vec<&str> = plugin.tools.iter().map(|t| t.name.as_str()).collect();
+        if !tools.is_empty() {
+            let _ = writeln!(out, "  tools:     {}", tools.join(", "));
+        }
+        write_capabilities(&mut out, &plugin.manifest.capabilities, &plugin.grant);
+    }
+    for failure in &set.failed {
+        let name = failure.error.name.as_deref().unwrap_or("?");
+        let _ = writeln!(
+            out,
+            "{name}  FAILED  {} ({})",
+            failure.source.label(),
+            failure.source.origin
+        );
+        let _ = writeln!(out, "  error:     {}", failure.error.message);
+        if let (Some(manifest), Some(grant)) = (&failure.error.manifest, &failure.error.grant) {
+            write_capabilities(&mut out, &manifest.capabilities, grant);
+        }
+    }
+    print!("{out}");
+    Ok(())
+}
+
+fn loaded_json(plugin: &LoadedPlugin) -> Value {
+    let m = &plugin.manifest.plugin;
+    json!({
+        "name": m.name,
+        "version": m.version,
+        "kinds": m.kinds,
+        "origin": plugin.source.origin,
+        "location": plugin.source.label(),
+        "status": "loaded",
+        "stateful": m.stateful,
+        "tools": plugin.tools.iter().map(|t| &t.name).collect::<Vec<_>>(),
+        "requested": plugin.manifest.capabilities,
+        "granted": *plugin.grant,
+        "error": Value::Null,
+    })
+}
+
+fn write_capabilities(out: &mut String, requested: &Capabilities, grant: &EffectiveGrant) {
+    let requested = describe_request(requested);
+    let granted = describe_grant(grant);
+    let _ = writeln!(out, "  requested: {}", or_none(&requested));
+    let _ = writeln!(out, "  granted:   {}", or_none(&granted));
+    if !grant.denied.is_empty() {
+        let _ = writeln!(out, "  refused:   {}", grant.denied.join("; "));
+    }
+    let _ = writeln!(
+        out,
+        "  limits:    {} MiB memory, {} s per call",
+        grant.limits.memory_bytes >> 20,
+        grant.limits.cpu_time.as_secs_f64()
+    );
+}
+
+fn or_none(items: &[String]) -> String {
+    if items.is_empty() {
+        "nothing".into()
+    } else {
+        items.join("; ")
+    }
+}
+
+fn describe_request(caps: &Capabilities) -> Vec<String> {
+    let mut items: Vec<String> = caps
+        .filesystem
+        .iter()
+        .map(|rule| format!("filesystem {} ({})", rule.path, rule.access))
+        .collect();
+    if let Some(process) = &caps.process {
+        items.push(process_line(&process.programs, process.network));
+    }
+    if !caps.http.is_empty() {
+        items.push(format!("http {}", caps.http.join(", ")));
+    }
+    if !caps.env.is_empty() {
+        items.push(format!("env {}", caps.env.join(", ")));
+    }
+    items.extend(flags(caps.interaction, caps.agent, caps.llm));
+    items
+}
+
+fn describe_grant(grant: &EffectiveGrant) -> Vec<String> {
+    let mut items: Vec<String> = grant
+        .filesystem
+        .iter()
+        .map(|p| format!("filesystem {} ({})", p.path.display(), p.access))
+        .collect();
+    if let Some(process) = &grant.process {
+        items.push(process_line(&process.programs, process.network));
+    }
+    if !grant.http.is_empty() {
+        let hosts: Vec<String> = grant.http.iter().map(|h| h.to_string()).collect();
+        items.push(format!("http {}", hosts.join(", ")));
+    }
+    if !grant.env.is_empty() {
+        items.push(format!("env {}", grant.env.join(", ")));
+    }
+    items.extend(flags(grant.interaction, grant.agent, grant.llm));
+    items
+}
+
+fn process_line(programs: &[String], network: bool) -> String {
+    let network = if network {
+        "with network"
+    } else {
+        "no network"
+    };
+    format!("process {} ({network})", programs.join(", "))
+}
+
+fn flags(interaction: bool, agent: bool, llm: bool) -> Vec<String> {
+    [(interaction, "interaction"), (agent, "agent"), (llm, "llm")]
+        .into_iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, name)| name.to_string())
+        .collect()
+}
+
+/// `kaizen plugins inspect PATH`.
+pub async fn inspect(path: &Path, json: bool) -> anyhow::Result<()> {
+    let host = plugin_host(&kaizen_home()?)?;
+    let report = kaizen_plugins::inspect(&host, path)
+        .await
+        .map_err(anyhow::Error::msg)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    let mut out = String::new();
+    let _ = writeln!(out, "component: {}", report.component);
+    if let Some(manifest) = &report.manifest {
+        let _ = writeln!(
+            out,
+            "plugin:    {} {}",
+            manifest["name"].as_str().unwrap_or("?"),
+            manifest["version"].as_str().unwrap_or("?")
+        );
+    }
+    let _ = writeln!(out, "imports:");
+    for import in &report.imports {
+        let _ = writeln!(out, "  {import}");
+    }
+    let _ = writeln!(out, "exports:");
+    for export in &report.exports {
+        let _ = writeln!(out, "  {export}");
+    }
+    if let Some(err) = &report.tools_error {
+        let _ = writeln!(out, "tools: could not be listed: {err}");
+    }
+    for tool in &report.tools {
+        let _ = writeln!(
+            out,
+            "tool {}{}  ({:?})\n  {}\n  input schema: {}",
+            tool.name,
+            if tool.read_only { " [read-only]" } else { "" },
+            tool.danger,
+            tool.description.replace('\n', "\n  "),
+            serde_json::to_string_pretty(&tool.input_schema)?.replace('\n', "\n  ")
+        );
+    }
+    print!("{out}");
+    Ok(())
+}
+
+/// `kaizen tools list`.
+pub async fn tools(selection: &Selection, json: bool) -> anyhow::Result<()> {
+    let (_, _, set) = load(selection).await?;
+    for failure in &set.failed {
+        eprintln!(
+            "warning: plugin {} did not load: {}",
+            failure
+                .error
+                .name
+                .as_deref()
+                .unwrap_or(&failure.source.label()),
+            failure.error.message
+        );
+    }
+    let tools: Vec<_> = set.registry.tools().collect();
+    if json {
+        let rows: Vec<Value> = tools
+            .iter()
+            .map(|tool| {
+                let spec = tool.spec();
+                json!({
+                    "name": spec.name,
+                    "plugin": tool.source(),
+                    "description": spec.description,
+                    "input_schema": spec.input_schema,
+                    "danger": spec.danger,
+                    "read_only": spec.read_only,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(());
+    }
+    if tools.is_empty() {
+        println!("No tools: no plugin that provides tools loaded (see `kaizen plugins list`).");
+    }
+    let width = tools.iter().map(|t| t.spec().name.len()).max().unwrap_or(0);
+    for tool in tools {
+        let spec = tool.spec();
+        let summary = spec.description.lines().next().unwrap_or_default();
+        println!(
+            "{:width$}  {:<20} {}{}",
+            spec.name,
+            format!("({})", tool.source()),
+            if spec.read_only { "[read-only] " } else { "" },
+            summary
+        );
+    }
+    Ok(())
+}

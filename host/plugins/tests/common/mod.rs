@@ -1,0 +1,122 @@
+//! Shared setup for the plugin host's integration tests: real components
+//! built from `tests/plugins`, loaded through the real host.
+
+#![allow(dead_code)]
+
+use kaizen_plugins::{
+    GrantPolicy, HostOptions, LoadError, LoadedPlugin, Location, Origin, PluginHost, PluginSet,
+    PluginSource,
+};
+use kaizen_tools::{CallContext, ToolError, ToolOutput, ToolRegistry};
+use std::path::{Path, PathBuf};
+use tempfile::TempDir;
+
+/// A workspace, a cache and a host, all in temporary directories.
+pub struct Harness {
+    pub workspace: TempDir,
+    pub scratch: TempDir,
+    pub host: PluginHost,
+    pub policy: GrantPolicy,
+}
+
+impl Harness {
+    pub fn new() -> Self {
+        let workspace = tempfile::tempdir().unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        let host = PluginHost::new(HostOptions {
+            cache_dir: Some(scratch.path().join("cache")),
+            ..HostOptions::default()
+        })
+        .unwrap();
+        let policy = GrantPolicy::new(workspace.path().canonicalize().unwrap());
+        Self {
+            workspace,
+            scratch,
+            host,
+            policy,
+        }
+    }
+
+    pub fn workspace(&self) -> PathBuf {
+        self.workspace.path().canonicalize().unwrap()
+    }
+
+    /// A plugin directory holding test plugin `wasm_of`'s component under
+    /// the given manifest text.
+    pub fn custom_plugin(&self, dir_name: &str, wasm_of: &str, manifest: &str) -> PathBuf {
+        let dir = self.scratch.path().join("plugins").join(dir_name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(
+            kaizen_test_artifacts::wasm(wasm_of),
+            dir.join("component.wasm"),
+        )
+        .unwrap();
+        std::fs::write(dir.join("plugin.toml"), manifest).unwrap();
+        dir
+    }
+
+    pub async fn load_dir(&self, dir: &Path) -> Result<LoadedPlugin, LoadError> {
+        self.host.load(&source(dir), &self.policy).await
+    }
+
+    /// Loads the stock test plugin `name`, panicking on failure.
+    pub async fn load(&self, name: &str) -> LoadedPlugin {
+        match self
+            .load_dir(&kaizen_test_artifacts::plugin_dir(name))
+            .await
+        {
+            Ok(plugin) => plugin,
+            Err(err) => panic!("loading {name}: {err}"),
+        }
+    }
+
+    /// The registry of the given stock plugins.
+    pub async fn registry(&self, names: &[&str]) -> ToolRegistry {
+        let sources: Vec<PluginSource> = names
+            .iter()
+            .map(|name| source(&kaizen_test_artifacts::plugin_dir(name)))
+            .collect();
+        let set = PluginSet::load(&self.host, &sources, &self.policy).await;
+        if let Some(failure) = set.failed.first() {
+            panic!("{}: {}", failure.source.label(), failure.error);
+        }
+        set.registry
+    }
+
+    pub fn ctx(&self, session: &str) -> CallContext {
+        CallContext {
+            session_id: session.into(),
+            call_id: "call-1".into(),
+            workspace: self.workspace(),
+            cwd: self.workspace(),
+        }
+    }
+}
+
+pub fn source(dir: &Path) -> PluginSource {
+    PluginSource {
+        origin: Origin::Flag,
+        location: Location::Dir(dir.to_path_buf()),
+    }
+}
+
+/// Manifest text for a tool plugin using `component.wasm`.
+pub fn manifest(name: &str, extra: &str) -> String {
+    format!(
+        "[plugin]\nname = \"{name}\"\nversion = \"0.1.0\"\ncontract = \"0.1.0\"\nkinds = [\"tool\"]\ncomponent = \"component.wasm\"\n{extra}\n"
+    )
+}
+
+pub fn text(result: Result<ToolOutput, ToolError>) -> String {
+    match result {
+        Ok(output) => output.joined_text(),
+        Err(err) => panic!("tool failed: {:?}: {}", err.kind, err.message),
+    }
+}
+
+pub fn error(result: Result<ToolOutput, ToolError>) -> ToolError {
+    match result {
+        Ok(output) => panic!("expected an error, got {:?}", output.joined_text()),
+        Err(err) => err,
+    }
+}

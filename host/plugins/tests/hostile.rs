@@ -1,0 +1,134 @@
+//! Hostile guests: each is contained with an error a user would want, and
+//! the host serves the next call.
+
+mod common;
+
+use common::{Harness, error, manifest, text};
+use kaizen_tools::{ToolErrorKind, ToolRegistry};
+
+/// The hostile plugin with tight limits so the tests stay quick.
+async fn hostile(h: &Harness) -> ToolRegistry {
+    let dir = h.custom_plugin(
+        "hostile",
+        "hostile",
+        &manifest("hostile", "[limits]\nmemory-mib = 64\ncpu-seconds = 0.5"),
+    );
+    let plugin = h.load_dir(&dir).await.unwrap();
+    let mut registry = ToolRegistry::new();
+    registry.register_all(plugin.tool_handles()).unwrap();
+    registry
+}
+
+async fn still_serves(registry: &ToolRegistry, h: &Harness) {
+    assert_eq!(
+        text(registry.call(&h.ctx("s"), "Ok", "{}").await),
+        "still alive"
+    );
+}
+
+#[tokio::test]
+async fn infinite_loop_hits_the_time_limit() {
+    let h = Harness::new();
+    let registry = hostile(&h).await;
+    let err = error(registry.call(&h.ctx("s"), "Spin", "{}").await);
+    assert_eq!(err.kind, ToolErrorKind::ResourceLimit);
+    assert!(
+        err.message.contains("time limit of 500 ms"),
+        "{}",
+        err.message
+    );
+    still_serves(&registry, &h).await;
+}
+
+#[tokio::test]
+async fn memory_bomb_hits_the_memory_limit() {
+    let h = Harness::new();
+    let registry = hostile(&h).await;
+    let err = error(registry.call(&h.ctx("s"), "MemoryBomb", "{}").await);
+    assert_eq!(err.kind, ToolErrorKind::ResourceLimit);
+    assert!(err.message.contains("limit of 64 MiB"), "{}", err.message);
+    still_serves(&registry, &h).await;
+}
+
+#[tokio::test]
+async fn deep_recursion_overflows_cleanly() {
+    let h = Harness::new();
+    let registry = hostile(&h).await;
+    let err = error(
+        registry
+            .call(&h.ctx("s"), "Recurse", r#"{"depth": 100000000}"#)
+            .await,
+    );
+    assert_eq!(err.kind, ToolErrorKind::Crashed);
+    // Rust keeps large frames on a stack in linear memory, so overflowing
+    // it is an out-of-bounds access rather than a wasm stack overflow.
+    assert!(
+        err.message.contains("call stack") || err.message.contains("stack overflow"),
+        "{}",
+        err.message
+    );
+    still_serves(&registry, &h).await;
+}
+
+#[tokio::test]
+async fn panic_is_reported_with_the_plugins_message() {
+    let h = Harness::new();
+    let registry = hostile(&h).await;
+    let err = error(registry.call(&h.ctx("s"), "Panic", "{}").await);
+    assert_eq!(err.kind, ToolErrorKind::Crashed);
+    assert!(
+        err.message.contains("boom from the hostile plugin"),
+        "{}",
+        err.message
+    );
+    assert!(
+        err.message.contains("next call starts a fresh one"),
+        "{}",
+        err.message
+    );
+    still_serves(&registry, &h).await;
+}
+
+#[tokio::test]
+async fn invalid_json_metadata_is_refused() {
+    let h = Harness::new();
+    let registry = hostile(&h).await;
+    let err = error(registry.call(&h.ctx("s"), "BadMetadata", "{}").await);
+    assert_eq!(err.kind, ToolErrorKind::Crashed);
+    assert!(err.message.contains("not valid JSON"), "{}", err.message);
+    still_serves(&registry, &h).await;
+}
+
+#[tokio::test]
+async fn fifty_megabytes_of_output_is_refused() {
+    let h = Harness::new();
+    let dir = h.custom_plugin("hostile", "hostile", &manifest("hostile", ""));
+    let plugin = h.load_dir(&dir).await.unwrap();
+    let mut registry = ToolRegistry::new();
+    registry.register_all(plugin.tool_handles()).unwrap();
+    let err = error(
+        registry
+            .call(&h.ctx("s"), "HugeOutput", r#"{"mib": 50}"#)
+            .await,
+    );
+    assert_eq!(err.kind, ToolErrorKind::ResourceLimit);
+    assert!(err.message.contains("50.0 MiB"), "{}", err.message);
+    still_serves(&registry, &h).await;
+}
+
+#[tokio::test]
+async fn a_trap_in_a_stateful_instance_is_replaced() {
+    let h = Harness::new();
+    // Lines after `component` stay in the [plugin] table.
+    let dir = h.custom_plugin(
+        "hostile",
+        "hostile",
+        &manifest("hostile", "stateful = true"),
+    );
+    let plugin = h.load_dir(&dir).await.unwrap();
+    assert!(plugin.manifest.plugin.stateful);
+    let mut registry = ToolRegistry::new();
+    registry.register_all(plugin.tool_handles()).unwrap();
+    error(registry.call(&h.ctx("s"), "Panic", "{}").await);
+    still_serves(&registry, &h).await;
+}

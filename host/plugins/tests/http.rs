@@ -1,0 +1,171 @@
+//! Outbound HTTP through wasi:http: only hosts on the allow-list, and
+//! loopback only when the grant names it exactly. The only server these
+//! tests talk to is one they start on 127.0.0.1.
+
+mod common;
+
+use common::{Harness, manifest, text};
+use kaizen_plugins::Capabilities;
+use kaizen_tools::ToolRegistry;
+use serde_json::json;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+/// A loopback HTTP server answering every request with `hello over http`;
+/// counts the requests it served.
+async fn serve() -> (u16, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counter = hits.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            counter.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                let mut request = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match socket.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => request.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let body = "hello over http";
+                let response = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(response.as_bytes()).await;
+            });
+        }
+    });
+    (port, hits)
+}
+
+/// The http-probe plugin requesting `requested` under a grant of `granted`.
+async fn probe(h: &mut Harness, requested: &[&str], granted: &[&str]) -> ToolRegistry {
+    let list = |items: &[&str]| {
+        items
+            .iter()
+            .map(|i| format!("\"{i}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let extra = format!("[capabilities]\nhttp = [{}]", list(requested));
+    let dir = h.custom_plugin("http-probe", "http-probe", &manifest("http-probe", &extra));
+    h.policy.grants.insert(
+        "http-probe".into(),
+        Capabilities {
+            http: granted.iter().map(|g| g.to_string()).collect(),
+            ..Capabilities::default()
+        },
+    );
+    let plugin = h.load_dir(&dir).await.unwrap();
+    let mut registry = ToolRegistry::new();
+    registry.register_all(plugin.tool_handles()).unwrap();
+    registry
+}
+
+fn fetch(url: &str) -> String {
+    json!({ "url": url }).to_string()
+}
+
+#[tokio::test]
+async fn loopback_named_exactly_in_the_grant_is_reachable() {
+    let (port, hits) = serve().await;
+    let mut h = Harness::new();
+    let host = format!("127.0.0.1:{port}");
+    let registry = probe(&mut h, &[&host], &[&host]).await;
+    let out = text(
+        registry
+            .call(&h.ctx("s"), "Fetch", &fetch(&format!("http://{host}/x")))
+            .await,
+    );
+    assert_eq!(out, "status: 200\nhello over http");
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn loopback_behind_a_wildcard_is_refused() {
+    let (port, hits) = serve().await;
+    let mut h = Harness::new();
+    let registry = probe(&mut h, &["*"], &["*"]).await;
+    let err = registry
+        .call(
+            &h.ctx("s"),
+            "Fetch",
+            &fetch(&format!("http://127.0.0.1:{port}/")),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        err.message.contains("internal address 127.0.0.1"),
+        "{}",
+        err.message
+    );
+    assert!(
+        err.message.contains("names the host exactly"),
+        "{}",
+        err.message
+    );
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        0,
+        "the request must not reach the server"
+    );
+}
+
+#[tokio::test]
+async fn hosts_off_the_allow_list_are_refused_before_any_connection() {
+    let (port, hits) = serve().await;
+    let mut h = Harness::new();
+    let allowed = format!("127.0.0.1:{port}");
+    let registry = probe(&mut h, &[&allowed], &[&allowed]).await;
+    // Another port on the same host, another loopback address, a name: all
+    // off the list, so the host neither resolves nor connects.
+    for url in [
+        format!("http://127.0.0.1:{}/", port.wrapping_add(1)),
+        format!("http://127.0.0.2:{port}/"),
+        "https://not-on-the-list.invalid/".to_string(),
+    ] {
+        let err = registry
+            .call(&h.ctx("s"), "Fetch", &fetch(&url))
+            .await
+            .unwrap_err();
+        assert!(
+            err.message
+                .contains("not in plugin `http-probe`'s http grant"),
+            "{url}: {}",
+            err.message
+        );
+    }
+    assert_eq!(hits.load(Ordering::SeqCst), 0);
+    // The allowed target still works afterwards.
+    let out = text(
+        registry
+            .call(&h.ctx("s"), "Fetch", &fetch(&format!("http://{allowed}/")))
+            .await,
+    );
+    assert!(out.starts_with("status: 200"), "{out}");
+}
+
+#[tokio::test]
+async fn a_request_beyond_the_grant_is_cut_from_the_allow_list() {
+    let (port, hits) = serve().await;
+    let mut h = Harness::new();
+    let host = format!("127.0.0.1:{port}");
+    // Requested, but the operator granted something else.
+    let registry = probe(&mut h, &[&host, "api.example.com"], &["api.example.com"]).await;
+    let err = registry
+        .call(&h.ctx("s"), "Fetch", &fetch(&format!("http://{host}/")))
+        .await
+        .unwrap_err();
+    assert!(
+        err.message.contains("granted: api.example.com"),
+        "{}",
+        err.message
+    );
+    assert_eq!(hits.load(Ordering::SeqCst), 0);
+}

@@ -1,0 +1,207 @@
+//! Load-time checks: capabilities named when missing, broken components and
+//! manifests explained, clashes reported with both names, and the compile
+//! cache trusted only when intact.
+
+mod common;
+
+use common::{Harness, manifest, source};
+use kaizen_plugins::{CacheOutcome, Capabilities, PluginSet, ProcessCapability};
+
+#[tokio::test]
+async fn ungranted_import_is_refused_at_load_naming_the_capability() {
+    let h = Harness::new();
+    let dir = kaizen_test_artifacts::plugin_dir("needs-process");
+    let err = h.load_dir(&dir).await.err().expect("must not load");
+    assert!(err.message.contains("kaizen:plugin/process@0.1.0"), "{err}");
+    assert!(err.message.contains("`process` capability"), "{err}");
+    assert!(err.message.contains("[grants.needs-process]"), "{err}");
+    let grant = err.grant.expect("the grant is reported");
+    assert!(grant.denied.contains(&"process: not granted".to_string()));
+}
+
+#[tokio::test]
+async fn granted_but_unimplemented_import_says_so() {
+    let mut h = Harness::new();
+    h.policy.grants.insert(
+        "needs-process".into(),
+        Capabilities {
+            process: Some(ProcessCapability {
+                programs: vec!["true".into()],
+                network: false,
+            }),
+            ..Capabilities::default()
+        },
+    );
+    let dir = kaizen_test_artifacts::plugin_dir("needs-process");
+    let err = h.load_dir(&dir).await.err().expect("must not load");
+    assert!(err.message.contains("does not provide yet"), "{err}");
+}
+
+#[tokio::test]
+async fn http_import_without_grant_is_refused() {
+    let h = Harness::new();
+    let err = h
+        .load_dir(&kaizen_test_artifacts::plugin_dir("http-probe"))
+        .await
+        .err()
+        .expect("must not load");
+    assert!(err.message.contains("wasi:http/"), "{err}");
+    assert!(err.message.contains("`http` capability"), "{err}");
+}
+
+#[tokio::test]
+async fn files_that_are_not_components_are_explained() {
+    let h = Harness::new();
+    let cases: [(&[u8], &str); 3] = [
+        (b"this is text", "not WebAssembly at all"),
+        (
+            b"\0asm\x01\0\0\0",
+            "core WebAssembly module, not a component",
+        ),
+        (b"\0asm\x0d\0\x01\0\xff\xff", "is not a valid component"),
+    ];
+    for (i, (bytes, expected)) in cases.into_iter().enumerate() {
+        let dir = h.custom_plugin(
+            &format!("bad{i}"),
+            "hello",
+            &manifest(&format!("bad{i}"), ""),
+        );
+        std::fs::write(dir.join("component.wasm"), bytes).unwrap();
+        let err = h.load_dir(&dir).await.err().expect("must not load");
+        assert!(err.message.contains(expected), "{expected}: {err}");
+    }
+}
+
+#[tokio::test]
+async fn missing_component_and_manifest_problems_say_what_to_fix() {
+    let h = Harness::new();
+    let dir = h.custom_plugin("gone", "hello", &manifest("gone", ""));
+    std::fs::remove_file(dir.join("component.wasm")).unwrap();
+    let err = h.load_dir(&dir).await.err().unwrap();
+    assert!(
+        err.message.contains("does not exist; build the plugin"),
+        "{err}"
+    );
+
+    let empty = h.scratch.path().join("empty-plugin");
+    std::fs::create_dir_all(&empty).unwrap();
+    let err = h.load_dir(&empty).await.err().unwrap();
+    assert!(err.message.contains("has no plugin.toml"), "{err}");
+
+    let dir = h.custom_plugin(
+        "v9",
+        "hello",
+        &manifest("v9", "").replace("contract = \"0.1.0\"", "contract = \"9.9.9\""),
+    );
+    let err = h.load_dir(&dir).await.err().unwrap();
+    assert!(
+        err.message
+            .contains("rebuild the plugin against wit/v0.1.0"),
+        "{err}"
+    );
+
+    let dir = h.custom_plugin(
+        "typo",
+        "hello",
+        &format!("{}\n[capabilities]\nfilesytem = []\n", manifest("typo", "")),
+    );
+    let err = h.load_dir(&dir).await.err().unwrap();
+    assert!(err.message.contains("unknown field `filesytem`"), "{err}");
+}
+
+#[tokio::test]
+async fn declared_kind_must_match_the_exports() {
+    let h = Harness::new();
+    let dir = h.custom_plugin(
+        "not-a-hook",
+        "hello",
+        &manifest("not-a-hook", "").replace("kinds = [\"tool\"]", "kinds = [\"hook\"]"),
+    );
+    let err = h.load_dir(&dir).await.err().unwrap();
+    assert!(
+        err.message
+            .contains("does not export kaizen:plugin/hooks@0.1.0"),
+        "{err}"
+    );
+    assert!(err.message.contains("kaizen:plugin/tools@0.1.0"), "{err}");
+}
+
+#[tokio::test]
+async fn duplicate_tool_and_plugin_names_name_both() {
+    let h = Harness::new();
+    let twin = h.custom_plugin("hello-twin", "hello", &manifest("hello-twin", ""));
+    let same_name = h.custom_plugin("hello-again", "hello", &manifest("hello", ""));
+    let sources = [
+        source(&kaizen_test_artifacts::plugin_dir("hello")),
+        source(&twin),
+        source(&same_name),
+        source(&kaizen_test_artifacts::plugin_dir("counter")),
+    ];
+    let set = PluginSet::load(&h.host, &sources, &h.policy).await;
+    let loaded: Vec<&str> = set
+        .loaded
+        .iter()
+        .map(|p| p.manifest.plugin.name.as_str())
+        .collect();
+    assert_eq!(loaded, ["hello", "counter"]);
+    let messages: Vec<&str> = set
+        .failed
+        .iter()
+        .map(|f| f.error.message.as_str())
+        .collect();
+    assert!(
+        messages[0].contains("`hello`") && messages[0].contains("`hello-twin`"),
+        "{messages:?}"
+    );
+    assert!(messages[0].contains("Greet"), "{messages:?}");
+    assert!(
+        messages[1].contains("a plugin named `hello` is already loaded"),
+        "{messages:?}"
+    );
+    assert_eq!(set.registry.len(), 4);
+}
+
+#[tokio::test]
+async fn the_compile_cache_is_reused_and_never_trusted_when_damaged() {
+    let h = Harness::new();
+    let dir = h.custom_plugin("cached", "hello", &manifest("cached", ""));
+    assert_eq!(
+        h.load_dir(&dir).await.unwrap().cache,
+        CacheOutcome::Compiled
+    );
+    assert_eq!(h.load_dir(&dir).await.unwrap().cache, CacheOutcome::Hit);
+
+    // Flip a byte in the artifact: detected, recompiled, still works.
+    let cache_dir = h.host.cache().unwrap().dir().to_path_buf();
+    let artifact = std::fs::read_dir(&cache_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "cwasm"))
+        .unwrap();
+    let mut bytes = std::fs::read(&artifact).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x40;
+    std::fs::write(&artifact, &bytes).unwrap();
+    let plugin = h.load_dir(&dir).await.unwrap();
+    assert_eq!(plugin.cache, CacheOutcome::Replaced);
+    assert_eq!(plugin.tools.len(), 2);
+
+    // Truncated: the same.
+    std::fs::write(&artifact, &bytes[..100]).unwrap();
+    assert_eq!(
+        h.load_dir(&dir).await.unwrap().cache,
+        CacheOutcome::Replaced
+    );
+    assert_eq!(h.load_dir(&dir).await.unwrap().cache, CacheOutcome::Hit);
+
+    // A changed component is compiled anew, not served from the old entry.
+    std::fs::copy(
+        kaizen_test_artifacts::wasm("counter"),
+        dir.join("component.wasm"),
+    )
+    .unwrap();
+    let plugin = h.load_dir(&dir).await.unwrap();
+    assert_eq!(plugin.cache, CacheOutcome::Compiled);
+    let names: Vec<&str> = plugin.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["Count", "Noop"]);
+}
