@@ -60,6 +60,19 @@ enum ToolsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Call one tool directly, as the model would, and print its result:
+    /// for trying a plugin while writing it. Exits 1 when the tool fails.
+    Call {
+        /// The tool's name, e.g. `Glob`.
+        name: String,
+        /// The input as JSON (read from stdin when omitted).
+        input: Option<String>,
+        #[command(flatten)]
+        workspace: WorkspaceArgs,
+        /// Print the whole result (content parts and metadata) as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Where to work and which plugins to load.
@@ -106,6 +119,12 @@ fn main() -> ExitCode {
             Command::Tools(ToolsCommand::List { workspace, json }) => {
                 plugins_cmd::tools(&workspace.into(), json).await
             }
+            Command::Tools(ToolsCommand::Call {
+                name,
+                input,
+                workspace,
+                json,
+            }) => plugins_cmd::call(&workspace.into(), &name, input, json).await,
         }
     });
     match result {

@@ -5,6 +5,7 @@ use crate::config::{Setup, kaizen_home};
 use kaizen_plugins::{
     Capabilities, EffectiveGrant, HostOptions, LoadedPlugin, PluginHost, PluginSet, sources_in,
 };
+use kaizen_tools::CallContext;
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -19,10 +20,14 @@ pub struct Selection {
     pub add_dirs: Vec<PathBuf>,
 }
 
-/// The plugin host with the compile cache under `home`.
+/// The plugin host with the compile cache in `KAIZEN_CACHE_DIR`, else
+/// under `home`.
 pub fn plugin_host(home: &Path) -> anyhow::Result<PluginHost> {
+    let cache_dir = std::env::var_os("KAIZEN_CACHE_DIR")
+        .filter(|dir| !dir.is_empty())
+        .map_or_else(|| home.join("cache").join("components"), PathBuf::from);
     PluginHost::new(HostOptions {
-        cache_dir: Some(home.join("cache").join("components")),
+        cache_dir: Some(cache_dir),
         ..HostOptions::default()
     })
 }
@@ -296,6 +301,39 @@ pub async fn tools(selection: &Selection, json: bool) -> anyhow::Result<()> {
             if spec.read_only { "[read-only] " } else { "" },
             summary
         );
+    }
+    Ok(())
+}
+
+/// `kaizen tools call NAME [INPUT]`.
+pub async fn call(
+    selection: &Selection,
+    name: &str,
+    input: Option<String>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let input = match input {
+        Some(input) => input,
+        None => std::io::read_to_string(std::io::stdin())?,
+    };
+    let (setup, _, set) = load(selection).await?;
+    let workspace = setup.policy.workspace.clone();
+    let ctx = CallContext {
+        session_id: format!("cli-{}", std::process::id()),
+        call_id: "call-1".into(),
+        workspace: workspace.clone(),
+        cwd: workspace,
+    };
+    let result = set.registry.call(&ctx, name, &input).await;
+    set.end_session(&ctx.session_id);
+    match result {
+        Ok(output) if json => println!("{}", serde_json::to_string_pretty(&output)?),
+        Ok(output) => println!("{}", output.joined_text()),
+        Err(err) if json => {
+            println!("{}", serde_json::to_string_pretty(&err)?);
+            anyhow::bail!("{name} failed ({:?})", err.kind);
+        }
+        Err(err) => anyhow::bail!("{name} failed: {}", err.message),
     }
     Ok(())
 }

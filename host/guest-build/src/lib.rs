@@ -1,30 +1,71 @@
 //! Build-script support for crates that ship guest plugins (the CLI's
-//! built-ins, the test plugins): one nested `cargo build` of a guest
-//! workspace for `wasm32-wasip2`, in a target directory shared by every
-//! profile of the outer build, so tests, clippy and release builds compile
-//! the guests once.
+//! built-ins in `plugins/`, the test plugins in `tests/plugins`).
+//!
+//! A guest workspace is built with one nested `cargo build --release
+//! --target wasm32-wasip2` into `<target>/wasm-guests`, a directory shared
+//! by every profile of the outer build, so tests, clippy and release builds
+//! compile the guests once. A build script using this crate:
+//!
+//! ```no_run
+//! use kaizen_guest_build::{GuestDir, assemble, discover, fail, rerun_if_changed};
+//! # let (workspace, out) = (std::path::Path::new("plugins"), std::path::Path::new("out"));
+//!
+//! rerun_if_changed(workspace);
+//! let guests = GuestDir::lock(); // one build script at a time
+//! let plugins = discover(workspace);
+//! let built: Vec<_> = guests
+//!     .build_rust_plugins(workspace, &plugins, "the plugins")
+//!     .into_iter()
+//!     .zip(&plugins)
+//!     .map(|(wasm, plugin)| {
+//!         wasm.unwrap_or_else(|| fail(format!("{} is not a Rust crate", plugin.dir.display())))
+//!     })
+//!     .collect();
+//! assemble(out, &plugins, &built); // out/<name>/{plugin.toml, <component>}
+//! ```
+//!
+//! Every function stops the build with [`fail`] on an error, naming what
+//! went wrong and what to do: these run in build scripts, where a panic's
+//! backtrace helps nobody.
+//!
+//! Environment: `KAIZEN_WASM_GUESTS_DIR` replaces `<target>/wasm-guests`.
 
+#![warn(missing_docs)]
+
+use std::env;
+use std::ffi::OsString;
+use std::fmt::Display;
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 /// The guest target triple.
 pub const GUEST_TARGET: &str = "wasm32-wasip2";
 
-/// Environment variables of the outer build that must not reach the nested
-/// one: flags for the host target, clippy's wrapper, the outer target dir.
+/// The variable that replaces `<target>/wasm-guests` as the guest directory.
+pub const GUESTS_DIR_VAR: &str = "KAIZEN_WASM_GUESTS_DIR";
+
+/// Variables of the outer build that must not reach the nested one: flags
+/// for the host target, clippy's wrapper, the outer target directory, the
+/// outer jobserver.
 const LEAKY_VARS: &[&str] = &[
     "CARGO_ENCODED_RUSTFLAGS",
     "RUSTFLAGS",
+    "CARGO_BUILD_RUSTFLAGS",
     "RUSTC_WORKSPACE_WRAPPER",
     "RUSTC_WRAPPER",
+    "CARGO_BUILD_RUSTC_WRAPPER",
+    "CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER",
     "CARGO_TARGET_DIR",
+    "CARGO_BUILD_TARGET_DIR",
     "CARGO_BUILD_TARGET",
-    "CARGO_BUILD_RUSTFLAGS",
     "CARGO_MAKEFLAGS",
+    "MAKEFLAGS",
+    "MFLAGS",
     "CARGO_PRIMARY_PACKAGE",
     "CARGO_MANIFEST_DIR",
     "CARGO_MANIFEST_PATH",
-    "CARGO_PKG_NAME",
     "RUSTDOC",
     "DEBUG",
     "OPT_LEVEL",
@@ -35,60 +76,279 @@ const LEAKY_VARS: &[&str] = &[
     "OUT_DIR",
 ];
 
-/// The directory shared by all profiles for guest builds:
-/// `<outer target dir>/wasm-guests`, derived from `OUT_DIR`
-/// (`<target>/[<triple>/]<profile>/build/<pkg>-<hash>/out`).
-pub fn shared_guest_dir() -> PathBuf {
-    let out_dir =
-        PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR is set for build scripts"));
-    // out -> <pkg>-<hash> -> build -> <profile>
-    let profile_dir = out_dir
-        .ancestors()
-        .nth(3)
-        .expect("OUT_DIR has the layout cargo documents");
-    profile_dir
-        .parent()
-        .unwrap_or(profile_dir)
-        .join("wasm-guests")
+/// Prefixes of variables of the outer build that must not reach the nested
+/// one (the outer profile, cfg, features and package).
+const LEAKY_PREFIXES: &[&str] = &[
+    "CARGO_PROFILE_",
+    "CARGO_CFG_",
+    "CARGO_FEATURE_",
+    "CARGO_PKG_",
+];
+
+/// The shared guest directory, locked for the calling build script until
+/// this value is dropped.
+///
+/// Test, clippy and release builds of the main workspace may run build
+/// scripts at the same time, and the CLI's and the test artifacts' scripts
+/// both build into this directory; the lock makes them take turns, so that
+/// one never reads files another is rewriting.
+pub struct GuestDir {
+    path: PathBuf,
+    _lock: fs::File,
 }
 
-/// Builds every member of the guest workspace at `manifest` in release mode
-/// for [`GUEST_TARGET`] into `target_dir`; returns the directory holding
-/// the `.wasm` files. Panics with the nested build's advice on failure, as
-/// build scripts do.
-pub fn build_workspace(manifest: &Path, target_dir: &Path) -> PathBuf {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut cmd = Command::new(cargo);
-    cmd.arg("build")
-        .arg("--release")
-        .arg("--workspace")
-        .arg("--target")
-        .arg(GUEST_TARGET)
+impl GuestDir {
+    /// Locates the guest directory (see [`guests_dir`]), creates it and
+    /// takes its lock, waiting for any other build script holding it.
+    pub fn lock() -> Self {
+        let path = guests_dir();
+        create_dir(&path);
+        let lock_path = path.join(".build.lock");
+        let lock = fs::File::create(&lock_path)
+            .unwrap_or_else(|err| fail(format!("cannot create {}: {err}", lock_path.display())));
+        lock.lock()
+            .unwrap_or_else(|err| fail(format!("cannot lock {}: {err}", lock_path.display())));
+        Self { path, _lock: lock }
+    }
+
+    /// The directory: the nested builds' target directory, and a place for
+    /// other build products (`<dir>/plugins`, venvs).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Where the nested builds put the components:
+    /// `<dir>/wasm32-wasip2/release`.
+    pub fn release_dir(&self) -> PathBuf {
+        self.path.join(GUEST_TARGET).join("release")
+    }
+
+    /// Builds every member of the workspace in `workspace` (the directory
+    /// holding its `Cargo.toml`) with [`build_workspace`], if any of
+    /// `plugins` is a Rust plugin, and returns each plugin's built component
+    /// in the order of `plugins` (`None` for plugins that are not Rust
+    /// crates). `what` names the plugins in messages ("the built-in
+    /// plugins").
+    ///
+    /// Stops the build when a Rust plugin's component is missing afterwards
+    /// (the crate is not a member of the workspace).
+    pub fn build_rust_plugins(
+        &self,
+        workspace: &Path,
+        plugins: &[Plugin],
+        what: &str,
+    ) -> Vec<Option<PathBuf>> {
+        let manifest = workspace.join("Cargo.toml");
+        if plugins.iter().any(|plugin| plugin.cdylib.is_some()) {
+            build_workspace(&manifest, &self.path, what);
+        }
+        let release = self.release_dir();
+        plugins
+            .iter()
+            .map(|plugin| {
+                let wasm = release.join(plugin.cdylib.as_ref()?);
+                if !wasm.is_file() {
+                    fail(format!(
+                        "the guest build did not produce {} for plugin `{}`; is {} a member of \
+                         the workspace in {}?",
+                        wasm.display(),
+                        plugin.name,
+                        plugin.dir.display(),
+                        manifest.display()
+                    ));
+                }
+                Some(wasm)
+            })
+            .collect()
+    }
+}
+
+/// The shared guest directory: `$KAIZEN_WASM_GUESTS_DIR` when set, else
+/// `<target>/wasm-guests`, where `<target>` is the main target directory
+/// whatever the profile and `--target`: `OUT_DIR` is
+/// `<target>[/<triple>]/<profile>/build/<pkg>-<hash>/out`.
+///
+/// Tells cargo to rerun the build script when the variable changes.
+pub fn guests_dir() -> PathBuf {
+    println!("cargo:rerun-if-env-changed={GUESTS_DIR_VAR}");
+    if let Some(dir) = env::var_os(GUESTS_DIR_VAR) {
+        return PathBuf::from(dir);
+    }
+    let out_dir = out_dir();
+    let mut target = out_dir
+        .ancestors()
+        .nth(4)
+        .unwrap_or_else(|| fail(format!("unexpected OUT_DIR layout: {}", out_dir.display())))
+        .to_path_buf();
+    if env::var_os("TARGET").is_some_and(|triple| target.file_name() == Some(&triple)) {
+        target.pop();
+    }
+    target.join("wasm-guests")
+}
+
+/// Builds every member of the guest workspace whose manifest is `manifest`
+/// in release mode for [`GUEST_TARGET`] into `target_dir`, and returns the
+/// directory holding the components (`<target_dir>/wasm32-wasip2/release`).
+///
+/// The nested cargo sees none of the settings meant for the outer (native)
+/// build, and its stdout goes to stderr: a build script's stdout carries
+/// directives to the outer cargo. `what` names the plugins in the failure
+/// message.
+pub fn build_workspace(manifest: &Path, target_dir: &Path, what: &str) -> PathBuf {
+    let cargo = env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
+    let mut cmd = Command::new(&cargo);
+    cmd.args(["build", "--release", "--workspace", "--target", GUEST_TARGET])
         .arg("--manifest-path")
         .arg(manifest)
         .arg("--target-dir")
-        .arg(target_dir);
-    for var in LEAKY_VARS {
-        cmd.env_remove(var);
+        .arg(target_dir)
+        .stdout(Stdio::from(io::stderr()));
+    if let Some(dir) = manifest.parent() {
+        cmd.current_dir(dir);
     }
-    for (key, _) in std::env::vars_os() {
-        let key = key.to_string_lossy();
-        if key.starts_with("CARGO_CFG_")
-            || key.starts_with("CARGO_FEATURE_")
-            || key.starts_with("CARGO_PROFILE_")
-        {
-            cmd.env_remove(key.as_ref());
+    for (key, _) in env::vars_os() {
+        let Some(key) = key.to_str() else { continue };
+        if LEAKY_VARS.contains(&key) || LEAKY_PREFIXES.iter().any(|p| key.starts_with(p)) {
+            cmd.env_remove(key);
         }
     }
     let status = cmd
         .status()
-        .unwrap_or_else(|err| panic!("cannot run cargo to build the guest plugins: {err}"));
-    assert!(
-        status.success(),
-        "building the guest plugins in {} failed (see the errors above). The {GUEST_TARGET} target comes from rust-toolchain.toml; if rustup could not add it, run `rustup target add {GUEST_TARGET}`.",
-        manifest.display()
-    );
+        .unwrap_or_else(|err| fail(format!("cannot run {}: {err}", cargo.to_string_lossy())));
+    if !status.success() {
+        fail(format!(
+            "building {what} failed ({status}); see cargo's output above.\n\
+             The command was: cargo build --release --workspace --target {GUEST_TARGET} \
+             --manifest-path {} --target-dir {}\n\
+             It needs the {GUEST_TARGET} target (rust-toolchain.toml asks rustup for it): \
+             rustup target add {GUEST_TARGET}",
+            manifest.display(),
+            target_dir.display()
+        ));
+    }
     target_dir.join(GUEST_TARGET).join("release")
+}
+
+/// One plugin directory of a guest workspace: a directory holding a
+/// `plugin.toml`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plugin {
+    /// The manifest's `[plugin] name`, which is also the directory's name.
+    pub name: String,
+    /// The plugin's source directory.
+    pub dir: PathBuf,
+    /// The component file name the manifest names (`component`, by default
+    /// `<name>.wasm`).
+    pub component: String,
+    /// For a Rust plugin (a directory with `Cargo.toml`), the file name of
+    /// the cdylib cargo builds (`my-tool` → `my_tool.wasm`); `None` for
+    /// plugins in other languages.
+    pub cdylib: Option<String>,
+}
+
+impl Plugin {
+    /// The plugin's manifest, `<dir>/plugin.toml`.
+    pub fn manifest(&self) -> PathBuf {
+        self.dir.join("plugin.toml")
+    }
+}
+
+/// Every directory directly in `root` holding a `plugin.toml`, sorted by
+/// name. Stops the build when `root` cannot be read, or a manifest is
+/// invalid or names its plugin differently from its directory.
+pub fn discover(root: &Path) -> Vec<Plugin> {
+    let entries =
+        fs::read_dir(root).unwrap_or_else(|err| fail(format!("cannot read {}: {err}", root.display())));
+    let mut dirs: Vec<PathBuf> = entries
+        .map(|entry| entry.map(|entry| entry.path()))
+        .collect::<io::Result<_>>()
+        .unwrap_or_else(|err| fail(format!("cannot read {}: {err}", root.display())));
+    dirs.retain(|dir| dir.join("plugin.toml").is_file());
+    dirs.sort();
+    dirs.iter().map(|dir| plugin(dir)).collect()
+}
+
+/// Reads the plugin in `dir`.
+fn plugin(dir: &Path) -> Plugin {
+    let manifest_path = dir.join("plugin.toml");
+    let manifest = read_toml(&manifest_path);
+    let section = manifest.get("plugin").and_then(toml::Value::as_table);
+    let name = section
+        .and_then(|t| t.get("name"))
+        .and_then(toml::Value::as_str)
+        .unwrap_or_else(|| fail(format!("{}: [plugin] has no name", manifest_path.display())))
+        .to_owned();
+    if dir.file_name() != Some(name.as_ref()) {
+        fail(format!(
+            "{}: the plugin is named `{name}` but its directory is not; name them alike",
+            manifest_path.display()
+        ));
+    }
+    let component = section
+        .and_then(|t| t.get("component"))
+        .and_then(toml::Value::as_str)
+        .map_or_else(|| format!("{name}.wasm"), str::to_owned);
+    let cargo_toml = dir.join("Cargo.toml");
+    let cdylib = cargo_toml.is_file().then(|| cdylib_file(&cargo_toml));
+    Plugin {
+        name,
+        dir: dir.to_path_buf(),
+        component,
+        cdylib,
+    }
+}
+
+/// The file cargo gives the cdylib of the package whose manifest is
+/// `cargo_toml` (`[lib] name`, else the package name, with `-` → `_`).
+fn cdylib_file(cargo_toml: &Path) -> String {
+    let package = read_toml(cargo_toml);
+    let lib_name = package
+        .get("lib")
+        .and_then(|lib| lib.get("name"))
+        .or_else(|| package.get("package").and_then(|p| p.get("name")))
+        .and_then(toml::Value::as_str)
+        .unwrap_or_else(|| fail(format!("{}: no package name", cargo_toml.display())));
+    format!("{}.wasm", lib_name.replace('-', "_"))
+}
+
+/// Gives `root/<name>/` each plugin's manifest and component (`built[i]`
+/// is the component of `plugins[i]`), rewriting only what changed, with
+/// [`sync_file`], and removes the directories of plugins that no longer
+/// exist.
+pub fn assemble(root: &Path, plugins: &[Plugin], built: &[PathBuf]) {
+    assert_eq!(plugins.len(), built.len(), "one component per plugin");
+    create_dir(root);
+    for (plugin, wasm) in plugins.iter().zip(built) {
+        let dir = root.join(&plugin.name);
+        create_dir(&dir);
+        sync_file(&plugin.manifest(), &dir.join("plugin.toml"));
+        sync_file(wasm, &dir.join(&plugin.component));
+    }
+    let entries =
+        fs::read_dir(root).unwrap_or_else(|err| fail(format!("cannot read {}: {err}", root.display())));
+    for entry in entries.flatten() {
+        let stale = !plugins
+            .iter()
+            .any(|plugin| entry.file_name() == plugin.name.as_str());
+        if stale && entry.path().is_dir() {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// Makes `to` hold the bytes of `from`. Leaves it untouched (modification
+/// time included) when it already does; otherwise writes a temporary file
+/// beside it and renames it over `to`, so that a reader (a test of another
+/// build) sees the old file or the new one, never half of one.
+pub fn sync_file(from: &Path, to: &Path) {
+    let bytes = read(from);
+    if fs::read(to).is_ok_and(|old| old == bytes) {
+        return;
+    }
+    let tmp = to.with_extension(format!("tmp{}", std::process::id()));
+    fs::write(&tmp, &bytes)
+        .and_then(|()| fs::rename(&tmp, to))
+        .unwrap_or_else(|err| fail(format!("cannot write {}: {err}", to.display())));
 }
 
 /// Asks cargo to rerun the build script when anything under `path` changes.
@@ -96,35 +356,66 @@ pub fn rerun_if_changed(path: &Path) {
     println!("cargo:rerun-if-changed={}", path.display());
 }
 
-/// The plugin directories directly under `root` (those with a
-/// `plugin.toml`), sorted by name.
-pub fn plugin_dirs(root: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(root) else {
-        return Vec::new();
-    };
-    let mut dirs: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.join("plugin.toml").is_file())
-        .collect();
-    dirs.sort();
-    dirs
+/// Runs `cmd`; stops the build with `what` (what could not be done, and
+/// how to fix it) when it cannot start or fails.
+pub fn run(cmd: &mut Command, what: &str) {
+    match cmd.status() {
+        Ok(status) if status.success() => {}
+        Ok(status) => fail(format!("{what} ({status}; its output is above)")),
+        Err(err) => fail(format!(
+            "{what}: cannot run {}: {err}",
+            cmd.get_program().to_string_lossy()
+        )),
+    }
 }
 
-/// The file cargo gives the cdylib of the crate in `dir`
-/// (`my-tool` → `my_tool.wasm`).
-pub fn cdylib_file(dir: &Path) -> String {
-    let path = dir.join("Cargo.toml");
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
-    let doc: toml::Table = text
-        .parse()
-        .unwrap_or_else(|err| panic!("{} is not valid TOML: {err}", path.display()));
-    let name = doc
-        .get("lib")
-        .and_then(|lib| lib.get("name"))
-        .or_else(|| doc.get("package").and_then(|pkg| pkg.get("name")))
-        .and_then(|name| name.as_str())
-        .unwrap_or_else(|| panic!("{} names no package", path.display()));
-    format!("{}.wasm", name.replace('-', "_"))
+/// The bytes of `path`; stops the build when it cannot be read.
+pub fn read(path: &Path) -> Vec<u8> {
+    fs::read(path).unwrap_or_else(|err| fail(format!("cannot read {}: {err}", path.display())))
+}
+
+/// The TOML table in `path`; stops the build when it cannot be read or
+/// parsed.
+pub fn read_toml(path: &Path) -> toml::Table {
+    let text = fs::read_to_string(path)
+        .unwrap_or_else(|err| fail(format!("cannot read {}: {err}", path.display())));
+    text.parse()
+        .unwrap_or_else(|err| fail(format!("{}: invalid TOML: {err}", path.display())))
+}
+
+/// Creates `dir` and its parents; stops the build when it cannot.
+pub fn create_dir(dir: &Path) {
+    fs::create_dir_all(dir)
+        .unwrap_or_else(|err| fail(format!("cannot create {}: {err}", dir.display())));
+}
+
+/// `path` as UTF-8 (for generated source); stops the build when it is not.
+pub fn path_str(path: &Path) -> &str {
+    path.to_str()
+        .unwrap_or_else(|| fail(format!("{} is not valid UTF-8", path.display())))
+}
+
+/// The variable `key` that cargo sets for build scripts; stops the build
+/// when it is missing or not UTF-8.
+pub fn env_var(key: &str) -> String {
+    env::var(key).unwrap_or_else(|_| fail(format!("cargo did not set {key}")))
+}
+
+/// The build script's `OUT_DIR`.
+pub fn out_dir() -> PathBuf {
+    PathBuf::from(env_var("OUT_DIR"))
+}
+
+/// The directory of the package whose build script is running
+/// (`CARGO_MANIFEST_DIR`).
+pub fn manifest_dir() -> PathBuf {
+    PathBuf::from(env_var("CARGO_MANIFEST_DIR"))
+}
+
+/// Stops the build with `message` (say what is missing and what to do),
+/// prefixed with the name of the package being built.
+pub fn fail(message: impl Display) -> ! {
+    let package = env::var("CARGO_PKG_NAME").unwrap_or_else(|_| "guest build".to_owned());
+    eprintln!("\nerror: {package}: {message}\n");
+    std::process::exit(1)
 }

@@ -109,33 +109,55 @@ impl GrantPolicy {
         }
     }
 
+    /// Directory trees intersect: a request inside a grant gets the
+    /// request; a grant inside a request gets the grant (so a request for
+    /// `/` read-only yields every granted directory, read-only). Access is
+    /// the lower of the two.
     fn intersect_filesystem(
         &self,
         requested: &Capabilities,
         granted: &Capabilities,
         out: &mut EffectiveGrant,
     ) {
+        let grants: Vec<(PathBuf, Access)> = granted
+            .filesystem
+            .iter()
+            .map(|g| (self.resolve(&g.path), g.access))
+            .collect();
         for rule in &requested.filesystem {
             let want = self.resolve(&rule.path);
-            let best = granted
-                .filesystem
-                .iter()
-                .filter(|grant| want.starts_with(self.resolve(&grant.path)))
-                .map(|grant| grant.access.min(rule.access))
-                .max();
-            match best {
-                Some(access) => {
-                    if access < rule.access {
-                        out.denied
-                            .push(format!("filesystem: write access to {}", want.display()));
-                    }
-                    out.filesystem.push(Preopen { path: want, access });
+            let mut found = false;
+            let mut reduced = false;
+            let mut add = |path: PathBuf, access: Access, out: &mut EffectiveGrant| {
+                found = true;
+                reduced |= access < rule.access;
+                match out.filesystem.iter_mut().find(|p| p.path == path) {
+                    Some(existing) => existing.access = existing.access.max(access),
+                    None => out.filesystem.push(Preopen { path, access }),
                 }
-                None => out.denied.push(format!(
+            };
+            // The best grant covering the whole request, if any.
+            let covering = grants
+                .iter()
+                .filter(|(dir, _)| want.starts_with(dir))
+                .map(|(_, access)| (*access).min(rule.access))
+                .max();
+            if let Some(access) = covering {
+                add(want.clone(), access, out);
+            } else {
+                for (dir, access) in grants.iter().filter(|(dir, _)| dir.starts_with(&want)) {
+                    add(dir.clone(), (*access).min(rule.access), out);
+                }
+            }
+            if !found {
+                out.denied.push(format!(
                     "filesystem: {} ({}) is outside every granted directory",
                     want.display(),
                     rule.access
-                )),
+                ));
+            } else if reduced {
+                out.denied
+                    .push(format!("filesystem: write access to {}", want.display()));
             }
         }
     }

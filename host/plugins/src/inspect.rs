@@ -92,8 +92,11 @@ async fn list_tools(
         .map_err(|e| e.to_string())?;
     crate::bindings::log::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |s| s)
         .map_err(|e| e.to_string())?;
-    linker
-        .define_unknown_imports_as_traps(component)
+    if imports_http(engine, component) {
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
+            .map_err(|e| e.to_string())?;
+    }
+    crate::linking::stub_missing_kaizen_imports(&mut linker, engine, component)
         .map_err(|e| e.to_string())?;
     let identity = PluginIdentity {
         name: name.into(),
@@ -138,4 +141,13 @@ fn manifest_json(manifest: &Manifest) -> serde_json::Value {
         "capabilities": manifest.capabilities,
         "limits": manifest.limits,
     })
+}
+
+/// True when the component imports `wasi:http`, which the inspection links
+/// (with an empty allow-list) so the component can be instantiated.
+fn imports_http(engine: &wasmtime::Engine, component: &wasmtime::component::Component) -> bool {
+    component
+        .component_type()
+        .imports(engine)
+        .any(|(name, _)| name.starts_with("wasi:http/"))
 }

@@ -7,6 +7,7 @@ use crate::grant::EffectiveGrant;
 use crate::manifest::CONTRACT_VERSION;
 use crate::state::PluginState;
 use wasmtime::Engine;
+use wasmtime::component::types::ComponentItem;
 use wasmtime::component::{Component, HasSelf, Linker};
 
 /// The linker for a plugin with `grant`.
@@ -93,4 +94,39 @@ pub(crate) fn check_imports(
         }
     }
     Ok(())
+}
+
+/// Links every kaizen interface `component` imports that `linker` lacks
+/// (`process`, `agent`, `llm`, ...) with functions that trap when called,
+/// so a component can be inspected without granting it anything. WASI
+/// stays linked for real: stubbing it by name would shadow the linker's
+/// semver-compatible versions.
+pub(crate) fn stub_missing_kaizen_imports(
+    linker: &mut Linker<PluginState>,
+    engine: &Engine,
+    component: &Component,
+) -> anyhow::Result<()> {
+    for (import, item) in component.component_type().imports(engine) {
+        let ComponentItem::ComponentInstance(instance) = item.ty else {
+            continue;
+        };
+        if !import.starts_with("kaizen:plugin/") || linked_interface(import) {
+            continue;
+        }
+        let mut stub = linker.instance(import)?;
+        for (name, export) in instance.exports(engine) {
+            if let ComponentItem::ComponentFunc(_) = export.ty {
+                let what = format!("{import}#{name}");
+                stub.func_new(name, move |_, _, _, _| {
+                    wasmtime::bail!("{what} is not available while a component is inspected")
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn linked_interface(import: &str) -> bool {
+    let interface = import.split_once('@').map_or(import, |(i, _)| i);
+    matches!(interface, "kaizen:plugin/types" | "kaizen:plugin/log")
 }

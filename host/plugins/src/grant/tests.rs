@@ -146,3 +146,17 @@ fn star_grant_applies_to_every_plugin() {
     let grant = policy.effective("anyone", &request(r#"env = ["TZ"]"#), &Limits::default());
     assert_eq!(grant.env, ["TZ"]);
 }
+
+#[test]
+fn a_broad_request_gets_the_granted_trees_inside_it() {
+    let req = request(r#"filesystem = [{ path = "/", access = "read-only" }]"#);
+    let grant = policy().effective("glob", &req, &Limits::default());
+    assert_eq!(
+        grant.filesystem,
+        vec![
+            Preopen { path: "/work/ws".into(), access: Access::ReadOnly },
+            Preopen { path: "/data/ref".into(), access: Access::ReadOnly },
+        ]
+    );
+    assert!(grant.denied.is_empty(), "{:?}", grant.denied);
+}

@@ -9,7 +9,7 @@ struct Echo {
 }
 
 impl Echo {
-    fn new(name: &str, source: &str) -> Arc<dyn Tool> {
+    fn tool(name: &str, source: &str) -> Arc<dyn Tool> {
         Arc::new(Self {
             spec: ToolSpec {
                 name: name.to_string(),
@@ -58,7 +58,7 @@ fn ctx() -> CallContext {
 
 fn registry() -> ToolRegistry {
     let mut registry = ToolRegistry::new();
-    registry.register(Echo::new("Echo", "test")).unwrap();
+    registry.register(Echo::tool("Echo", "test")).unwrap();
     registry
 }
 
@@ -134,7 +134,7 @@ async fn oversized_output_is_refused_with_sizes() {
 fn duplicate_names_name_both_sources() {
     let mut registry = registry();
     let err = registry
-        .register(Echo::new("Echo", "other-plugin"))
+        .register(Echo::tool("Echo", "other-plugin"))
         .unwrap_err();
     let message = err.to_string();
     assert!(message.contains("`test`"), "{message}");
@@ -146,7 +146,7 @@ fn duplicate_names_name_both_sources() {
 fn invalid_names_are_refused() {
     let mut registry = ToolRegistry::new();
     for bad in ["", "has space", "é", &"x".repeat(65)] {
-        let err = registry.register(Echo::new(bad, "p")).unwrap_err();
+        let err = registry.register(Echo::tool(bad, "p")).unwrap_err();
         assert!(matches!(err, RegistryError::InvalidName { .. }), "{bad}");
     }
 }
@@ -157,7 +157,7 @@ fn invalid_schema_is_refused() {
     let tool = Arc::new(Echo {
         spec: ToolSpec {
             input_schema: json!({"type": "no-such-type"}),
-            ..Echo::new("Bad", "p").spec().clone()
+            ..Echo::tool("Bad", "p").spec().clone()
         },
         source: "p".into(),
     });
@@ -176,13 +176,13 @@ fn human_bytes_picks_units() {
 fn register_all_is_all_or_nothing() {
     let mut registry = registry();
     let err = registry
-        .register_all(vec![Echo::new("Fresh", "p2"), Echo::new("Echo", "p2")])
+        .register_all(vec![Echo::tool("Fresh", "p2"), Echo::tool("Echo", "p2")])
         .unwrap_err();
     assert!(matches!(err, RegistryError::Duplicate { .. }), "{err}");
     assert!(registry.get("Fresh").is_none());
 
     let err = registry
-        .register_all(vec![Echo::new("Twin", "p3"), Echo::new("Twin", "p3")])
+        .register_all(vec![Echo::tool("Twin", "p3"), Echo::tool("Twin", "p3")])
         .unwrap_err();
     assert!(err.to_string().contains("`Twin`"), "{err}");
     assert_eq!(registry.len(), 1);
