@@ -5,7 +5,7 @@
 
 use crate::bindings::{interaction, log, types};
 use crate::state::PluginState;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Longest a question to the user may stay unanswered.
 const ASK_TIMEOUT: Duration = Duration::from_secs(30 * 60);
@@ -33,11 +33,11 @@ impl interaction::Host for PluginState {
         if let Some(problem) = invalid_questions(&questions) {
             return Err(interaction::InteractionError::Invalid(problem));
         }
-        let started = Instant::now();
         let handler = self.interaction.clone();
+        // Waiting for a person is not the plugin's time.
+        self.clock.begin_wait();
         let answer = tokio::time::timeout(ASK_TIMEOUT, handler.ask(&self.name, questions)).await;
-        // Waiting for a person is not the plugin's CPU time.
-        self.clock.add_host_time(started.elapsed());
+        self.clock.end_wait();
         answer.unwrap_or(Err(interaction::InteractionError::NoUser))
     }
 

@@ -29,6 +29,7 @@ mod outcome;
 mod runtime;
 mod set;
 mod state;
+mod tail_output;
 
 pub use cache::{CacheOutcome, ComponentCache};
 pub use capability::{Access, Capabilities, FsRule, Limits, ProcessCapability, is_secret_env_name};

@@ -108,8 +108,7 @@ pub(crate) fn describe_trap(
 }
 
 fn stderr_tail(state: &PluginState) -> String {
-    let bytes = state.stderr.contents();
-    let text = String::from_utf8_lossy(&bytes);
+    let text = state.stderr.text();
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let start = lines.len().saturating_sub(STDERR_TAIL_LINES);
     lines[start..].join("\n")

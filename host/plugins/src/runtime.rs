@@ -5,11 +5,12 @@
 use crate::bindings::guest_tools;
 use crate::engine::PluginEngine;
 use crate::outcome::{convert_error, convert_output, describe_trap};
-use crate::state::{PluginIdentity, PluginState};
+use crate::state::{ClockShared, PluginIdentity, PluginState};
 use kaizen_tools::{CallContext, ToolError, ToolOutput};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use wasmtime::component::InstancePre;
 use wasmtime::{Store, UpdateDeadline};
 
@@ -144,10 +145,12 @@ impl PluginRuntime {
             workspace: ctx.workspace.to_string_lossy().into_owned(),
             cwd: ctx.cwd.to_string_lossy().into_owned(),
         };
-        let result = live
-            .tools
-            .call_call(&mut *store, &wit_ctx, name, input)
-            .await;
+        let clock = store.data().clock.shared();
+        let call = live.tools.call_call(&mut *store, &wit_ctx, name, input);
+        let Some(result) = watchdog(call, &clock).await else {
+            // The call was dropped mid-way: the instance cannot be entered again.
+            return (Err(stuck_in_host(plugin, name, clock.limit())), false);
+        };
         let refusals = store.data().http_refusals();
         match result {
             Ok(Ok(output)) => (convert_output(plugin, name, output), true),
@@ -166,4 +169,33 @@ impl PluginRuntime {
         let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
         sessions.remove(session);
     }
+}
+
+/// Runs `call` until it finishes, or returns `None` once the clock has
+/// run out while the guest sits in a host wait the epoch cannot interrupt.
+async fn watchdog<F: std::future::Future>(call: F, clock: &ClockShared) -> Option<F::Output> {
+    // Leave the epoch deadline the first chance to stop guest code.
+    const GRACE: Duration = Duration::from_millis(250);
+    tokio::pin!(call);
+    loop {
+        let left = clock.remaining().unwrap_or_default();
+        tokio::select! {
+            output = &mut call => return Some(output),
+            () = tokio::time::sleep(left + GRACE) => {
+                if clock.remaining().is_none() {
+                    return None;
+                }
+            }
+        }
+    }
+}
+
+fn stuck_in_host(plugin: &str, tool: &str, limit: Duration) -> ToolError {
+    ToolError::new(
+        kaizen_tools::ToolErrorKind::Timeout,
+        format!(
+            "{tool} (plugin `{plugin}`) was still waiting (for a network response or another host call) when its time limit of {:.1} s ran out, and was stopped. Try again later or ask for less.",
+            limit.as_secs_f64()
+        ),
+    )
 }

@@ -6,15 +6,16 @@ use crate::grant::EffectiveGrant;
 use crate::http_policy::HttpPolicy;
 use crate::interaction::Interaction;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
-use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use crate::tail_output::TailOutput;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-/// How much of a plugin's stderr is kept for error messages.
-const STDERR_CAPACITY: usize = 256 << 10;
+/// How much of a plugin's output (stdout and stderr) is kept for error
+/// messages.
+const OUTPUT_CAPACITY: usize = 64 << 10;
 
 /// Per-plugin facts every store of that plugin shares.
 pub(crate) struct PluginIdentity {
@@ -37,7 +38,7 @@ pub(crate) struct PluginState {
     http_policy: HttpPolicy,
     pub limiter: MemoryLimiter,
     pub clock: CallClock,
-    pub stderr: MemoryOutputPipe,
+    pub stderr: TailOutput,
     pub interaction: Arc<dyn Interaction>,
 }
 
@@ -48,9 +49,10 @@ impl PluginState {
     /// resolve relative paths.
     pub fn new(identity: &PluginIdentity, cwd: Option<&Path>) -> anyhow::Result<Self> {
         let grant = &identity.grant;
-        let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
+        let stderr = TailOutput::new(OUTPUT_CAPACITY);
         let mut builder = WasiCtx::builder();
         builder
+            .stdout(stderr.clone())
             .stderr(stderr.clone())
             .allow_blocking_current_thread(true)
             .envs(&identity.env);
@@ -185,36 +187,84 @@ impl wasmtime::ResourceLimiter for MemoryLimiter {
     }
 }
 
-/// Measures the guest's share of a call: wall time minus time spent in
-/// host calls that wait on the outside world (the user, the network).
+/// Measures the guest's share of a call: wall time minus time spent
+/// waiting on the person at the terminal. Shared with the call's watchdog,
+/// which stops calls stuck in a host wait (an HTTP response that never
+/// comes) where the epoch deadline cannot reach them.
 pub(crate) struct CallClock {
-    limit: Duration,
-    started: Instant,
-    in_host: Duration,
+    shared: Arc<ClockShared>,
     /// Set when the limit stopped the call.
     pub exceeded: bool,
+}
+
+/// The part of a [`CallClock`] the watchdog reads.
+pub(crate) struct ClockShared {
+    limit: Duration,
+    times: Mutex<ClockTimes>,
+}
+
+struct ClockTimes {
+    started: Instant,
+    excluded: Duration,
+    waiting_since: Option<Instant>,
 }
 
 impl CallClock {
     fn new(limit: Duration) -> Self {
         Self {
-            limit,
-            started: Instant::now(),
-            in_host: Duration::ZERO,
+            shared: Arc::new(ClockShared {
+                limit,
+                times: Mutex::new(ClockTimes {
+                    started: Instant::now(),
+                    excluded: Duration::ZERO,
+                    waiting_since: None,
+                }),
+            }),
             exceeded: false,
         }
     }
 
     /// Starts timing a new call.
     pub fn restart(&mut self) {
-        self.started = Instant::now();
-        self.in_host = Duration::ZERO;
+        let mut times = self.shared.lock();
+        times.started = Instant::now();
+        times.excluded = Duration::ZERO;
+        times.waiting_since = None;
         self.exceeded = false;
     }
 
-    /// Excludes `waited` from the guest's time.
-    pub fn add_host_time(&mut self, waited: Duration) {
-        self.in_host += waited;
+    /// From now until [`Self::end_wait`], time does not count.
+    pub fn begin_wait(&self) {
+        self.shared.lock().waiting_since = Some(Instant::now());
+    }
+
+    /// Ends a wait begun with [`Self::begin_wait`].
+    pub fn end_wait(&self) {
+        let mut times = self.shared.lock();
+        if let Some(since) = times.waiting_since.take() {
+            times.excluded += since.elapsed();
+        }
+    }
+
+    /// The limit.
+    pub fn limit(&self) -> Duration {
+        self.shared.limit
+    }
+
+    /// Time left, or `None` once the limit is spent.
+    pub fn remaining(&self) -> Option<Duration> {
+        self.shared.remaining()
+    }
+
+    /// A handle for the watchdog.
+    pub fn shared(&self) -> Arc<ClockShared> {
+        self.shared.clone()
+    }
+}
+
+impl ClockShared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, ClockTimes> {
+        self.times.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The limit.
@@ -222,9 +272,14 @@ impl CallClock {
         self.limit
     }
 
-    /// Guest time left, or `None` once the limit is spent.
+    /// Time left, or `None` once the limit is spent. While a wait is in
+    /// progress the clock stands still.
     pub fn remaining(&self) -> Option<Duration> {
-        let used = self.started.elapsed().saturating_sub(self.in_host);
+        let times = self.lock();
+        let now = times.waiting_since.unwrap_or_else(Instant::now);
+        let used = now
+            .saturating_duration_since(times.started)
+            .saturating_sub(times.excluded);
         self.limit.checked_sub(used).filter(|left| !left.is_zero())
     }
 }

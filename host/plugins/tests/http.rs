@@ -46,6 +46,15 @@ async fn serve() -> (u16, Arc<AtomicUsize>) {
 
 /// The http-probe plugin requesting `requested` under a grant of `granted`.
 async fn probe(h: &mut Harness, requested: &[&str], granted: &[&str]) -> ToolRegistry {
+    probe_with_limits(h, requested, granted, "").await
+}
+
+async fn probe_with_limits(
+    h: &mut Harness,
+    requested: &[&str],
+    granted: &[&str],
+    limits: &str,
+) -> ToolRegistry {
     let list = |items: &[&str]| {
         items
             .iter()
@@ -53,7 +62,7 @@ async fn probe(h: &mut Harness, requested: &[&str], granted: &[&str]) -> ToolReg
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let extra = format!("[capabilities]\nhttp = [{}]", list(requested));
+    let extra = format!("[capabilities]\nhttp = [{}]\n{limits}", list(requested));
     let dir = h.custom_plugin("http-probe", "http-probe", &manifest("http-probe", &extra));
     h.policy.grants.insert(
         "http-probe".into(),
@@ -168,4 +177,33 @@ async fn a_request_beyond_the_grant_is_cut_from_the_allow_list() {
         err.message
     );
     assert_eq!(hits.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn a_response_that_never_comes_is_cut_off_at_the_time_limit() {
+    // Accepts connections and never answers.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    let mut h = Harness::new();
+    let host = format!("127.0.0.1:{port}");
+    let registry =
+        probe_with_limits(&mut h, &[&host], &[&host], "[limits]\ncpu-seconds = 0.5").await;
+    let err = registry
+        .call(&h.ctx("s"), "Fetch", &fetch(&format!("http://{host}/")))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind, kaizen_tools::ToolErrorKind::Timeout, "{}", err.message);
+    assert!(err.message.contains("time limit of 0.5 s"), "{}", err.message);
+    // A fresh instance serves the next call.
+    let (port, _) = serve().await;
+    let ok = format!("127.0.0.1:{port}");
+    let registry = probe(&mut h, &[&ok], &[&ok]).await;
+    let out = text(registry.call(&h.ctx("s"), "Fetch", &fetch(&format!("http://{ok}/"))).await);
+    assert!(out.starts_with("status: 200"), "{out}");
 }

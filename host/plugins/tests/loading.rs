@@ -163,7 +163,7 @@ async fn duplicate_tool_and_plugin_names_name_both() {
 
 #[tokio::test]
 async fn the_compile_cache_is_reused_and_never_trusted_when_damaged() {
-    let h = Harness::new();
+    let h = Harness::with_private_cache();
     let dir = h.custom_plugin("cached", "hello", &manifest("cached", ""));
     assert_eq!(
         h.load_dir(&dir).await.unwrap().cache,

@@ -8,7 +8,9 @@ use kaizen_plugins::{
     PluginSource,
 };
 use kaizen_tools::{CallContext, ToolError, ToolOutput, ToolRegistry};
+use kaizen_plugins::interaction::{Interaction, NoUser};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use tempfile::TempDir;
 
 /// A workspace, a cache and a host, all in temporary directories.
@@ -21,10 +23,28 @@ pub struct Harness {
 
 impl Harness {
     pub fn new() -> Self {
+        Self::with_interaction(Arc::new(NoUser))
+    }
+
+    /// A harness whose `interaction` calls go to `interaction`. Compiled
+    /// components are cached in one directory for all tests: compiling the
+    /// Python plugin takes seconds, and the cache is safe to share.
+    pub fn with_interaction(interaction: Arc<dyn Interaction>) -> Self {
+        let shared = Path::new(env!("CARGO_TARGET_TMPDIR")).join("component-cache");
+        Self::build(interaction, Some(shared))
+    }
+
+    /// A harness with a cache of its own, for tests of the cache itself.
+    pub fn with_private_cache() -> Self {
+        Self::build(Arc::new(NoUser), None)
+    }
+
+    fn build(interaction: Arc<dyn Interaction>, cache: Option<PathBuf>) -> Self {
         let workspace = tempfile::tempdir().unwrap();
         let scratch = tempfile::tempdir().unwrap();
         let host = PluginHost::new(HostOptions {
-            cache_dir: Some(scratch.path().join("cache")),
+            cache_dir: Some(cache.unwrap_or_else(|| scratch.path().join("cache"))),
+            interaction,
             ..HostOptions::default()
         })
         .unwrap();
