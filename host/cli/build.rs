@@ -11,6 +11,7 @@
 
 use kaizen_guest_build::{
     GuestDir, assemble, discover, fail, manifest_dir, out_dir, path_str, read, rerun_if_changed,
+    rerun_if_workspace_changed,
 };
 use std::fmt::Write as _;
 use std::fs;
@@ -20,12 +21,13 @@ fn main() {
     let manifest_dir = manifest_dir();
     let repo = manifest_dir.ancestors().nth(2).unwrap_or(&manifest_dir);
     let workspace = repo.join("plugins");
-    for path in [&workspace, &repo.join("sdk/rust"), &repo.join("wit")] {
+    for path in [&repo.join("sdk/rust"), &repo.join("wit")] {
         rerun_if_changed(path);
     }
 
     let guests = GuestDir::lock();
     let plugins = discover(&workspace);
+    rerun_if_workspace_changed(&workspace, &plugins);
     let built: Vec<PathBuf> = guests
         .build_rust_plugins(&workspace, &plugins, "the built-in plugins")
         .into_iter()
@@ -58,5 +60,6 @@ fn main() {
     }
     table.push_str("]\n");
     let out = out_dir().join("builtins.rs");
-    fs::write(&out, table).unwrap_or_else(|err| fail(format!("cannot write {}: {err}", out.display())));
+    fs::write(&out, table)
+        .unwrap_or_else(|err| fail(format!("cannot write {}: {err}", out.display())));
 }

@@ -15,8 +15,8 @@
 //! venv's.
 
 use kaizen_guest_build::{
-    GuestDir, Plugin, assemble, create_dir, discover, fail, manifest_dir, out_dir, path_str,
-    read, rerun_if_changed, run,
+    GuestDir, Plugin, assemble, create_dir, discover, fail, manifest_dir, out_dir, path_str, read,
+    rerun_if_changed, rerun_if_workspace_changed, run,
 };
 use std::collections::hash_map::DefaultHasher;
 use std::env;
@@ -37,15 +37,19 @@ fn main() {
     let repo = manifest_dir.ancestors().nth(2).unwrap_or(&manifest_dir);
     let sources = repo.join("tests/plugins");
     let wit = repo.join("wit/v0.1.0");
-    for path in [&sources, &repo.join("sdk/rust"), &repo.join("wit")] {
+    for path in [&repo.join("sdk/rust"), &repo.join("wit")] {
         rerun_if_changed(path);
     }
     println!("cargo:rerun-if-env-changed=KAIZEN_COMPONENTIZE_PY");
 
     let guests = GuestDir::lock();
     let plugins = discover(&sources);
+    rerun_if_workspace_changed(&sources, &plugins);
     if plugins.is_empty() {
-        fail(format!("no plugin (a directory with plugin.toml) in {}", sources.display()));
+        fail(format!(
+            "no plugin (a directory with plugin.toml) in {}",
+            sources.display()
+        ));
     }
     let rust = guests.build_rust_plugins(&sources, &plugins, "the guest test plugins");
     let built: Vec<PathBuf> = plugins
@@ -210,4 +214,3 @@ fn plain_files(dir: &Path) -> Vec<PathBuf> {
     files.sort();
     files
 }
-

@@ -3,7 +3,8 @@
 use crate::builtins;
 use crate::config::{Setup, kaizen_home};
 use kaizen_plugins::{
-    Capabilities, EffectiveGrant, HostOptions, LoadedPlugin, PluginHost, PluginSet, sources_in,
+    Capabilities, DEFAULT_MAX_MEMORY_MIB, EffectiveGrant, EngineOptions, HostOptions, LoadedPlugin,
+    PluginHost, PluginSet, sources_in,
 };
 use kaizen_tools::CallContext;
 use serde_json::{Value, json};
@@ -21,13 +22,17 @@ pub struct Selection {
 }
 
 /// The plugin host with the compile cache in `KAIZEN_CACHE_DIR`, else
-/// under `home`.
-pub fn plugin_host(home: &Path) -> anyhow::Result<PluginHost> {
+/// under `home`, sized for plugins of up to `max_memory_mib`.
+pub fn plugin_host(home: &Path, max_memory_mib: u64) -> anyhow::Result<PluginHost> {
     let cache_dir = std::env::var_os("KAIZEN_CACHE_DIR")
         .filter(|dir| !dir.is_empty())
         .map_or_else(|| home.join("cache").join("components"), PathBuf::from);
     PluginHost::new(HostOptions {
         cache_dir: Some(cache_dir),
+        engine: EngineOptions {
+            max_memory_bytes: max_memory_mib << 20,
+            ..EngineOptions::default()
+        },
         ..HostOptions::default()
     })
 }
@@ -39,7 +44,7 @@ pub async fn load(selection: &Selection) -> anyhow::Result<(Setup, PluginHost, P
         &selection.plugins,
         &selection.add_dirs,
     )?;
-    let host = plugin_host(&setup.kaizen_home)?;
+    let host = plugin_host(&setup.kaizen_home, setup.policy.max_memory_mib)?;
     let mut sources = builtins::sources();
     sources.extend(sources_in(&setup.plugin_roots));
     let set = PluginSet::load(&host, &sources, &setup.policy).await;
@@ -210,7 +215,7 @@ fn flags(interaction: bool, agent: bool, llm: bool) -> Vec<String> {
 
 /// `kaizen plugins inspect PATH`.
 pub async fn inspect(path: &Path, json: bool) -> anyhow::Result<()> {
-    let host = plugin_host(&kaizen_home()?)?;
+    let host = plugin_host(&kaizen_home()?, DEFAULT_MAX_MEMORY_MIB)?;
     let report = kaizen_plugins::inspect(&host, path)
         .await
         .map_err(anyhow::Error::msg)?;

@@ -38,7 +38,10 @@ impl Env {
 
     /// `kaizen ARGS --plugins <test plugins>`.
     fn with_plugins(&self, args: &[&str]) -> Output {
-        let root = kaizen_test_artifacts::plugins_root().to_str().unwrap().to_string();
+        let root = kaizen_test_artifacts::plugins_root()
+            .to_str()
+            .unwrap()
+            .to_string();
         let mut all: Vec<&str> = args.to_vec();
         all.extend(["--plugins", &root]);
         self.kaizen(&all)
@@ -93,7 +96,12 @@ fn plugins_list_shows_requests_grants_and_refusals() {
 
     let http = plugin(&list, "http-probe");
     assert_eq!(http["status"], "failed");
-    assert!(http["error"].as_str().unwrap().contains("`http` capability"));
+    assert!(
+        http["error"]
+            .as_str()
+            .unwrap()
+            .contains("`http` capability")
+    );
 }
 
 #[test]
@@ -145,10 +153,18 @@ fn tools_list_merges_every_plugin() {
     for expected in ["Greet", "Add", "Count", "FsProbe", "PyEcho", "Spin"] {
         assert!(names.contains(&expected), "{expected} missing: {names:?}");
     }
-    let greet = tools.as_array().unwrap().iter().find(|t| t["name"] == "Greet").unwrap();
+    let greet = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "Greet")
+        .unwrap();
     assert_eq!(greet["plugin"], "hello");
     assert_eq!(greet["read_only"], true);
-    assert_eq!(greet["input_schema"]["required"], serde_json::json!(["name"]));
+    assert_eq!(
+        greet["input_schema"]["required"],
+        serde_json::json!(["name"])
+    );
 
     let text = env.with_plugins(&["tools", "list"]);
     assert!(stdout(&text).contains("Greet"));
@@ -167,7 +183,10 @@ fn inspect_shows_the_world_and_schemas_without_granting_anything() {
         .iter()
         .map(|i| i.as_str().unwrap())
         .collect();
-    assert!(imports.contains(&"kaizen:plugin/process@0.1.0"), "{imports:?}");
+    assert!(
+        imports.contains(&"kaizen:plugin/process@0.1.0"),
+        "{imports:?}"
+    );
     assert_eq!(report["exports"][0], "kaizen:plugin/tools@0.1.0");
     assert_eq!(report["tools"][0]["name"], "Run");
     assert_eq!(report["manifest"]["name"], "needs-process");
@@ -191,7 +210,11 @@ fn tools_call_runs_a_tool_and_reports_failures() {
 
     let out = env.with_plugins(&["tools", "call", "Greet", r#"{"nom":"x"}"#]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("do not match its input schema"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("do not match its input schema"),
+        "{}",
+        stderr(&out)
+    );
 
     let out = env.with_plugins(&["tools", "call", "Panic", "{}", "--json"]);
     assert_eq!(out.status.code(), Some(1));
@@ -200,7 +223,12 @@ fn tools_call_runs_a_tool_and_reports_failures() {
 
     // Files go through the workspace grant.
     std::fs::write(env.workspace.path().join("in.txt"), "from the workspace").unwrap();
-    let out = env.with_plugins(&["tools", "call", "FsProbe", r#"{"op":"read","path":"in.txt"}"#]);
+    let out = env.with_plugins(&[
+        "tools",
+        "call",
+        "FsProbe",
+        r#"{"op":"read","path":"in.txt"}"#,
+    ]);
     assert_eq!(stdout(&out), "from the workspace\n", "{}", stderr(&out));
 }
 

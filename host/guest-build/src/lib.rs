@@ -7,12 +7,12 @@
 //! compile the guests once. A build script using this crate:
 //!
 //! ```no_run
-//! use kaizen_guest_build::{GuestDir, assemble, discover, fail, rerun_if_changed};
+//! use kaizen_guest_build::{GuestDir, assemble, discover, fail, rerun_if_workspace_changed};
 //! # let (workspace, out) = (std::path::Path::new("plugins"), std::path::Path::new("out"));
 //!
-//! rerun_if_changed(workspace);
 //! let guests = GuestDir::lock(); // one build script at a time
-//! let plugins = discover(workspace);
+//! let plugins = discover(workspace); // the directories with a plugin.toml
+//! rerun_if_workspace_changed(workspace, &plugins);
 //! let built: Vec<_> = guests
 //!     .build_rust_plugins(workspace, &plugins, "the plugins")
 //!     .into_iter()
@@ -33,7 +33,7 @@
 #![warn(missing_docs)]
 
 use std::env;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fmt::Display;
 use std::fs;
 use std::io;
@@ -175,15 +175,18 @@ pub fn guests_dir() -> PathBuf {
         return PathBuf::from(dir);
     }
     let out_dir = out_dir();
-    let mut target = out_dir
-        .ancestors()
-        .nth(4)
+    shared_dir(&out_dir, env::var_os("TARGET").as_deref())
         .unwrap_or_else(|| fail(format!("unexpected OUT_DIR layout: {}", out_dir.display())))
-        .to_path_buf();
-    if env::var_os("TARGET").is_some_and(|triple| target.file_name() == Some(&triple)) {
+}
+
+/// `<target>/wasm-guests` for a build script whose `OUT_DIR` is `out_dir`
+/// and whose `TARGET` is `triple`.
+fn shared_dir(out_dir: &Path, triple: Option<&OsStr>) -> Option<PathBuf> {
+    let mut target = out_dir.ancestors().nth(4)?.to_path_buf();
+    if triple.is_some_and(|triple| target.file_name() == Some(triple)) {
         target.pop();
     }
-    target.join("wasm-guests")
+    Some(target.join("wasm-guests"))
 }
 
 /// Builds every member of the guest workspace whose manifest is `manifest`
@@ -197,12 +200,18 @@ pub fn guests_dir() -> PathBuf {
 pub fn build_workspace(manifest: &Path, target_dir: &Path, what: &str) -> PathBuf {
     let cargo = env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
     let mut cmd = Command::new(&cargo);
-    cmd.args(["build", "--release", "--workspace", "--target", GUEST_TARGET])
-        .arg("--manifest-path")
-        .arg(manifest)
-        .arg("--target-dir")
-        .arg(target_dir)
-        .stdout(Stdio::from(io::stderr()));
+    cmd.args([
+        "build",
+        "--release",
+        "--workspace",
+        "--target",
+        GUEST_TARGET,
+    ])
+    .arg("--manifest-path")
+    .arg(manifest)
+    .arg("--target-dir")
+    .arg(target_dir)
+    .stdout(Stdio::from(io::stderr()));
     if let Some(dir) = manifest.parent() {
         cmd.current_dir(dir);
     }
@@ -257,8 +266,8 @@ impl Plugin {
 /// name. Stops the build when `root` cannot be read, or a manifest is
 /// invalid or names its plugin differently from its directory.
 pub fn discover(root: &Path) -> Vec<Plugin> {
-    let entries =
-        fs::read_dir(root).unwrap_or_else(|err| fail(format!("cannot read {}: {err}", root.display())));
+    let entries = fs::read_dir(root)
+        .unwrap_or_else(|err| fail(format!("cannot read {}: {err}", root.display())));
     let mut dirs: Vec<PathBuf> = entries
         .map(|entry| entry.map(|entry| entry.path()))
         .collect::<io::Result<_>>()
@@ -324,8 +333,8 @@ pub fn assemble(root: &Path, plugins: &[Plugin], built: &[PathBuf]) {
         sync_file(&plugin.manifest(), &dir.join("plugin.toml"));
         sync_file(wasm, &dir.join(&plugin.component));
     }
-    let entries =
-        fs::read_dir(root).unwrap_or_else(|err| fail(format!("cannot read {}: {err}", root.display())));
+    let entries = fs::read_dir(root)
+        .unwrap_or_else(|err| fail(format!("cannot read {}: {err}", root.display())));
     for entry in entries.flatten() {
         let stale = !plugins
             .iter()
@@ -354,6 +363,23 @@ pub fn sync_file(from: &Path, to: &Path) {
 /// Asks cargo to rerun the build script when anything under `path` changes.
 pub fn rerun_if_changed(path: &Path) {
     println!("cargo:rerun-if-changed={}", path.display());
+}
+
+/// Asks cargo to rerun the build script when the guest workspace in
+/// `workspace` changes: its `Cargo.toml` (where a new plugin becomes a
+/// member), `Cargo.lock`, and each plugin's directory. Not the whole
+/// workspace directory, which holds `target/` after a native `cargo test`
+/// of the plugins.
+pub fn rerun_if_workspace_changed(workspace: &Path, plugins: &[Plugin]) {
+    rerun_if_changed(&workspace.join("Cargo.toml"));
+    // A path that does not exist would rerun the script on every build.
+    let lock = workspace.join("Cargo.lock");
+    if lock.is_file() {
+        rerun_if_changed(&lock);
+    }
+    for plugin in plugins {
+        rerun_if_changed(&plugin.dir);
+    }
 }
 
 /// Runs `cmd`; stops the build with `what` (what could not be done, and
@@ -419,3 +445,6 @@ pub fn fail(message: impl Display) -> ! {
     eprintln!("\nerror: {package}: {message}\n");
     std::process::exit(1)
 }
+
+#[cfg(test)]
+mod tests;

@@ -14,6 +14,8 @@ use std::time::Duration;
 pub const DEFAULT_MEMORY_MIB: u64 = 256;
 /// Time one call may run when the manifest names no limit.
 pub const DEFAULT_CPU_SECONDS: f64 = 30.0;
+/// The most memory the operator allows any plugin unless configured.
+pub const DEFAULT_MAX_MEMORY_MIB: u64 = 1024;
 
 /// What the operator allows: per-plugin grants plus upper bounds on limits.
 /// Built from `kaizen.toml`, the user config and CLI flags.
@@ -39,7 +41,7 @@ impl GrantPolicy {
             workspace: workspace.into(),
             extra_dirs: Vec::new(),
             grants: BTreeMap::new(),
-            max_memory_mib: 1024,
+            max_memory_mib: DEFAULT_MAX_MEMORY_MIB,
             max_cpu_seconds: 300.0,
         }
     }

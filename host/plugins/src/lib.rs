@@ -37,7 +37,8 @@ pub use component_tool::ComponentTool;
 pub use discovery::{Location, Origin, PluginSource, plugin_dirs, sources_in};
 pub use engine::{EPOCH_TICK, EngineOptions, PluginEngine};
 pub use grant::{
-    DEFAULT_CPU_SECONDS, DEFAULT_MEMORY_MIB, EffectiveGrant, EffectiveLimits, GrantPolicy, Preopen,
+    DEFAULT_CPU_SECONDS, DEFAULT_MAX_MEMORY_MIB, DEFAULT_MEMORY_MIB, EffectiveGrant,
+    EffectiveLimits, GrantPolicy, Preopen,
 };
 pub use host::{HostOptions, LoadError, LoadedPlugin, PluginHost};
 pub use http_rule::HostPattern;

@@ -182,9 +182,8 @@ async fn watchdog<F: std::future::Future>(call: F, clock: &ClockShared) -> Optio
         tokio::select! {
             output = &mut call => return Some(output),
             () = tokio::time::sleep(left + GRACE) => {
-                if clock.remaining().is_none() {
-                    return None;
-                }
+                // Still time left: it was spent waiting on the user.
+                clock.remaining()?;
             }
         }
     }

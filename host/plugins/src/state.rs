@@ -5,11 +5,11 @@ use crate::capability::Access;
 use crate::grant::EffectiveGrant;
 use crate::http_policy::HttpPolicy;
 use crate::interaction::Interaction;
+use crate::tail_output::TailOutput;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
-use crate::tail_output::TailOutput;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
@@ -127,11 +127,13 @@ impl WasiHttpView for PluginState {
     }
 }
 
-/// Bounds linear memory and counts of instances and tables. A refused
-/// growth is recorded so the error can name the limit.
+/// Bounds the plugin's linear memory, summed over all its memories (a
+/// component may have several), and counts of instances and tables. A
+/// refused growth is recorded so the error can name the limit.
 pub(crate) struct MemoryLimiter {
     max_bytes: u64,
-    /// The size a refused growth asked for.
+    total_bytes: u64,
+    /// The total a refused growth asked for.
     pub refused: Option<u64>,
 }
 
@@ -139,6 +141,7 @@ impl MemoryLimiter {
     fn new(max_bytes: u64) -> Self {
         Self {
             max_bytes,
+            total_bytes: 0,
             refused: None,
         }
     }
@@ -152,16 +155,18 @@ impl MemoryLimiter {
 impl wasmtime::ResourceLimiter for MemoryLimiter {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired as u64 > self.max_bytes {
+        let total = self.total_bytes + (desired.saturating_sub(current)) as u64;
+        if total > self.max_bytes {
             // Refuse rather than trap: a guest that can handle a failed
             // allocation gets the chance to.
-            self.refused = Some(desired as u64);
+            self.refused = Some(total);
             return Ok(false);
         }
+        self.total_bytes = total;
         Ok(true)
     }
 

@@ -132,3 +132,24 @@ async fn a_trap_in_a_stateful_instance_is_replaced() {
     error(registry.call(&h.ctx("s"), "Panic", "{}").await);
     still_serves(&registry, &h).await;
 }
+
+#[tokio::test]
+async fn raw_sockets_are_denied_even_to_loopback() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let accepted = tokio::spawn(async move {
+        tokio::time::timeout(std::time::Duration::from_secs(2), listener.accept())
+            .await
+            .is_ok()
+    });
+    let h = Harness::new();
+    let registry = hostile(&h).await;
+    let args = serde_json::json!({ "addr": addr.to_string() }).to_string();
+    let err = error(registry.call(&h.ctx("s"), "Connect", &args).await);
+    assert!(err.message.contains("connect 127.0.0.1"), "{}", err.message);
+    assert!(
+        !accepted.await.unwrap(),
+        "the guest reached the loopback server"
+    );
+    still_serves(&registry, &h).await;
+}

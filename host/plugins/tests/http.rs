@@ -198,12 +198,25 @@ async fn a_response_that_never_comes_is_cut_off_at_the_time_limit() {
         .call(&h.ctx("s"), "Fetch", &fetch(&format!("http://{host}/")))
         .await
         .unwrap_err();
-    assert_eq!(err.kind, kaizen_tools::ToolErrorKind::Timeout, "{}", err.message);
-    assert!(err.message.contains("time limit of 0.5 s"), "{}", err.message);
+    assert_eq!(
+        err.kind,
+        kaizen_tools::ToolErrorKind::Timeout,
+        "{}",
+        err.message
+    );
+    assert!(
+        err.message.contains("time limit of 0.5 s"),
+        "{}",
+        err.message
+    );
     // A fresh instance serves the next call.
     let (port, _) = serve().await;
     let ok = format!("127.0.0.1:{port}");
     let registry = probe(&mut h, &[&ok], &[&ok]).await;
-    let out = text(registry.call(&h.ctx("s"), "Fetch", &fetch(&format!("http://{ok}/"))).await);
+    let out = text(
+        registry
+            .call(&h.ctx("s"), "Fetch", &fetch(&format!("http://{ok}/")))
+            .await,
+    );
     assert!(out.starts_with("status: 200"), "{out}");
 }

@@ -24,7 +24,12 @@ impl Interaction for Person {
                 .map(|q| {
                     seen.push(format!("{plugin}: {}", q.question));
                     Answer {
-                        selected: vec![q.options.last().map(|o| o.label.clone()).unwrap_or_default()],
+                        selected: vec![
+                            q.options
+                                .last()
+                                .map(|o| o.label.clone())
+                                .unwrap_or_default(),
+                        ],
                         question: q.question,
                     }
                 })
@@ -52,7 +57,10 @@ async fn questions_reach_the_embedders_handler() {
     let seen = person.seen.lock().unwrap().clone();
     assert_eq!(
         seen,
-        ["asker: progress asking the user Some(0.5)", "asker: Which branch?"]
+        [
+            "asker: progress asking the user Some(0.5)",
+            "asker: Which branch?"
+        ]
     );
 }
 
@@ -62,7 +70,11 @@ async fn without_a_user_the_tool_is_told_so() {
     let registry = h.registry(&["asker"]).await;
     let err = error(registry.call(&h.ctx("s"), "Ask", ASK).await);
     assert_eq!(err.kind, ToolErrorKind::Failed);
-    assert!(err.message.contains("no user is available"), "{}", err.message);
+    assert!(
+        err.message.contains("no user is available"),
+        "{}",
+        err.message
+    );
 }
 
 #[tokio::test]
@@ -74,7 +86,14 @@ async fn malformed_questions_are_refused_by_the_host() {
     let err = error(registry.call(&h.ctx("s"), "Ask", one_option).await);
     assert_eq!(err.kind, ToolErrorKind::InvalidInput);
     assert!(err.message.contains("give 2 to 4"), "{}", err.message);
-    assert!(!person.seen.lock().unwrap().iter().any(|s| s.contains("Sure?")));
+    assert!(
+        !person
+            .seen
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|s| s.contains("Sure?"))
+    );
 }
 
 #[tokio::test]
@@ -83,6 +102,9 @@ async fn importing_interaction_without_requesting_it_fails_to_load() {
     // The same component, with a manifest that does not request it.
     let dir = h.custom_plugin("asker", "asker", &manifest("asker", ""));
     let err = h.load_dir(&dir).await.err().expect("must not load");
-    assert!(err.message.contains("kaizen:plugin/interaction@0.1.0"), "{err}");
+    assert!(
+        err.message.contains("kaizen:plugin/interaction@0.1.0"),
+        "{err}"
+    );
     assert!(err.message.contains("`interaction` capability"), "{err}");
 }

@@ -28,13 +28,9 @@ const NO_FILES: &str = "No files found";
 #[derive(Deserialize, JsonSchema)]
 #[serde(crate = "kaizen_sdk::serde")]
 struct GlobInput {
-    /// The glob pattern to match file paths against, relative to the search
-    /// directory, e.g. "**/*.rs", "src/**/*.{ts,tsx}" or "*.md" (top level
-    /// only).
+    /// The glob pattern to match file paths against, relative to the search directory, e.g. "**/*.rs", "src/**/*.{ts,tsx}" or "*.md" (top level only).
     pattern: String,
-    /// The directory to search in. Defaults to the current working
-    /// directory. Must be an absolute path or relative to it; omit it
-    /// rather than passing null/undefined.
+    /// The directory to search in. Defaults to the current working directory. Must be an absolute path or relative to it; omit it rather than passing null/undefined.
     path: Option<String>,
 }
 
@@ -83,7 +79,7 @@ fn glob(cwd: &Path, pattern: &str, path: Option<&str>) -> Result<Output, ToolErr
     let dir = search_dir(cwd, path)?;
     let (base, glob) = split_pattern(&dir, pattern)?;
     let matcher = compile(&glob, pattern)?;
-    let mut found = find(&base, &matcher);
+    let mut found = find(&base, &matcher, max_depth(&glob));
     sort(&mut found);
     let shown = found.len().min(LIMIT);
     Ok(Output::text(render(&found, LIMIT)).with_metadata(json!({
@@ -171,15 +167,24 @@ fn compile(glob: &str, pattern: &str) -> Result<GlobMatcher, ToolError> {
         })
 }
 
+/// How deep below the search directory `glob` can match: its number of
+/// components, unless `**` (or an alternative, which may hold `/`) lets it
+/// match at any depth.
+fn max_depth(glob: &str) -> Option<usize> {
+    (!glob.contains("**") && !glob.contains('{')).then(|| glob.split('/').count())
+}
+
 /// The files below `base` whose path relative to `base` matches, walking
-/// like `rg --files --hidden` without `.git`. Entries that cannot be read
-/// are skipped; a `base` that is not a directory has no files.
-fn find(base: &Path, matcher: &GlobMatcher) -> Vec<Found> {
+/// like `rg --files --hidden` without `.git`, at most `max_depth` levels
+/// deep. Entries that cannot be read are skipped; a `base` that is not a
+/// directory has no files.
+fn find(base: &Path, matcher: &GlobMatcher, max_depth: Option<usize>) -> Vec<Found> {
     if !base.is_dir() {
         return Vec::new();
     }
     let walk = WalkBuilder::new(base)
         .hidden(false)
+        .max_depth(max_depth)
         .current_dir(base)
         .filter_entry(|entry| {
             !(entry.file_name() == ".git" && entry.file_type().is_some_and(|t| t.is_dir()))
@@ -206,7 +211,11 @@ fn find(base: &Path, matcher: &GlobMatcher) -> Vec<Found> {
 
 /// Most recently modified first; equal times by path.
 fn sort(found: &mut [Found]) {
-    found.sort_by(|a, b| b.modified.cmp(&a.modified).then_with(|| a.path.cmp(&b.path)));
+    found.sort_by(|a, b| {
+        b.modified
+            .cmp(&a.modified)
+            .then_with(|| a.path.cmp(&b.path))
+    });
 }
 
 /// The text the model sees: one path per line, at most `limit`, then a

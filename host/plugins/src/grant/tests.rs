@@ -154,8 +154,14 @@ fn a_broad_request_gets_the_granted_trees_inside_it() {
     assert_eq!(
         grant.filesystem,
         vec![
-            Preopen { path: "/work/ws".into(), access: Access::ReadOnly },
-            Preopen { path: "/data/ref".into(), access: Access::ReadOnly },
+            Preopen {
+                path: "/work/ws".into(),
+                access: Access::ReadOnly
+            },
+            Preopen {
+                path: "/data/ref".into(),
+                access: Access::ReadOnly
+            },
         ]
     );
     assert!(grant.denied.is_empty(), "{:?}", grant.denied);

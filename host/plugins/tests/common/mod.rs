@@ -3,12 +3,12 @@
 
 #![allow(dead_code)]
 
+use kaizen_plugins::interaction::{Interaction, NoUser};
 use kaizen_plugins::{
     GrantPolicy, HostOptions, LoadError, LoadedPlugin, Location, Origin, PluginHost, PluginSet,
     PluginSource,
 };
 use kaizen_tools::{CallContext, ToolError, ToolOutput, ToolRegistry};
-use kaizen_plugins::interaction::{Interaction, NoUser};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tempfile::TempDir;

@@ -155,6 +155,35 @@ impl Tool for Ok_ {
     }
 }
 
+/// Input of `Connect`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(crate = "kaizen_sdk::serde")]
+struct ConnectInput {
+    /// `host:port` to open a TCP connection to.
+    addr: String,
+}
+
+/// Tries to open a raw TCP socket (`wasi:sockets`), bypassing the HTTP
+/// allow-list; the host must refuse.
+struct Connect;
+
+impl Tool for Connect {
+    const NAME: &'static str = "Connect";
+    const DESCRIPTION: &'static str = "Opens a TCP connection and sends a line.";
+    type Input = ConnectInput;
+
+    fn call(_ctx: &CallContext, input: ConnectInput) -> Result<Output, ToolError> {
+        use std::io::Write;
+        let mut stream = std::net::TcpStream::connect(&input.addr).map_err(|err| {
+            ToolError::permission_denied(format!("connect {}: {err}", input.addr))
+        })?;
+        stream
+            .write_all(b"escaped\n")
+            .map_err(|err| ToolError::failed(format!("write: {err}")))?;
+        Ok("connected".into())
+    }
+}
+
 struct Hostile;
 
 impl Guest for Hostile {
@@ -167,6 +196,7 @@ impl Guest for Hostile {
             raw::spec::<HugeOutput>(),
             raw::spec::<Panic>(),
             raw::spec::<Ok_>(),
+            raw::spec::<Connect>(),
         ])
     }
 
@@ -183,6 +213,7 @@ impl Guest for Hostile {
             HugeOutput::NAME => raw::call::<HugeOutput>(&ctx, &input),
             Panic::NAME => raw::call::<Panic>(&ctx, &input),
             Ok_::NAME => raw::call::<Ok_>(&ctx, &input),
+            Connect::NAME => raw::call::<Connect>(&ctx, &input),
             _ => Err(raw::unknown_tool(
                 &name,
                 &[
@@ -193,6 +224,7 @@ impl Guest for Hostile {
                     "HugeOutput",
                     "Panic",
                     "Ok",
+                    "Connect",
                 ],
             )),
         }

@@ -1,0 +1,125 @@
+//! The built-in `Glob` tool, embedded in the binary and called the way the
+//! model would call it (through `kaizen tools call`).
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, SystemTime};
+use tempfile::TempDir;
+
+fn kaizen(home: &Path, workspace: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kaizen"))
+        .args(args)
+        .arg("--cwd")
+        .arg(workspace)
+        .env("KAIZEN_HOME", home)
+        .env(
+            "KAIZEN_CACHE_DIR",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("component-cache"),
+        )
+        .output()
+        .unwrap()
+}
+
+/// A workspace with files of known ages (`age` seconds in the past).
+fn workspace(files: &[(&str, u64)]) -> TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, age) in files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, name).unwrap();
+        let file = std::fs::File::options().write(true).open(&path).unwrap();
+        file.set_modified(SystemTime::now() - Duration::from_secs(*age))
+            .unwrap();
+    }
+    dir
+}
+
+fn glob(ws: &TempDir, input: &str) -> (bool, String, String) {
+    let home = tempfile::tempdir().unwrap();
+    let out = kaizen(home.path(), ws.path(), &["tools", "call", "Glob", input]);
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn matches_files_newest_first_as_absolute_paths() {
+    let ws = workspace(&[
+        ("src/old.rs", 300),
+        ("src/new.rs", 10),
+        ("src/deep/mid.rs", 100),
+        ("README.md", 5),
+    ]);
+    let root = ws.path().canonicalize().unwrap();
+    let (ok, out, err) = glob(&ws, r#"{"pattern": "**/*.rs"}"#);
+    assert!(ok, "{err}");
+    let expected: Vec<String> = ["src/new.rs", "src/deep/mid.rs", "src/old.rs"]
+        .iter()
+        .map(|p| root.join(p).display().to_string())
+        .collect();
+    assert_eq!(out.lines().collect::<Vec<_>>(), expected);
+}
+
+#[test]
+fn no_match_says_so_and_gitignore_is_respected() {
+    let ws = workspace(&[("a.txt", 1), ("target/gen.rs", 1), (".gitignore", 1)]);
+    std::fs::write(ws.path().join(".gitignore"), "target/\n").unwrap();
+    std::fs::create_dir(ws.path().join(".git")).unwrap();
+    let (ok, out, _) = glob(&ws, r#"{"pattern": "**/*.rs"}"#);
+    assert!(ok);
+    assert_eq!(out.trim(), "No files found");
+}
+
+#[test]
+fn more_than_a_hundred_results_are_cut_with_a_note() {
+    let files: Vec<(String, u64)> = (0..105).map(|i| (format!("f{i:03}.txt"), i)).collect();
+    let refs: Vec<(&str, u64)> = files.iter().map(|(n, a)| (n.as_str(), *a)).collect();
+    let ws = workspace(&refs);
+    let (ok, out, err) = glob(&ws, r#"{"pattern": "*.txt"}"#);
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].ends_with("f000.txt"), "newest first: {}", lines[0]);
+    assert_eq!(lines.iter().filter(|l| l.ends_with(".txt")).count(), 100);
+    assert!(out.contains("5 more files matched"), "{out}");
+}
+
+#[test]
+fn bad_input_gets_errors_that_say_what_to_do() {
+    let ws = workspace(&[("a.txt", 1)]);
+    let (ok, _, err) = glob(&ws, r#"{"pattern": "a[", "path": null}"#);
+    assert!(!ok);
+    assert!(err.contains("Glob failed"), "{err}");
+
+    let missing = ws.path().join("nope").display().to_string();
+    let input = serde_json::json!({"pattern": "*", "path": missing}).to_string();
+    let (ok, _, err) = glob(&ws, &input);
+    assert!(!ok);
+    assert!(err.contains("nope"), "{err}");
+
+    // Outside the granted directories the sandbox shows nothing.
+    let input = serde_json::json!({"pattern": "*", "path": "/etc"}).to_string();
+    let (ok, out, err) = glob(&ws, &input);
+    assert!(!ok, "/etc must not be readable: {out}");
+    assert!(!err.contains("passwd"), "{err}");
+}
+
+#[test]
+fn glob_is_listed_as_a_read_only_builtin() {
+    let ws = workspace(&[]);
+    let home = tempfile::tempdir().unwrap();
+    let out = kaizen(home.path(), ws.path(), &["plugins", "list", "--json"]);
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let glob = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "glob")
+        .expect("glob is built in");
+    assert_eq!(glob["origin"], "builtin");
+    assert_eq!(glob["tools"], serde_json::json!(["Glob"]));
+    let root = ws.path().canonicalize().unwrap();
+    assert_eq!(glob["granted"]["filesystem"][0]["path"], root.to_str().unwrap());
+    assert_eq!(glob["granted"]["filesystem"][0]["access"], "read-only");
+}
