@@ -120,6 +120,41 @@ fn glob_is_listed_as_a_read_only_builtin() {
     assert_eq!(glob["origin"], "builtin");
     assert_eq!(glob["tools"], serde_json::json!(["Glob"]));
     let root = ws.path().canonicalize().unwrap();
-    assert_eq!(glob["granted"]["filesystem"][0]["path"], root.to_str().unwrap());
+    assert_eq!(
+        glob["granted"]["filesystem"][0]["path"],
+        root.to_str().unwrap()
+    );
     assert_eq!(glob["granted"]["filesystem"][0]["access"], "read-only");
+}
+
+#[test]
+fn runs_without_the_pooling_allocator_where_virtual_memory_is_limited() {
+    let ws = workspace(&[("a.toml", 1)]);
+    let home = tempfile::tempdir().unwrap();
+    // 8 GiB of address space cannot hold the instance pool; the engine
+    // must fall back to on-demand allocation and still serve the call.
+    let script = format!(
+        "ulimit -v 8388608 && exec {} tools call Glob '{{\"pattern\":\"*.toml\"}}' --cwd {}",
+        env!("CARGO_BIN_EXE_kaizen"),
+        ws.path().display()
+    );
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .env("KAIZEN_HOME", home.path())
+        .env("KAIZEN_LOG", "info")
+        .env(
+            "KAIZEN_CACHE_DIR",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("component-cache"),
+        )
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.trim_end().ends_with("a.toml"), "{stdout}");
+    assert!(
+        stderr.contains("falling back to on-demand allocation"),
+        "{stderr}"
+    );
 }

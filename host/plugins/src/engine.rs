@@ -46,7 +46,7 @@ impl PluginEngine {
             match Engine::new(&config(Some(options))) {
                 Ok(engine) => (engine, true),
                 Err(err) => {
-                    tracing::warn!(
+                    tracing::info!(
                         "the pooling allocator is unavailable ({err:#}); falling back to on-demand allocation"
                     );
                     (Engine::new(&config(None))?, false)
