@@ -1,0 +1,339 @@
+//! The loop: THINK (one model call), DECIDE (tool calls present → act; none
+//! → done), ACT (run the calls), OBSERVE (feed results back), bounded by
+//! cycles, budget, wall clock and interrupts. Convergence is objective: the
+//! model's own claims of being finished are never consulted.
+
+use crate::act::{PendingCall, result_block, result_text, run_calls};
+use crate::events::{Event, Observer};
+use crate::prompt::{system_prompt, today};
+use crate::result::{RunResult, RunStart};
+use crate::state::{SessionState, Status, ToolCallRecord};
+use kaizen_llm::{
+    Block, Message, Provider, Request, Response, Role, StreamEvent, ToolDefinition, Usage,
+};
+use kaizen_tools::{CallContext, ToolRegistry};
+use std::future::Future;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// Default cap on model calls per run.
+pub const DEFAULT_MAX_CYCLES: u32 = 50;
+/// Default budget per run, in USD.
+pub const DEFAULT_BUDGET_USD: f64 = 5.0;
+/// Default cap on output tokens per model call.
+pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+/// Default cap on the characters of one tool result the model sees.
+pub const DEFAULT_MAX_RESULT_CHARS: usize = 30_000;
+
+/// How a run is bounded and where it works.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    /// The model to call.
+    pub model: String,
+    /// The workspace (tools' working directory).
+    pub workspace: PathBuf,
+    /// Most model calls in this run.
+    pub max_cycles: u32,
+    /// Most USD this run may spend.
+    pub budget_usd: f64,
+    /// Wall-clock limit of this run.
+    pub timeout: Option<Duration>,
+    /// Output token cap per model call.
+    pub max_tokens: u32,
+    /// Characters of one tool result the model sees.
+    pub max_result_chars: usize,
+}
+
+impl AgentConfig {
+    /// Defaults for `model` in `workspace`.
+    pub fn new(model: impl Into<String>, workspace: impl Into<PathBuf>) -> Self {
+        Self {
+            model: model.into(),
+            workspace: workspace.into(),
+            max_cycles: DEFAULT_MAX_CYCLES,
+            budget_usd: DEFAULT_BUDGET_USD,
+            timeout: None,
+            max_tokens: DEFAULT_MAX_TOKENS,
+            max_result_chars: DEFAULT_MAX_RESULT_CHARS,
+        }
+    }
+}
+
+/// Prices a model call: USD for `usage` on `model`.
+pub type Pricing<'a> = &'a (dyn Fn(&str, &Usage) -> f64 + Send + Sync);
+
+/// Runs tasks: a provider, the tools, limits, and who is told.
+pub struct Agent<'a> {
+    /// The model API.
+    pub provider: &'a dyn Provider,
+    /// The tools on offer.
+    pub tools: &'a ToolRegistry,
+    /// What model calls cost.
+    pub pricing: Pricing<'a>,
+    /// Limits and workspace.
+    pub config: AgentConfig,
+    /// Who hears about each step.
+    pub observer: &'a dyn Observer,
+}
+
+/// Why a step was cut short.
+enum Cut {
+    Timeout,
+    Interrupted,
+}
+
+/// How the loop ended, with the reason for an early end.
+type Ending = (Status, Option<String>);
+
+impl Agent<'_> {
+    /// Runs `task` on `state` until the model stops calling tools or a limit
+    /// is reached. Never fails: every ending is a [`RunResult`].
+    pub async fn run(
+        &self,
+        state: &mut SessionState,
+        task: &str,
+        interrupt: &CancellationToken,
+    ) -> RunResult {
+        let started = Instant::now();
+        let deadline = self.config.timeout.map(|limit| started + limit);
+        let start = RunStart::of(state);
+        state.messages.push(Message {
+            role: Role::User,
+            content: vec![Block::Text { text: task.into() }],
+        });
+        let system = system_prompt(&self.config.workspace, &today());
+        let tools = self.tool_definitions();
+        self.observer.on_event(&Event::SessionStart {
+            session_id: state.session_id.clone(),
+            model: self.config.model.clone(),
+            cwd: self.config.workspace.display().to_string(),
+            tools: tools.iter().map(|t| t.name.clone()).collect(),
+        });
+        let mut output = String::new();
+        let mut model_used = self.config.model.clone();
+        let (status, error) = loop {
+            if let Some(ending) = self.limit_reached(state, &start) {
+                break ending;
+            }
+            if interrupt.is_cancelled() {
+                break (Status::Interrupted, Some("interrupted".into()));
+            }
+            // THINK
+            let response = match self
+                .think(state, &system, &tools, deadline, interrupt)
+                .await
+            {
+                Ok(response) => response,
+                Err(ending) => break ending,
+            };
+            model_used.clone_from(&response.model);
+            output = response.text();
+            // DECIDE
+            let calls: Vec<PendingCall> = response
+                .tool_calls()
+                .map(|(id, name, arguments)| PendingCall {
+                    id: id.into(),
+                    name: name.into(),
+                    arguments: arguments.into(),
+                })
+                .collect();
+            state.messages.push(Message {
+                role: Role::Assistant,
+                content: response.content,
+            });
+            if calls.is_empty() {
+                break (Status::Complete, None);
+            }
+            // ACT and OBSERVE
+            if let Err(ending) = self.act(state, calls, deadline, interrupt).await {
+                break ending;
+            }
+        };
+        state.status = Some(status);
+        let result = start.result(
+            state,
+            status,
+            output,
+            model_used,
+            error,
+            started.elapsed().as_millis() as u64,
+        );
+        self.observer.on_event(&Event::Result(result.clone()));
+        result
+    }
+
+    fn tool_definitions(&self) -> Vec<ToolDefinition> {
+        self.tools
+            .specs()
+            .map(|spec| ToolDefinition {
+                name: spec.name.clone(),
+                description: spec.description.clone(),
+                input_schema: spec.input_schema.clone(),
+            })
+            .collect()
+    }
+
+    /// Cycle and budget limits, checked before each model call.
+    fn limit_reached(&self, state: &SessionState, start: &RunStart) -> Option<Ending> {
+        let cycles = state.cycles - start.cycles;
+        if cycles >= self.config.max_cycles {
+            return Some((
+                Status::MaxCycles,
+                Some(format!(
+                    "reached the limit of {} cycles (model calls) before the task was done; raise --max-cycles to let it go further",
+                    self.config.max_cycles
+                )),
+            ));
+        }
+        let spent = state.cost_usd - start.cost;
+        if spent >= self.config.budget_usd {
+            return Some((
+                Status::BudgetExceeded,
+                Some(format!(
+                    "spent ${spent:.4} of the ${:.4} budget; raise --budget-usd to let it go further",
+                    self.config.budget_usd
+                )),
+            ));
+        }
+        None
+    }
+
+    /// One model call; its usage and cost are added to the session.
+    async fn think(
+        &self,
+        state: &mut SessionState,
+        system: &str,
+        tools: &[ToolDefinition],
+        deadline: Option<Instant>,
+        interrupt: &CancellationToken,
+    ) -> Result<Response, Ending> {
+        let request = Request {
+            model: self.config.model.clone(),
+            system: system.to_string(),
+            messages: state.messages.clone(),
+            tools: tools.to_vec(),
+            max_tokens: self.config.max_tokens,
+            temperature: None,
+        };
+        let sink = |event: StreamEvent| match event {
+            StreamEvent::TextDelta(text) => self.observer.on_event(&Event::TextDelta { text }),
+            StreamEvent::Retrying { attempt, error } => {
+                self.observer.on_event(&Event::Retry { attempt, error })
+            }
+            StreamEvent::ToolCallStarted { .. } => {}
+        };
+        let call = self.provider.complete(&request, &sink);
+        let response = match bounded(call, deadline, interrupt).await {
+            Ok(Ok(response)) => response,
+            Ok(Err(err)) => return Err((Status::Error, Some(err.message))),
+            Err(cut) => return Err(self.cut_ending(cut, "waiting for the model")),
+        };
+        state.cycles += 1;
+        state.usage.add(&response.usage);
+        state.cost_usd += (self.pricing)(&response.model, &response.usage);
+        self.observer.on_event(&Event::Assistant {
+            cycle: state.cycles,
+            text: response.text(),
+        });
+        Ok(response)
+    }
+
+    /// Runs the calls and adds their results to the conversation.
+    async fn act(
+        &self,
+        state: &mut SessionState,
+        calls: Vec<PendingCall>,
+        deadline: Option<Instant>,
+        interrupt: &CancellationToken,
+    ) -> Result<(), Ending> {
+        for call in &calls {
+            self.observer.on_event(&Event::ToolCall {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: arguments_value(&call.arguments),
+            });
+        }
+        let ctx = CallContext {
+            session_id: state.session_id.clone(),
+            call_id: String::new(),
+            workspace: self.config.workspace.clone(),
+            cwd: self.config.workspace.clone(),
+        };
+        let outcomes = match bounded(run_calls(self.tools, &ctx, calls), deadline, interrupt).await
+        {
+            Ok(outcomes) => outcomes,
+            Err(cut) => return Err(self.cut_ending(cut, "running tools")),
+        };
+        let mut blocks = Vec::with_capacity(outcomes.len());
+        for outcome in &outcomes {
+            let block = result_block(outcome, self.config.max_result_chars);
+            let duration_ms = outcome.duration.as_millis() as u64;
+            let (status, error) = match &outcome.result {
+                Ok(_) => ("success", None),
+                Err(err) => ("error", Some(err.message.clone())),
+            };
+            self.observer.on_event(&Event::ToolResult {
+                id: outcome.call.id.clone(),
+                name: outcome.call.name.clone(),
+                status: status.into(),
+                duration_ms,
+                output: result_text(&block),
+            });
+            state.tool_calls.push(ToolCallRecord {
+                id: outcome.call.id.clone(),
+                name: outcome.call.name.clone(),
+                arguments: arguments_value(&outcome.call.arguments),
+                status: status.into(),
+                duration_ms,
+                error,
+            });
+            blocks.push(block);
+        }
+        state.messages.push(Message {
+            role: Role::User,
+            content: blocks,
+        });
+        Ok(())
+    }
+
+    fn cut_ending(&self, cut: Cut, during: &str) -> Ending {
+        match cut {
+            Cut::Timeout => (
+                Status::Timeout,
+                Some(format!(
+                    "the run's time limit of {} s ran out while {during}",
+                    self.config.timeout.unwrap_or_default().as_secs_f64()
+                )),
+            ),
+            Cut::Interrupted => (
+                Status::Interrupted,
+                Some(format!("interrupted while {during}")),
+            ),
+        }
+    }
+}
+
+/// The arguments as JSON when they parse, else as the raw string.
+fn arguments_value(raw: &str) -> serde_json::Value {
+    serde_json::from_str(raw).unwrap_or_else(|_| serde_json::Value::String(raw.into()))
+}
+
+/// Runs `work` unless the deadline passes or an interrupt comes first.
+async fn bounded<F: Future>(
+    work: F,
+    deadline: Option<Instant>,
+    interrupt: &CancellationToken,
+) -> Result<F::Output, Cut> {
+    let expiry = async {
+        match deadline {
+            Some(at) => tokio::time::sleep_until(at.into()).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        output = work => Ok(output),
+        () = expiry => Err(Cut::Timeout),
+        () = interrupt.cancelled() => Err(Cut::Interrupted),
+    }
+}

@@ -1,0 +1,78 @@
+//! What the loop reports as it runs, for output formats and embedders.
+
+use crate::result::RunResult;
+use serde::Serialize;
+
+/// One thing that happened in a run. Serialized as one `stream-json` line.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// The run started.
+    SessionStart {
+        /// The session's id.
+        session_id: String,
+        /// The model.
+        model: String,
+        /// The workspace.
+        cwd: String,
+        /// Tools on offer.
+        tools: Vec<String>,
+    },
+    /// A piece of assistant text as it streams.
+    TextDelta {
+        /// The piece.
+        text: String,
+    },
+    /// A complete assistant turn's text.
+    Assistant {
+        /// The 1-based cycle that produced it.
+        cycle: u32,
+        /// The text (may be empty when the turn only calls tools).
+        text: String,
+    },
+    /// The model called a tool.
+    ToolCall {
+        /// The call's id.
+        id: String,
+        /// The tool.
+        name: String,
+        /// The arguments as the model sent them.
+        arguments: serde_json::Value,
+    },
+    /// A tool call finished.
+    ToolResult {
+        /// The call's id.
+        id: String,
+        /// The tool.
+        name: String,
+        /// `success` or `error`.
+        status: String,
+        /// How long it took.
+        duration_ms: u64,
+        /// What the model will see (cut to the same size).
+        output: String,
+    },
+    /// The provider is being retried.
+    Retry {
+        /// The next attempt's number.
+        attempt: u32,
+        /// What failed.
+        error: String,
+    },
+    /// The run ended.
+    Result(RunResult),
+}
+
+/// Receives events. Implementations must be quick: the loop waits.
+pub trait Observer: Send + Sync {
+    /// Called for every event, in order.
+    fn on_event(&self, event: &Event);
+}
+
+/// Ignores everything.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Silent;
+
+impl Observer for Silent {
+    fn on_event(&self, _event: &Event) {}
+}

@@ -1,0 +1,24 @@
+//! Kaizen's agent loop.
+//!
+//! Think → act → observe → decide, until a model response carries no tool
+//! calls, bounded by cycles, budget, wall clock and interrupts. The loop
+//! sees models through [`kaizen_llm::Provider`] and tools through
+//! [`kaizen_tools::ToolRegistry`]; it knows nothing of wasmtime or of where
+//! a tool came from.
+
+mod act;
+mod agent;
+mod events;
+mod prompt;
+mod result;
+mod state;
+
+pub use agent::{
+    Agent, AgentConfig, DEFAULT_BUDGET_USD, DEFAULT_MAX_CYCLES, DEFAULT_MAX_RESULT_CHARS,
+    DEFAULT_MAX_TOKENS, Pricing,
+};
+pub use events::{Event, Observer, Silent};
+pub use prompt::{INSTRUCTION_FILES, system_prompt, today};
+pub use result::{RUNTIME_NAME, RunResult, TokensUsed};
+pub use state::{FileRecord, SessionState, Status, ToolCallRecord, new_session_id};
+pub use tokio_util::sync::CancellationToken;

@@ -1,0 +1,97 @@
+//! The result object of a run, as `--output-format json` prints it.
+
+use crate::state::{SessionState, Status, ToolCallRecord};
+use serde::{Deserialize, Serialize};
+
+/// The runtime's name in results.
+pub const RUNTIME_NAME: &str = "kaizen";
+
+/// Token counts in the result.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokensUsed {
+    /// All input tokens, cached or not.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Their sum.
+    pub total: u64,
+}
+
+/// What a run ended with (the CLI contract's JSON object).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// The final assistant text.
+    pub output: String,
+    /// How it ended.
+    pub status: Status,
+    /// Model calls made in this run.
+    pub cycles_used: u32,
+    /// Tokens used in this run.
+    pub tokens_used: TokensUsed,
+    /// Money spent in this run, in USD.
+    pub cost_usd: f64,
+    /// Wall-clock duration.
+    pub duration_ms: u64,
+    /// The session's id.
+    pub session_id: String,
+    /// The model that answered.
+    pub model_used: String,
+    /// Always `kaizen`.
+    pub runtime_name: String,
+    /// The tool calls of this run, in order.
+    pub tool_calls: Vec<ToolCallRecord>,
+    /// Why the run ended early, for statuses other than `complete`.
+    pub error_message: Option<String>,
+}
+
+/// Where a run started, to report only its own share of a session.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RunStart {
+    pub cycles: u32,
+    pub input: u64,
+    pub output: u64,
+    pub cost: f64,
+    pub tool_calls: usize,
+}
+
+impl RunStart {
+    pub fn of(state: &SessionState) -> Self {
+        Self {
+            cycles: state.cycles,
+            input: state.usage.total_input(),
+            output: state.usage.output_tokens,
+            cost: state.cost_usd,
+            tool_calls: state.tool_calls.len(),
+        }
+    }
+
+    pub fn result(
+        &self,
+        state: &SessionState,
+        status: Status,
+        output: String,
+        model_used: String,
+        error_message: Option<String>,
+        duration_ms: u64,
+    ) -> RunResult {
+        let input = state.usage.total_input() - self.input;
+        let output_tokens = state.usage.output_tokens - self.output;
+        RunResult {
+            output,
+            status,
+            cycles_used: state.cycles - self.cycles,
+            tokens_used: TokensUsed {
+                input,
+                output: output_tokens,
+                total: input + output_tokens,
+            },
+            cost_usd: state.cost_usd - self.cost,
+            duration_ms,
+            session_id: state.session_id.clone(),
+            model_used,
+            runtime_name: RUNTIME_NAME.to_string(),
+            tool_calls: state.tool_calls[self.tool_calls..].to_vec(),
+            error_message,
+        }
+    }
+}
