@@ -3,7 +3,9 @@
 
 mod builtins;
 mod config;
+mod output;
 mod plugins_cmd;
+mod run_cmd;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -19,6 +21,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run a task to completion: the model thinks, calls tools, and stops when
+    /// it answers without calling any. The task comes from stdin when omitted.
+    ///
+    /// Providers come from the environment: OPENAI_API_KEY (and
+    /// OPENAI_BASE_URL, including /v1, for compatible servers),
+    /// ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL), or OLLAMA_HOST. Exit codes:
+    /// 0 complete, 1 error, 2 usage, 3 a limit was reached, 130 interrupted.
+    Run(Box<RunArgs>),
     /// List, inspect and check plugins.
     #[command(subcommand)]
     Plugins(PluginsCommand),
@@ -75,6 +85,42 @@ enum ToolsCommand {
     },
 }
 
+/// `kaizen run` flags.
+#[derive(Args)]
+struct RunArgs {
+    /// The task. Read from stdin when omitted.
+    task: Option<String>,
+    /// The model, e.g. gpt-4.1, claude-sonnet-4-5, ollama/qwen3 (default: the
+    /// configured provider's default model).
+    #[arg(long)]
+    model: Option<String>,
+    /// openai, anthropic or ollama (default: inferred from the model name).
+    #[arg(long)]
+    provider: Option<String>,
+    #[command(flatten)]
+    workspace: WorkspaceArgs,
+    /// text streams the answer; json prints one result object; stream-json
+    /// prints one event per line.
+    #[arg(long, value_enum, default_value = "text")]
+    output_format: output::OutputFormat,
+    /// Stop after this many model calls (status max_cycles, exit 3).
+    #[arg(long, default_value_t = kaizen_runtime::DEFAULT_MAX_CYCLES)]
+    max_cycles: u32,
+    /// Stop once this many USD are spent (status budget_exceeded, exit 3).
+    #[arg(long, default_value_t = kaizen_runtime::DEFAULT_BUDGET_USD)]
+    budget_usd: f64,
+    /// Stop after this many seconds of wall-clock time (status timeout, exit 3).
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<f64>,
+    /// Append every model response to FILE, for --replay.
+    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
+    record: Option<PathBuf>,
+    /// Serve model responses from a recording instead of a provider (no
+    /// network, no key).
+    #[arg(long, value_name = "FILE")]
+    replay: Option<PathBuf>,
+}
+
 /// Where to work and which plugins to load.
 #[derive(Args, Clone)]
 struct WorkspaceArgs {
@@ -108,8 +154,31 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    if let Command::Run(args) = cli.command {
+        let args = *args;
+        let options = run_cmd::RunOptions {
+            task: args.task,
+            model: args.model,
+            provider: args.provider,
+            format: args.output_format,
+            max_cycles: args.max_cycles,
+            budget_usd: args.budget_usd,
+            timeout: args.timeout,
+            record: args.record,
+            replay: args.replay,
+            plugins: args.workspace.into(),
+        };
+        return match runtime.block_on(run_cmd::run(options)) {
+            Ok(code) => ExitCode::from(code),
+            Err(failure) => {
+                eprintln!("kaizen: {:#}", failure.error);
+                ExitCode::from(failure.code)
+            }
+        };
+    }
     let result = runtime.block_on(async {
         match cli.command {
+            Command::Run(_) => unreachable!("handled above"),
             Command::Plugins(PluginsCommand::List { workspace, json }) => {
                 plugins_cmd::list(&workspace.into(), json).await
             }

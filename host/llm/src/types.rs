@@ -226,7 +226,8 @@ pub enum LlmErrorKind {
 }
 
 /// The future a provider returns.
-pub type CompletionFuture<'a> = Pin<Box<dyn Future<Output = Result<Response, LlmError>> + Send + 'a>>;
+pub type CompletionFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<Response, LlmError>> + Send + 'a>>;
 
 /// A model API.
 pub trait Provider: Send + Sync {

@@ -1,0 +1,4 @@
+/// Greets `name`.
+pub fn greet(name: &str) -> String {
+    format!("Hello, {name}!")
+}

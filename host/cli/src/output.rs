@@ -1,0 +1,144 @@
+//! How `kaizen run` shows a run: text streamed as it arrives, one JSON
+//! object at the end, or one JSON event per line; plus a progress line on
+//! a terminal's stderr.
+
+use clap::ValueEnum;
+use kaizen_runtime::{Event, Observer, RunResult};
+use std::io::{IsTerminal, Write};
+use std::sync::Mutex;
+
+/// `--output-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// The model's text as it arrives; errors on stderr.
+    Text,
+    /// One result object at the end.
+    Json,
+    /// One event per line as the run goes, the result last.
+    StreamJson,
+}
+
+/// Writes events to stdout in the chosen format and a progress line to
+/// stderr when stderr is a terminal of its own.
+pub struct Printer {
+    format: OutputFormat,
+    progress: bool,
+    state: Mutex<PrintState>,
+}
+
+#[derive(Default)]
+struct PrintState {
+    /// The last text written to stdout did not end with a newline.
+    open_line: bool,
+    /// A progress line is on stderr and must be cleared before other output.
+    progress_shown: bool,
+}
+
+impl Printer {
+    /// A printer for `format`.
+    pub fn new(format: OutputFormat) -> Self {
+        let stderr_tty = std::io::stderr().is_terminal();
+        let stdout_tty = std::io::stdout().is_terminal();
+        // Streaming text to the same terminal would fight with the line.
+        let progress = stderr_tty && !(format == OutputFormat::Text && stdout_tty);
+        Self {
+            format,
+            progress,
+            state: Mutex::default(),
+        }
+    }
+
+    fn progress(&self, state: &mut PrintState, line: &str) {
+        if !self.progress {
+            return;
+        }
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r\x1b[2K{line}");
+        let _ = err.flush();
+        state.progress_shown = true;
+    }
+
+    fn clear_progress(&self, state: &mut PrintState) {
+        if state.progress_shown {
+            let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+            state.progress_shown = false;
+        }
+    }
+
+    /// Prints the final result as the format wants it (JSON formats print
+    /// it from the event stream; text prints the error, if any).
+    pub fn finish(&self, result: &RunResult) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        self.clear_progress(&mut state);
+        if self.format == OutputFormat::Text {
+            if state.open_line {
+                println!();
+            }
+            if let Some(message) = &result.error_message {
+                eprintln!("kaizen: {} — {message}", result.status.as_str());
+            }
+        }
+    }
+}
+
+impl Observer for Printer {
+    fn on_event(&self, event: &Event) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        match event {
+            Event::SessionStart { model, .. } => {
+                self.progress(&mut state, &format!("kaizen: starting ({model})"))
+            }
+            Event::Assistant { cycle, .. } => {
+                self.progress(&mut state, &format!("kaizen: cycle {cycle}: thinking done"))
+            }
+            Event::ToolCall { name, .. } => {
+                self.progress(&mut state, &format!("kaizen: running {name}…"))
+            }
+            Event::Retry { attempt, error } => self.progress(
+                &mut state,
+                &format!("kaizen: provider failed ({error}); attempt {attempt}…"),
+            ),
+            _ => {}
+        }
+        match self.format {
+            OutputFormat::Text => {
+                if let Event::TextDelta { text } = event {
+                    self.clear_progress(&mut state);
+                    let mut out = std::io::stdout().lock();
+                    let _ = out.write_all(text.as_bytes());
+                    let _ = out.flush();
+                    if !text.is_empty() {
+                        state.open_line = !text.ends_with('\n');
+                    }
+                }
+                if let Event::Assistant { .. } = event
+                    && state.open_line
+                {
+                    println!();
+                    state.open_line = false;
+                }
+            }
+            OutputFormat::Json => {
+                if let Event::Result(result) = event {
+                    self.clear_progress(&mut state);
+                    print_json(result);
+                }
+            }
+            OutputFormat::StreamJson => {
+                // Deltas would repeat what the assistant event carries.
+                if !matches!(event, Event::TextDelta { .. }) {
+                    self.clear_progress(&mut state);
+                    print_json(event);
+                }
+            }
+        }
+    }
+}
+
+fn print_json<T: serde::Serialize>(value: &T) {
+    let mut out = std::io::stdout().lock();
+    if let Ok(line) = serde_json::to_string(value) {
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+}

@@ -1,0 +1,197 @@
+//! `kaizen run`: one task, start to finish, through the agent loop.
+
+use crate::output::{OutputFormat, Printer};
+use crate::plugins_cmd::{self, Selection as PluginSelection};
+use anyhow::Context as _;
+use kaizen_llm::{
+    HttpSettings, PriceTable, Provider, Recorder, ReplayProvider, Usage, process_env,
+    select_provider,
+};
+use kaizen_runtime::{
+    Agent, AgentConfig, CancellationToken, RunResult, SessionState, new_session_id,
+};
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// What `kaizen run` was asked to do.
+pub struct RunOptions {
+    /// The task; read from stdin when `None`.
+    pub task: Option<String>,
+    /// `--model`.
+    pub model: Option<String>,
+    /// `--provider`.
+    pub provider: Option<String>,
+    /// `--output-format`.
+    pub format: OutputFormat,
+    /// `--max-cycles`.
+    pub max_cycles: u32,
+    /// `--budget-usd`.
+    pub budget_usd: f64,
+    /// `--timeout` in seconds.
+    pub timeout: Option<f64>,
+    /// `--record FILE`.
+    pub record: Option<PathBuf>,
+    /// `--replay FILE`.
+    pub replay: Option<PathBuf>,
+    /// Workspace and plugins.
+    pub plugins: PluginSelection,
+}
+
+/// A failure before the loop could start, with its exit code.
+pub struct SetupError {
+    /// 2 for usage and configuration, 1 otherwise.
+    pub code: u8,
+    /// What to tell the user.
+    pub error: anyhow::Error,
+}
+
+impl<E: Into<anyhow::Error>> From<E> for SetupError {
+    fn from(error: E) -> Self {
+        Self {
+            code: 1,
+            error: error.into(),
+        }
+    }
+}
+
+fn usage(error: anyhow::Error) -> SetupError {
+    SetupError { code: 2, error }
+}
+
+/// Runs the task; returns the process exit code.
+pub async fn run(options: RunOptions) -> Result<u8, SetupError> {
+    let task = read_task(options.task.clone())?;
+    let (model, provider) = provider_for(&options)?;
+    let (setup, _host, plugins) = plugins_cmd::load(&options.plugins).await?;
+    for failure in &plugins.failed {
+        tracing::warn!(
+            "plugin {} did not load: {}",
+            failure
+                .error
+                .name
+                .as_deref()
+                .unwrap_or(&failure.source.label()),
+            failure.error.message
+        );
+    }
+    let prices = PriceTable::default();
+    let warned = AtomicBool::new(false);
+    let provider_name = provider.name().to_string();
+    let pricing = |model: &str, usage: &Usage| {
+        prices
+            .cost_for(&provider_name, model, usage)
+            .unwrap_or_else(|| {
+                if !warned.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(
+                        "no price is known for model `{model}`; its cost is counted as 0 and --budget-usd cannot bound it"
+                    );
+                }
+                0.0
+            })
+    };
+    let mut config = AgentConfig::new(&model, &setup.policy.workspace);
+    config.max_cycles = options.max_cycles;
+    config.budget_usd = options.budget_usd;
+    config.timeout = options.timeout.map(Duration::from_secs_f64);
+    let printer = Printer::new(options.format);
+    let agent = Agent {
+        provider: provider.as_ref(),
+        tools: &plugins.registry,
+        pricing: &pricing,
+        config,
+        observer: &printer,
+    };
+    let mut state = SessionState::new(new_session_id(), &model);
+    let interrupt = CancellationToken::new();
+    let signals = tokio::spawn(watch_signals(interrupt.clone()));
+    let result: RunResult = agent.run(&mut state, &task, &interrupt).await;
+    signals.abort();
+    plugins.end_session(&state.session_id);
+    printer.finish(&result);
+    Ok(result.status.exit_code())
+}
+
+/// The model name and a provider: a replay, or one chosen from flags and
+/// the environment, recorded when asked.
+fn provider_for(options: &RunOptions) -> Result<(String, Box<dyn Provider>), SetupError> {
+    if let Some(path) = &options.replay {
+        let replay = ReplayProvider::open(path)
+            .map_err(|err| usage(anyhow::anyhow!("--replay {}: {err}", path.display())))?;
+        let model = options.model.clone().unwrap_or_else(|| "replay".into());
+        return Ok((model, Box::new(replay)));
+    }
+    let selection = select_provider(
+        options.model.as_deref(),
+        options.provider.as_deref(),
+        &process_env,
+        &HttpSettings::default(),
+    )
+    .map_err(|err| usage(anyhow::anyhow!("{err}")))?;
+    let provider: Box<dyn Provider> = match &options.record {
+        Some(path) => Box::new(
+            Recorder::new(selection.provider, path)
+                .with_context(|| format!("--record {}", path.display()))?,
+        ),
+        None => selection.provider,
+    };
+    Ok((selection.model, provider))
+}
+
+fn read_task(task: Option<String>) -> Result<String, SetupError> {
+    let task = match task {
+        Some(task) => task,
+        None if std::io::stdin().is_terminal() => {
+            return Err(usage(anyhow::anyhow!(
+                "no task given: pass it as an argument (kaizen run \"fix the failing test\") or on stdin"
+            )));
+        }
+        None => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .context("reading the task from stdin")?;
+            text
+        }
+    };
+    if task.trim().is_empty() {
+        return Err(usage(anyhow::anyhow!("the task is empty")));
+    }
+    Ok(task)
+}
+
+/// First Ctrl-C or SIGTERM: end the run gracefully. Second Ctrl-C: exit now.
+async fn watch_signals(interrupt: CancellationToken) {
+    let hits = Mutex::new(0u32);
+    loop {
+        let got = wait_for_signal().await;
+        if !got {
+            return;
+        }
+        let mut count = hits.lock().unwrap_or_else(|e| e.into_inner());
+        *count += 1;
+        if *count >= 2 {
+            eprintln!("\nkaizen: interrupted again; stopping now");
+            std::process::exit(130);
+        }
+        eprintln!("\nkaizen: interrupting (press Ctrl-C again to stop at once)…");
+        interrupt.cancel();
+    }
+}
+
+/// Waits for SIGINT or SIGTERM; false when signals cannot be watched.
+async fn wait_for_signal() -> bool {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        return false;
+    };
+    tokio::select! {
+        _ = int.recv() => true,
+        _ = term.recv() => true,
+    }
+}

@@ -1,0 +1,527 @@
+//! `kaizen run` end to end: the real binary, real providers over HTTP to a
+//! scripted model server on loopback, and real tool plugins.
+
+use kaizen_model_server::{Fault, ModelServer, Reply, Script, Wire};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use tempfile::TempDir;
+
+const KEY: &str = "sk-test-secret-key-0123456789";
+
+/// A workspace and a home for one run.
+struct Run {
+    home: TempDir,
+    workspace: TempDir,
+}
+
+impl Run {
+    fn new() -> Self {
+        Self {
+            home: tempfile::tempdir().unwrap(),
+            workspace: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn ws(&self) -> PathBuf {
+        self.workspace.path().canonicalize().unwrap()
+    }
+
+    /// `kaizen run ARGS` with the test plugins, against `server` through
+    /// `wire`'s environment variables.
+    async fn kaizen(&self, server: Option<(&ModelServer, Wire)>, args: &[&str]) -> Output {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_kaizen"));
+        cmd.arg("run")
+            .args(args)
+            .arg("--cwd")
+            .arg(self.workspace.path())
+            .arg("--plugins")
+            .arg(kaizen_test_artifacts::plugins_root())
+            .env("KAIZEN_HOME", self.home.path())
+            .env(
+                "KAIZEN_CACHE_DIR",
+                Path::new(env!("CARGO_TARGET_TMPDIR")).join("component-cache"),
+            );
+        for var in [
+            "OPENAI_API_KEY",
+            "OPENAI_BASE_URL",
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_BASE_URL",
+            "OLLAMA_HOST",
+            "KAIZEN_MODEL",
+            "KAIZEN_LOG",
+        ] {
+            cmd.env_remove(var);
+        }
+        match server {
+            Some((server, Wire::OpenAi)) => {
+                cmd.env("OPENAI_API_KEY", KEY)
+                    .env("OPENAI_BASE_URL", server.openai_base_url());
+            }
+            Some((server, Wire::Anthropic)) => {
+                cmd.env("ANTHROPIC_API_KEY", KEY)
+                    .env("ANTHROPIC_BASE_URL", server.anthropic_base_url());
+            }
+            Some((server, Wire::Ollama)) => {
+                cmd.env("OLLAMA_HOST", server.ollama_host());
+            }
+            None => {}
+        }
+        cmd.output().await.unwrap()
+    }
+}
+
+fn result_of(output: &Output) -> Value {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|err| {
+        panic!(
+            "not one JSON object ({err}): {stdout}\nstderr: {}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+fn fs(op: &str, path: &str, content: &str) -> String {
+    json!({"op": op, "path": path, "content": content}).to_string()
+}
+
+/// The tool results the model was sent in request `n`, as (id, text).
+fn results_sent(server: &ModelServer, n: usize) -> Vec<(String, String)> {
+    let body = &server.requests()[n].body;
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap_or_default().to_string(),
+                m["content"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_multi_step_task_edits_a_file_through_plugins() {
+    let run = Run::new();
+    std::fs::write(run.ws().join("greeting.txt"), "helo world\n").unwrap();
+    let script = Script::new()
+        .reply(Reply::tool("FsProbe", &fs("read", "greeting.txt", "")).with_usage(1000, 50))
+        .reply(
+            Reply::text("I will fix the typo. Done!")
+                .with_tool("FsProbe", &fs("write", "greeting.txt", "hello world\n"))
+                .with_usage(1200, 60),
+        )
+        .reply(Reply::text("Fixed the typo in greeting.txt.").with_usage(1300, 20));
+    let server = ModelServer::start(script).await.unwrap();
+    let out = run
+        .kaizen(
+            Some((&server, Wire::OpenAi)),
+            &[
+                "--model",
+                "gpt-4o-mini",
+                "--output-format",
+                "json",
+                "Fix the typo in greeting.txt",
+            ],
+        )
+        .await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result = result_of(&out);
+    assert_eq!(result["status"], "complete");
+    assert_eq!(result["output"], "Fixed the typo in greeting.txt.");
+    assert_eq!(result["cycles_used"], 3);
+    assert_eq!(result["tokens_used"]["input"], 3500);
+    assert_eq!(result["tokens_used"]["output"], 130);
+    assert_eq!(result["tokens_used"]["total"], 3630);
+    assert!(result["cost_usd"].as_f64().unwrap() > 0.0, "{result}");
+    assert_eq!(result["model_used"], "gpt-4o-mini");
+    assert_eq!(result["runtime_name"], "kaizen");
+    let calls = result["tool_calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[0]["name"], "FsProbe");
+    assert_eq!(calls[1]["arguments"]["op"], "write");
+    assert_eq!(calls[1]["status"], "success");
+    assert_eq!(
+        std::fs::read_to_string(run.ws().join("greeting.txt")).unwrap(),
+        "hello world\n"
+    );
+    // The model was shown the file it read.
+    assert_eq!(results_sent(&server, 1)[0].1, "helo world\n");
+    // The request was a real streaming OpenAI request with the tools.
+    let first = &server.requests()[0];
+    assert_eq!(first.path, "/v1/chat/completions");
+    assert!(first.stream);
+    assert_eq!(first.headers["authorization"], format!("Bearer {KEY}"));
+    let tools: Vec<&str> = first.body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        tools.contains(&"FsProbe") && tools.contains(&"Glob"),
+        "{tools:?}"
+    );
+    // The key never leaks into what the user sees.
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(KEY));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains(KEY));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tool_errors_are_fed_back_and_several_calls_answer_in_order() {
+    let run = Run::new();
+    let script = Script::new()
+        .reply(
+            Reply::tool("NoSuchTool", "{}")
+                .with_tool("Greet", "{\"name\": ")
+                .with_tool("Greet", r#"{"name": 42}"#)
+                .with_tool("Greet", r#"{"name": "Ada"}"#),
+        )
+        .reply(Reply::text("Handled."));
+    let server = ModelServer::start(script).await.unwrap();
+    let out = run
+        .kaizen(
+            Some((&server, Wire::OpenAi)),
+            &["--model", "gpt-4o", "--output-format", "json", "go"],
+        )
+        .await;
+    let result = result_of(&out);
+    assert_eq!(result["status"], "complete", "{result}");
+    let sent = results_sent(&server, 1);
+    let ids: Vec<&str> = sent.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["call_1", "call_2", "call_3", "call_4"]);
+    assert!(
+        sent[0].1.contains("There is no tool named `NoSuchTool`"),
+        "{sent:?}"
+    );
+    assert!(sent[1].1.contains("not valid JSON"), "{sent:?}");
+    assert!(
+        sent[2].1.contains("do not match its input schema"),
+        "{sent:?}"
+    );
+    assert_eq!(sent[3].1, "Hello, Ada!");
+    let statuses: Vec<&str> = result["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["error", "error", "error", "success"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn limits_end_runs_with_their_status_and_exit_code() {
+    let looping = || {
+        (0..6).fold(Script::new(), |s, _| {
+            s.reply(Reply::tool("Greet", r#"{"name":"again"}"#).with_usage(1_000_000, 0))
+        })
+    };
+    let run = Run::new();
+    let server = ModelServer::start(looping()).await.unwrap();
+    let out = run
+        .kaizen(
+            Some((&server, Wire::OpenAi)),
+            &[
+                "--model",
+                "gpt-4o",
+                "--output-format",
+                "json",
+                "--max-cycles",
+                "2",
+                "loop",
+            ],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(3));
+    let result = result_of(&out);
+    assert_eq!(result["status"], "max_cycles");
+    assert_eq!(result["cycles_used"], 2);
+
+    // gpt-4o input costs dollars per million tokens: two calls pass $1.
+    let server = ModelServer::start(looping()).await.unwrap();
+    let out = run
+        .kaizen(
+            Some((&server, Wire::OpenAi)),
+            &[
+                "--model",
+                "gpt-4o",
+                "--output-format",
+                "json",
+                "--budget-usd",
+                "1",
+                "loop",
+            ],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(result_of(&out)["status"], "budget_exceeded");
+
+    let slow = Script::new().fault(Fault::Slow {
+        delay_ms: 30_000,
+        reply: Reply::text("too late"),
+    });
+    let server = ModelServer::start(slow).await.unwrap();
+    let out = run
+        .kaizen(
+            Some((&server, Wire::OpenAi)),
+            &[
+                "--model",
+                "gpt-4o",
+                "--output-format",
+                "json",
+                "--timeout",
+                "0.5",
+                "wait",
+            ],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(3));
+    let result = result_of(&out);
+    assert_eq!(result["status"], "timeout");
+    assert!(
+        result["error_message"]
+            .as_str()
+            .unwrap()
+            .contains("time limit")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn provider_faults_are_retried_then_reported() {
+    let run = Run::new();
+    let script = Script::new()
+        .fault(Fault::Status {
+            code: 500,
+            retry_after: None,
+            message: None,
+        })
+        .fault(Fault::Status {
+            code: 429,
+            retry_after: Some(1),
+            message: None,
+        })
+        .fault(Fault::Truncated {
+            reply: Reply::text("cut off"),
+        })
+        .reply(Reply::text("made it"));
+    let server = ModelServer::start(script).await.unwrap();
+    let out = run
+        .kaizen(
+            Some((&server, Wire::OpenAi)),
+            &["--model", "gpt-4o", "--output-format", "json", "hi"],
+        )
+        .await;
+    let result = result_of(&out);
+    assert_eq!(result["status"], "complete", "{result}");
+    assert_eq!(result["output"], "made it");
+    assert_eq!(server.requests().len(), 4);
+
+    let failing = (0..4).fold(Script::new(), |s, _| {
+        s.fault(Fault::Status {
+            code: 503,
+            retry_after: None,
+            message: Some("overloaded".into()),
+        })
+    });
+    let server = ModelServer::start(failing).await.unwrap();
+    let out = run
+        .kaizen(
+            Some((&server, Wire::OpenAi)),
+            &["--model", "gpt-4o", "--output-format", "json", "hi"],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(1));
+    let result = result_of(&out);
+    assert_eq!(result["status"], "error");
+    assert!(
+        result["error_message"].as_str().unwrap().contains("503"),
+        "{result}"
+    );
+
+    let denied = Script::new().fault(Fault::Status {
+        code: 401,
+        retry_after: None,
+        message: None,
+    });
+    let server = ModelServer::start(denied).await.unwrap();
+    let out = run
+        .kaizen(
+            Some((&server, Wire::Anthropic)),
+            &[
+                "--model",
+                "claude-sonnet-4-5",
+                "--output-format",
+                "json",
+                "hi",
+            ],
+        )
+        .await;
+    let result = result_of(&out);
+    assert_eq!(result["status"], "error");
+    assert!(
+        result["error_message"]
+            .as_str()
+            .unwrap()
+            .contains("ANTHROPIC_API_KEY"),
+        "{result}"
+    );
+    assert!(!result.to_string().contains(KEY));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn anthropic_and_ollama_complete_a_tool_task() {
+    for (wire, model) in [
+        (Wire::Anthropic, "claude-sonnet-4-5"),
+        (Wire::Ollama, "ollama/qwen3"),
+    ] {
+        let run = Run::new();
+        let script = Script::new()
+            .reply(
+                Reply::text("Let me greet.")
+                    .with_tool("Greet", r#"{"name":"Grace"}"#)
+                    .with_usage(500, 40),
+            )
+            .reply(Reply::text("Greeted Grace.").with_usage(600, 10));
+        let server = ModelServer::start(script).await.unwrap();
+        let out = run
+            .kaizen(
+                Some((&server, wire)),
+                &["--model", model, "--output-format", "json", "greet Grace"],
+            )
+            .await;
+        let result = result_of(&out);
+        assert_eq!(result["status"], "complete", "{wire:?}: {result}");
+        assert_eq!(result["output"], "Greeted Grace.");
+        assert_eq!(result["tool_calls"][0]["name"], "Greet");
+        assert_eq!(result["tokens_used"]["output"], 50, "{wire:?}");
+        let requests = server.requests();
+        assert_eq!(requests.len(), 2);
+        match wire {
+            Wire::Anthropic => {
+                assert_eq!(requests[0].path, "/v1/messages");
+                assert_eq!(requests[0].headers["x-api-key"], KEY);
+                assert!(requests[0].headers.contains_key("anthropic-version"));
+                let second = requests[1].body.to_string();
+                assert!(second.contains("Hello, Grace!"), "{second}");
+            }
+            Wire::Ollama => {
+                assert_eq!(requests[0].path, "/api/chat");
+                assert_eq!(requests[0].body["model"], "qwen3");
+                assert!(result["cost_usd"].as_f64().unwrap() == 0.0);
+            }
+            Wire::OpenAi => unreachable!(),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stream_json_prints_events_as_lines_and_the_result_last() {
+    let run = Run::new();
+    let script = Script::new()
+        .reply(Reply::tool("Greet", r#"{"name":"Lin"}"#))
+        .reply(Reply::text("bye"));
+    let server = ModelServer::start(script).await.unwrap();
+    let out = run
+        .kaizen(
+            Some((&server, Wire::OpenAi)),
+            &["--model", "gpt-4o", "--output-format", "stream-json", "hi"],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(0));
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "session_start",
+            "assistant",
+            "tool_call",
+            "tool_result",
+            "assistant",
+            "result"
+        ]
+    );
+    assert_eq!(lines[3]["output"], "Hello, Lin!");
+    assert_eq!(lines[5]["status"], "complete");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn text_output_streams_the_answer() {
+    let run = Run::new();
+    let server = ModelServer::start(Script::new().reply(Reply::text("All good here.")))
+        .await
+        .unwrap();
+    let out = run
+        .kaizen(
+            Some((&server, Wire::OpenAi)),
+            &["--model", "gpt-4o", "check"],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "All good here.\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn record_then_replay_needs_no_server() {
+    let run = Run::new();
+    let recording = run.home.path().join("session.jsonl");
+    let script = Script::new()
+        .reply(Reply::tool("Greet", r#"{"name":"Rec"}"#).with_usage(10, 5))
+        .reply(Reply::text("Recorded.").with_usage(20, 5));
+    let server = ModelServer::start(script).await.unwrap();
+    let rec = recording.to_str().unwrap();
+    let out = run
+        .kaizen(
+            Some((&server, Wire::OpenAi)),
+            &[
+                "--model",
+                "gpt-4o",
+                "--output-format",
+                "json",
+                "--record",
+                rec,
+                "x",
+            ],
+        )
+        .await;
+    assert_eq!(result_of(&out)["status"], "complete");
+    let text = std::fs::read_to_string(&recording).unwrap();
+    assert_eq!(text.lines().count(), 2);
+    assert!(!text.contains(KEY));
+    drop(server);
+
+    let out = run
+        .kaizen(None, &["--output-format", "json", "--replay", rec, "x"])
+        .await;
+    let result = result_of(&out);
+    assert_eq!(result["status"], "complete", "{result}");
+    assert_eq!(result["output"], "Recorded.");
+    assert_eq!(result["tool_calls"][0]["status"], "success");
+    assert_eq!(result["tokens_used"]["total"], 40);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_provider_the_user_is_told_how_to_configure_one() {
+    let run = Run::new();
+    let out = run.kaizen(None, &["do something"]).await;
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    for expected in [
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "OLLAMA_HOST",
+        "--replay",
+    ] {
+        assert!(err.contains(expected), "{expected} missing from: {err}");
+    }
+}
