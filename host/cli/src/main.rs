@@ -154,53 +154,60 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    if let Command::Run(args) = cli.command {
-        let args = *args;
-        let options = run_cmd::RunOptions {
-            task: args.task,
-            model: args.model,
-            provider: args.provider,
-            format: args.output_format,
-            max_cycles: args.max_cycles,
-            budget_usd: args.budget_usd,
-            timeout: args.timeout,
-            record: args.record,
-            replay: args.replay,
-            plugins: args.workspace.into(),
-        };
-        return match runtime.block_on(run_cmd::run(options)) {
-            Ok(code) => ExitCode::from(code),
-            Err(failure) => {
-                eprintln!("kaizen: {:#}", failure.error);
-                ExitCode::from(failure.code)
-            }
-        };
-    }
-    let result = runtime.block_on(async {
-        match cli.command {
-            Command::Run(_) => unreachable!("handled above"),
-            Command::Plugins(PluginsCommand::List { workspace, json }) => {
-                plugins_cmd::list(&workspace.into(), json).await
-            }
-            Command::Plugins(PluginsCommand::Inspect { path, json }) => {
-                plugins_cmd::inspect(&path, json).await
-            }
-            Command::Tools(ToolsCommand::List { workspace, json }) => {
-                plugins_cmd::tools(&workspace.into(), json).await
-            }
-            Command::Tools(ToolsCommand::Call {
-                name,
-                input,
-                workspace,
-                json,
-            }) => plugins_cmd::call(&workspace.into(), &name, input, json).await,
+    let code = runtime.block_on(dispatch(cli.command));
+    ExitCode::from(code)
+}
+
+/// Runs one command; returns the exit code.
+async fn dispatch(command: Command) -> u8 {
+    let result = match command {
+        Command::Run(args) => {
+            return match run_cmd::run(args.into_options()).await {
+                Ok(code) => code,
+                Err(failure) => {
+                    eprintln!("kaizen: {:#}", failure.error);
+                    failure.code
+                }
+            };
         }
-    });
+        Command::Plugins(PluginsCommand::List { workspace, json }) => {
+            plugins_cmd::list(&workspace.into(), json).await
+        }
+        Command::Plugins(PluginsCommand::Inspect { path, json }) => {
+            plugins_cmd::inspect(&path, json).await
+        }
+        Command::Tools(ToolsCommand::List { workspace, json }) => {
+            plugins_cmd::tools(&workspace.into(), json).await
+        }
+        Command::Tools(ToolsCommand::Call {
+            name,
+            input,
+            workspace,
+            json,
+        }) => plugins_cmd::call(&workspace.into(), &name, input, json).await,
+    };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => 0,
         Err(err) => {
             eprintln!("kaizen: {err:#}");
-            ExitCode::from(1)
+            1
+        }
+    }
+}
+
+impl RunArgs {
+    fn into_options(self) -> run_cmd::RunOptions {
+        run_cmd::RunOptions {
+            task: self.task,
+            model: self.model,
+            provider: self.provider,
+            format: self.output_format,
+            max_cycles: self.max_cycles,
+            budget_usd: self.budget_usd,
+            timeout: self.timeout,
+            record: self.record,
+            replay: self.replay,
+            plugins: self.workspace.into(),
         }
     }
 }

@@ -63,6 +63,7 @@ fn usage(error: anyhow::Error) -> SetupError {
 
 /// Runs the task; returns the process exit code.
 pub async fn run(options: RunOptions) -> Result<u8, SetupError> {
+    check_limits(&options)?;
     let task = read_task(options.task.clone())?;
     let (model, provider) = provider_for(&options)?;
     let (setup, _host, plugins) = plugins_cmd::load(&options.plugins).await?;
@@ -138,6 +139,23 @@ fn provider_for(options: &RunOptions) -> Result<(String, Box<dyn Provider>), Set
         None => selection.provider,
     };
     Ok((selection.model, provider))
+}
+
+fn check_limits(options: &RunOptions) -> Result<(), SetupError> {
+    if let Some(secs) = options.timeout
+        && !(secs.is_finite() && secs > 0.0)
+    {
+        return Err(usage(anyhow::anyhow!(
+            "--timeout must be a positive number of seconds"
+        )));
+    }
+    if !(options.budget_usd.is_finite() && options.budget_usd >= 0.0) {
+        return Err(usage(anyhow::anyhow!("--budget-usd must be zero or more")));
+    }
+    if options.max_cycles == 0 {
+        return Err(usage(anyhow::anyhow!("--max-cycles must be at least 1")));
+    }
+    Ok(())
 }
 
 fn read_task(task: Option<String>) -> Result<String, SetupError> {

@@ -525,3 +525,54 @@ async fn without_a_provider_the_user_is_told_how_to_configure_one() {
         assert!(err.contains(expected), "{expected} missing from: {err}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_readme_replay_example_runs_with_no_key_and_no_network() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let home = tempfile::tempdir().unwrap();
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_kaizen"))
+        .current_dir(&repo)
+        .args([
+            "run",
+            "--replay",
+            "examples/list-sources.jsonl",
+            "--cwd",
+            "examples/sample-project",
+            "--output-format",
+            "json",
+            "List the Rust source files in this project.",
+        ])
+        .env("KAIZEN_HOME", home.path())
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OLLAMA_HOST")
+        .output()
+        .await
+        .unwrap();
+    let result = result_of(&out);
+    assert_eq!(result["status"], "complete", "{result}");
+    assert_eq!(result["tool_calls"][0]["name"], "Glob");
+    assert_eq!(result["tool_calls"][0]["status"], "success");
+    assert!(result["output"].as_str().unwrap().contains("src/main.rs"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_limits_are_usage_errors() {
+    let run = Run::new();
+    let server = ModelServer::start(Script::new()).await.unwrap();
+    for args in [
+        ["--timeout", "-1", "x"],
+        ["--budget-usd", "-2", "x"],
+        ["--max-cycles", "0", "x"],
+        ["--output-format", "yaml", "x"],
+    ] {
+        let out = run.kaizen(Some((&server, Wire::OpenAi)), &args).await;
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert!(server.requests().is_empty());
+}
