@@ -3,6 +3,7 @@
 //! [`GrantPolicy`] and the list of plugin directories.
 
 use anyhow::Context as _;
+use kaizen_llm::{Price, PriceTable};
 use kaizen_plugins::{Access, Capabilities, GrantPolicy, Origin};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -23,6 +24,10 @@ pub struct ConfigFile {
     /// Capabilities granted by plugin name (`*` for all).
     #[serde(default)]
     pub grants: BTreeMap<String, Capabilities>,
+    /// Model prices (USD per million tokens) by model-name prefix, over
+    /// the built-in table.
+    #[serde(default)]
+    pub pricing: BTreeMap<String, Price>,
 }
 
 /// The `[plugins]` table.
@@ -84,6 +89,8 @@ pub struct Setup {
     pub policy: GrantPolicy,
     /// Plugin directories in load order, after the built-ins.
     pub plugin_roots: Vec<(PathBuf, Origin)>,
+    /// Model prices: the built-in table with the config files' overrides.
+    pub prices: PriceTable,
 }
 
 /// `KAIZEN_HOME`, else the user's data directory.
@@ -113,11 +120,15 @@ impl Setup {
         let project = ConfigFile::load(&workspace.join(PROJECT_CONFIG))?;
 
         let mut policy = GrantPolicy::new(&workspace);
+        let mut prices = PriceTable::default();
         let mut plugin_roots = vec![
             (kaizen_home.join("plugins"), Origin::User),
             (workspace.join(".kaizen").join("plugins"), Origin::Workspace),
         ];
         for (config, base) in [(&user, &kaizen_home), (&project, &workspace)] {
+            for (model, price) in &config.pricing {
+                prices = prices.with_override(model.clone(), *price);
+            }
             for (name, grant) in &config.grants {
                 let merged = policy
                     .grants
@@ -160,6 +171,7 @@ impl Setup {
             kaizen_home,
             policy,
             plugin_roots,
+            prices,
         })
     }
 }

@@ -4,8 +4,7 @@ use crate::output::{OutputFormat, Printer};
 use crate::plugins_cmd::{self, Selection as PluginSelection};
 use anyhow::Context as _;
 use kaizen_llm::{
-    HttpSettings, PriceTable, Provider, Recorder, ReplayProvider, Usage, process_env,
-    select_provider,
+    HttpSettings, Provider, Recorder, ReplayProvider, Usage, process_env, select_provider,
 };
 use kaizen_runtime::{
     Agent, AgentConfig, CancellationToken, RunResult, SessionState, new_session_id,
@@ -78,7 +77,7 @@ pub async fn run(options: RunOptions) -> Result<u8, SetupError> {
             failure.error.message
         );
     }
-    let prices = PriceTable::default();
+    let prices = &setup.prices;
     let warned = AtomicBool::new(false);
     let provider_name = provider.name().to_string();
     let pricing = |model: &str, usage: &Usage| {

@@ -576,3 +576,44 @@ async fn bad_limits_are_usage_errors() {
     }
     assert!(server.requests().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn prices_can_be_set_in_the_project_config() {
+    let run = Run::new();
+    std::fs::write(
+        run.ws().join("kaizen.toml"),
+        "[pricing.\"my-local-model\"]\ninput = 1000.0\noutput = 0.0\ncached_input = 0.0\n",
+    )
+    .unwrap();
+    let script = Script::new().reply(Reply::text("ok").with_usage(1000, 0));
+    let server = ModelServer::start(script).await.unwrap();
+    let out = run
+        .kaizen(
+            Some((&server, Wire::OpenAi)),
+            &["--model", "my-local-model", "--output-format", "json", "x"],
+        )
+        .await;
+    let result = result_of(&out);
+    // 1000 tokens at $1000 per million.
+    assert_eq!(result["cost_usd"], 1.0, "{result}");
+
+    // An unknown model costs 0, with one warning.
+    let server = ModelServer::start(Script::new().reply(Reply::text("ok").with_usage(5, 5)))
+        .await
+        .unwrap();
+    let out = run
+        .kaizen(
+            Some((&server, Wire::OpenAi)),
+            &["--model", "mystery-model", "--output-format", "json", "x"],
+        )
+        .await;
+    assert_eq!(result_of(&out)["cost_usd"], 0.0);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr
+            .matches("no price is known for model `mystery-model`")
+            .count(),
+        1,
+        "{stderr}"
+    );
+}

@@ -10,9 +10,14 @@ use std::task::{Context, Poll, ready};
 use std::time::Duration;
 use tokio::time::Sleep;
 
-/// The pause between streamed frames, so that a client reads them as they
-/// come rather than all at once.
-const PACE: Duration = Duration::from_millis(1);
+/// The default pause between streamed frames, so that a client reads them
+/// as they come rather than all at once.
+pub(crate) const PACE: Duration = Duration::from_millis(1);
+
+/// The pause before a truncated body breaks the connection, so that hyper
+/// flushes what was sent first. Kept even without pacing: a truncation must
+/// deliver its partial answer to be a truncation.
+const FLUSH: Duration = Duration::from_millis(1);
 
 /// A scripted response body.
 pub(crate) struct ScriptedBody {
@@ -20,7 +25,10 @@ pub(crate) struct ScriptedBody {
     /// After the frames, fail instead of ending: hyper then closes the
     /// connection without finishing the message.
     abort: bool,
-    paced: bool,
+    /// Sent chunked (no `content-length`), as a stream.
+    chunked: bool,
+    /// The pause between frames; `None` sends them back to back.
+    pace: Option<Duration>,
     sleep: Option<Pin<Box<Sleep>>>,
 }
 
@@ -31,39 +39,47 @@ impl ScriptedBody {
         Self {
             frames: VecDeque::from([bytes.into()]),
             abort: false,
-            paced: false,
+            chunked: false,
+            pace: None,
             sleep: None,
         }
     }
 
-    /// A streamed body (chunked): each event goes out in two frames, split
-    /// at the middle byte, with a short pause between frames, so clients
-    /// meet events split across reads as they do on real networks.
-    pub fn stream(events: Vec<Bytes>) -> Self {
+    /// A streamed body (chunked). With a `pace`, each event goes out in two
+    /// frames, split at the middle byte, with that pause between frames, so
+    /// clients meet events split across reads as they do on real networks.
+    /// Without one, each event is one frame and nothing waits (zero
+    /// latency).
+    pub fn stream(events: Vec<Bytes>, pace: Option<Duration>) -> Self {
         Self {
-            frames: halves(events),
+            frames: frames(events, pace),
             abort: false,
-            paced: true,
+            chunked: true,
+            pace,
             sleep: None,
         }
     }
 
     /// Sends `events` as [`ScriptedBody::stream`] does, then breaks the
-    /// connection. The pause before the break lets hyper flush what was
-    /// sent.
-    pub fn aborted(events: Vec<Bytes>) -> Self {
+    /// connection, after a short pause that lets hyper flush what was sent.
+    pub fn aborted(events: Vec<Bytes>, pace: Option<Duration>) -> Self {
         Self {
-            frames: halves(events),
+            frames: frames(events, pace),
             abort: true,
-            paced: true,
+            chunked: true,
+            pace,
             sleep: None,
         }
     }
 }
 
-/// Splits every event in two at its middle byte (UTF-8 characters
-/// included: clients must reassemble bytes before decoding).
-fn halves(events: Vec<Bytes>) -> VecDeque<Bytes> {
+/// The frames for `events`: when paced, every event split in two at its
+/// middle byte (UTF-8 characters included: clients must reassemble bytes
+/// before decoding); otherwise one frame per event.
+fn frames(events: Vec<Bytes>, pace: Option<Duration>) -> VecDeque<Bytes> {
+    if pace.is_none() {
+        return events.into();
+    }
     let mut frames = VecDeque::with_capacity(events.len() * 2);
     for event in events {
         let mid = event.len() / 2;
@@ -89,8 +105,13 @@ impl Body for ScriptedBody {
             this.sleep = None;
         }
         if let Some(frame) = this.frames.pop_front() {
-            if this.paced && (!this.frames.is_empty() || this.abort) {
-                this.sleep = Some(Box::pin(tokio::time::sleep(PACE)));
+            let pause = if this.frames.is_empty() {
+                this.abort.then_some(this.pace.unwrap_or(FLUSH))
+            } else {
+                this.pace
+            };
+            if let Some(pause) = pause {
+                this.sleep = Some(Box::pin(tokio::time::sleep(pause)));
             }
             return Poll::Ready(Some(Ok(Frame::data(frame))));
         }
@@ -108,7 +129,7 @@ impl Body for ScriptedBody {
     }
 
     fn size_hint(&self) -> SizeHint {
-        if self.paced || self.abort {
+        if self.chunked || self.abort {
             return SizeHint::default();
         }
         SizeHint::with_exact(self.frames.iter().map(|f| f.len() as u64).sum())
