@@ -23,6 +23,8 @@ pub enum OutputFormat {
 pub struct Printer {
     format: OutputFormat,
     progress: bool,
+    /// Text mode on a terminal: tool activity is shown on stderr.
+    activity: bool,
     state: Mutex<PrintState>,
 }
 
@@ -44,6 +46,7 @@ impl Printer {
         Self {
             format,
             progress,
+            activity: format == OutputFormat::Text && stderr_tty,
             state: Mutex::default(),
         }
     }
@@ -102,6 +105,9 @@ impl Observer for Printer {
         }
         match self.format {
             OutputFormat::Text => {
+                if self.activity {
+                    self.show_activity(&mut state, event);
+                }
                 if let Event::TextDelta { text } = event {
                     self.clear_progress(&mut state);
                     let mut out = std::io::stdout().lock();
@@ -132,6 +138,42 @@ impl Observer for Printer {
                 }
             }
         }
+    }
+}
+
+impl Printer {
+    /// One dim line per tool call and failure, between the answer's text.
+    fn show_activity(&self, state: &mut PrintState, event: &Event) {
+        let line = match event {
+            Event::ToolCall {
+                name, arguments, ..
+            } => format!("→ {name} {}", shorten(&arguments.to_string(), 100)),
+            Event::ToolResult {
+                name,
+                status,
+                output,
+                ..
+            } if status == "error" => {
+                let first = output.lines().next().unwrap_or_default();
+                format!("  ✗ {name}: {}", shorten(first, 100))
+            }
+            _ => return,
+        };
+        self.clear_progress(state);
+        let mut out = std::io::stdout().lock();
+        if state.open_line {
+            let _ = writeln!(out);
+            state.open_line = false;
+        }
+        let _ = out.flush();
+        eprintln!("\x1b[2m{line}\x1b[0m");
+    }
+}
+
+fn shorten(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
     }
 }
 
