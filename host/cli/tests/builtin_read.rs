@@ -1,0 +1,374 @@
+//! The built-in `Read` tool, embedded in the binary and called the way the
+//! model would call it (through `kaizen tools call`).
+
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use tempfile::TempDir;
+
+/// The smallest valid PNG: one transparent pixel.
+const PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+    0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x00, 0x01, 0x00, 0x00,
+    0x05, 0x00, 0x01, 0x0d, 0x0a, 0x2d, 0xb4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae,
+    0x42, 0x60, 0x82,
+];
+
+/// A workspace to read from.
+struct Workspace {
+    dir: TempDir,
+    home: TempDir,
+}
+
+/// What one call printed.
+struct Call {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+}
+
+impl Workspace {
+    fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+            home: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// The absolute path of `relative` in the workspace, as the host sees
+    /// it (symlinks resolved).
+    fn path(&self, relative: &str) -> PathBuf {
+        self.dir.path().canonicalize().unwrap().join(relative)
+    }
+
+    /// Writes `relative`; its absolute path.
+    fn write(&self, relative: &str, bytes: impl AsRef<[u8]>) -> String {
+        let path = self.path(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, bytes).unwrap();
+        path.display().to_string()
+    }
+
+    fn kaizen(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_kaizen"))
+            .args(args)
+            .arg("--cwd")
+            .arg(self.dir.path())
+            .env("KAIZEN_HOME", self.home.path())
+            .env(
+                "KAIZEN_CACHE_DIR",
+                Path::new(env!("CARGO_TARGET_TMPDIR")).join("component-cache"),
+            )
+            .output()
+            .unwrap()
+    }
+
+    /// `kaizen tools call Read <input>`.
+    fn read(&self, input: Value) -> Call {
+        let out = self.kaizen(&["tools", "call", "Read", &input.to_string()]);
+        Call {
+            ok: out.status.success(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// The text `Read` printed for `input`, which must succeed (without
+    /// the newline the CLI adds).
+    fn text(&self, input: Value) -> String {
+        let call = self.read(input);
+        assert!(call.ok, "{}", call.stderr);
+        call.stdout.strip_suffix('\n').unwrap().to_owned()
+    }
+
+    /// The error message `Read` failed with for `input`.
+    fn error(&self, input: Value) -> String {
+        let call = self.read(input);
+        assert!(!call.ok, "expected a failure, got: {}", call.stdout);
+        assert!(call.stderr.contains("Read failed"), "{}", call.stderr);
+        call.stderr
+    }
+
+    /// The whole result (content parts and metadata) as JSON.
+    fn json(&self, input: Value) -> Value {
+        let out = self.kaizen(&["tools", "call", "Read", &input.to_string(), "--json"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+fn numbered(lines: std::ops::RangeInclusive<usize>) -> String {
+    lines.map(|n| format!("line {n}\n")).collect()
+}
+
+/// Standard base64, for comparing image data however it is encoded.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn lines_come_back_numbered_like_cat_n_with_metadata() {
+    let ws = Workspace::new();
+    let path = ws.write("src/lib.rs", "alpha\n\n\tgamma\n");
+    assert_eq!(
+        ws.text(json!({"file_path": path})),
+        "     1\talpha\n     2\t\n     3\t\tgamma"
+    );
+    // A relative path resolves against the working directory.
+    assert_eq!(
+        ws.text(json!({"file_path": "src/lib.rs"})),
+        "     1\talpha\n     2\t\n     3\t\tgamma"
+    );
+    let result = ws.json(json!({"file_path": path}));
+    assert_eq!(
+        result["metadata"],
+        json!({"path": path, "type": "text", "total_lines": 3, "start_line": 1,
+               "lines_shown": 3, "truncated": false})
+    );
+}
+
+#[test]
+fn offset_and_limit_choose_a_window_and_a_note_says_how_to_go_on() {
+    let ws = Workspace::new();
+    let path = ws.write("log.txt", numbered(1..=2500));
+
+    let first = ws.text(json!({"file_path": path}));
+    let lines: Vec<&str> = first.lines().collect();
+    assert_eq!(lines.len(), 2002);
+    assert_eq!(lines[0], "     1\tline 1");
+    assert_eq!(lines[1999], "  2000\tline 2000");
+    assert_eq!(
+        lines[2001],
+        "(Showing lines 1-2000 of 2500. To read on, call Read again with offset=2001; use \
+         offset and limit to read any other part.)"
+    );
+
+    let rest = ws.text(json!({"file_path": path, "offset": 2001}));
+    assert_eq!(rest.lines().count(), 500, "no note at the end of the file");
+    assert!(rest.ends_with("  2500\tline 2500"), "{rest}");
+
+    let window = ws.text(json!({"file_path": path, "offset": 10, "limit": 3}));
+    assert_eq!(
+        window,
+        "    10\tline 10\n    11\tline 11\n    12\tline 12\n\n(Showing lines 10-12 of 2500. To \
+         read on, call Read again with offset=13; use offset and limit to read any other part.)"
+    );
+    let meta = &ws.json(json!({"file_path": path, "offset": 10, "limit": 3}))["metadata"];
+    assert_eq!(
+        *meta,
+        json!({"path": path, "type": "text", "total_lines": 2500, "start_line": 10,
+               "lines_shown": 3, "truncated": true})
+    );
+}
+
+#[test]
+fn long_lines_are_cut_and_crlf_is_hidden() {
+    let ws = Workspace::new();
+    let long = format!("short\n{}\nafter\n", "é".repeat(2600));
+    let path = ws.write("wide.txt", long);
+    let text = ws.text(json!({"file_path": path}));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(
+        lines[1],
+        format!(
+            "     2\t{}… [line cut: 2600 characters, the first 2000 shown]",
+            "é".repeat(2000)
+        )
+    );
+    assert_eq!(lines[2], "     3\tafter");
+
+    let path = ws.write("windows.txt", "one\r\ntwo\r\n");
+    assert_eq!(
+        ws.text(json!({"file_path": path})),
+        "     1\tone\n     2\ttwo"
+    );
+}
+
+#[test]
+fn a_file_over_256_kb_must_be_paged() {
+    let ws = Workspace::new();
+    let path = ws.write("big.log", format!("{}\n", "x".repeat(99)).repeat(3000));
+    let err = ws.error(json!({"file_path": path}));
+    assert!(err.contains("too large to read at once"), "{err}");
+    assert!(err.contains("293.0 KB, 3000 lines"), "{err}");
+    assert!(err.contains("offset=1 with limit=2000"), "{err}");
+
+    let page = ws.text(json!({"file_path": path, "offset": 1, "limit": 2000}));
+    assert_eq!(page.lines().count(), 2002);
+    assert!(page.ends_with("offset=2001; use offset and limit to read any other part.)"));
+    let tail = ws.text(json!({"file_path": path, "offset": 2001}));
+    assert_eq!(tail.lines().count(), 1000);
+}
+
+#[test]
+fn empty_files_and_offsets_past_the_end_say_so() {
+    let ws = Workspace::new();
+    let empty = ws.write("empty.txt", "");
+    assert_eq!(
+        ws.text(json!({"file_path": empty})),
+        format!("(The file {empty} exists but is empty: it has no lines.)")
+    );
+    let short = ws.write("short.txt", "a\nb\n");
+    assert_eq!(
+        ws.text(json!({"file_path": short, "offset": 50})),
+        format!(
+            "(The file {short} has only 2 lines, so offset 50 is past its end. Read it with an \
+             offset from 1 to 2.)"
+        )
+    );
+}
+
+#[test]
+fn directories_missing_files_and_binaries_are_refused_with_advice() {
+    let ws = Workspace::new();
+    ws.write("src/Main.rs", "fn main() {}\n");
+    ws.write("src/main.py", "print()\n");
+
+    let dir = ws.path("src").display().to_string();
+    let err = ws.error(json!({"file_path": dir}));
+    assert!(err.contains("is a directory"), "{err}");
+    assert!(
+        err.contains("use Glob") || err.contains("Use Glob"),
+        "{err}"
+    );
+
+    let missing = ws.path("src/main.rs").display().to_string();
+    let err = ws.error(json!({"file_path": missing}));
+    assert!(err.contains("File does not exist"), "{err}");
+    let main_rs = ws.path("src/Main.rs").display().to_string();
+    let main_py = ws.path("src/main.py").display().to_string();
+    assert!(
+        err.contains(&format!("Did you mean {main_rs}, or {main_py}?")),
+        "{err}"
+    );
+
+    let bin = ws.write("tool.bin", b"\x7fELF\x02\x01\x01\0\0\0\0\0");
+    let err = ws.error(json!({"file_path": bin}));
+    assert!(err.contains("is a binary file"), "{err}");
+    assert!(err.contains("NUL byte"), "{err}");
+}
+
+#[test]
+fn files_outside_the_granted_directories_cannot_be_read() {
+    let ws = Workspace::new();
+    let call = ws.read(json!({"file_path": "/etc/passwd"}));
+    assert!(
+        !call.ok,
+        "/etc/passwd must not be readable: {}",
+        call.stdout
+    );
+    assert!(!call.stdout.contains("root:"), "{}", call.stdout);
+    assert!(
+        call.stderr
+            .contains("outside the directories Kaizen can read"),
+        "{}",
+        call.stderr
+    );
+    // `..` cannot climb out of the workspace either.
+    let call = ws.read(json!({"file_path": "../../../../../../etc/passwd"}));
+    assert!(
+        !call.ok && !call.stdout.contains("root:"),
+        "{}",
+        call.stdout
+    );
+}
+
+#[test]
+fn a_png_comes_back_as_an_image_part() {
+    let ws = Workspace::new();
+    let path = ws.write("images/pixel.png", PNG);
+    let result = ws.json(json!({"file_path": path}));
+    let content = result["content"].as_array().unwrap();
+    assert_eq!(content.len(), 2, "{result}");
+    assert_eq!(content[0]["type"], "text");
+    let line = content[0]["text"].as_str().unwrap();
+    assert!(line.contains(&path), "{line}");
+    assert!(line.contains(&format!("{} bytes", PNG.len())), "{line}");
+    assert_eq!(content[1]["type"], "image");
+    assert_eq!(content[1]["media_type"], "image/png");
+    let data = &content[1]["data"];
+    let matches = match data {
+        Value::Array(bytes) => bytes
+            .iter()
+            .map(|b| b.as_u64().unwrap() as u8)
+            .eq(PNG.iter().copied()),
+        Value::String(encoded) => *encoded == base64(PNG),
+        other => panic!("image data as {other}"),
+    };
+    assert!(matches, "image data differs: {data}");
+    assert_eq!(
+        result["metadata"],
+        json!({"path": path, "type": "image", "media_type": "image/png",
+               "size_bytes": PNG.len()})
+    );
+}
+
+#[test]
+fn a_notebook_shows_its_cells_and_outputs() {
+    let ws = Workspace::new();
+    let notebook = json!({
+        "nbformat": 4, "nbformat_minor": 5, "metadata": {},
+        "cells": [
+            {"id": "title", "cell_type": "markdown", "metadata": {}, "source": ["# Sales\n", "By month."]},
+            {"id": "sum", "cell_type": "code", "metadata": {}, "execution_count": 2,
+             "source": ["total = 40 + 2\n", "print(total)\n", "total"],
+             "outputs": [
+                {"output_type": "stream", "name": "stdout", "text": ["42\n"]},
+                {"output_type": "execute_result", "execution_count": 2, "metadata": {},
+                 "data": {"text/plain": ["42"]}},
+                {"output_type": "display_data", "metadata": {}, "data": {"image/png": "iVBORw0KGgo="}}
+             ]}
+        ]
+    });
+    let path = ws.write("sales.ipynb", notebook.to_string());
+    assert_eq!(
+        ws.text(json!({"file_path": path})),
+        "<cell id=\"title\" type=\"markdown\">\n# Sales\nBy month.\n</cell>\n\
+         <cell id=\"sum\" type=\"code\">\ntotal = 40 + 2\nprint(total)\ntotal\n\
+         <output type=\"stream\" name=\"stdout\">\n42\n</output>\n\
+         <output type=\"execute_result\">\n42\n</output>\n\
+         <output type=\"display_data\">\n[image output]\n</output>\n</cell>"
+    );
+    let meta = &ws.json(json!({"file_path": path}))["metadata"];
+    assert_eq!(meta["cells"], 2);
+    assert_eq!(meta["truncated"], false);
+}
+
+#[test]
+fn read_is_listed_as_a_read_only_builtin() {
+    let ws = Workspace::new();
+    let out = ws.kaizen(&["plugins", "list", "--json"]);
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let read = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "read")
+        .expect("read is built in");
+    assert_eq!(read["origin"], "builtin");
+    assert_eq!(read["tools"], json!(["Read"]));
+    let root = ws.dir.path().canonicalize().unwrap();
+    assert_eq!(
+        read["granted"]["filesystem"][0]["path"],
+        root.to_str().unwrap()
+    );
+    assert_eq!(read["granted"]["filesystem"][0]["access"], "read-only");
+}
