@@ -1,16 +1,18 @@
-//! `kaizen-model-server --script FILE.json [--port N] [--log FILE.jsonl]`
+//! `kaizen-model-server --script FILE.json [--port N] [--log FILE.jsonl] [--no-pace]`
 //!
 //! Serves a scripted model on 127.0.0.1, printing
 //! `listening on http://127.0.0.1:PORT` once ready, until killed. With
 //! `--log`, every request received is appended to the file as one JSON line
-//! (a `Recorded`).
+//! (a `Recorded`). With `--no-pace`, streamed answers go out without the
+//! default 1 ms pauses and split events (a zero-latency model).
 
 use kaizen_model_server::{ModelServer, Options, Script};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: kaizen-model-server --script FILE.json [--port N] [--log FILE.jsonl]";
+const USAGE: &str =
+    "usage: kaizen-model-server --script FILE.json [--port N] [--log FILE.jsonl] [--no-pace]";
 
 struct Args {
     script: PathBuf,
@@ -30,6 +32,7 @@ fn parse_args() -> Result<Args, String> {
                 options.port = port.parse().map_err(|_| format!("bad port: {port}"))?;
             }
             "--log" => options.log = Some(PathBuf::from(value("--log")?)),
+            "--no-pace" => options.pace = None,
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unexpected argument: {other}")),
         }

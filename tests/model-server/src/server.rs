@@ -1,7 +1,7 @@
 //! The HTTP server: accepts connections on a loopback port, records every
 //! model request and answers it with the next turn of the script.
 
-use crate::body::ScriptedBody;
+use crate::body::{PACE, ScriptedBody};
 use crate::script::{Fault, Reply, Script, Turn};
 use crate::wire::{Call, Resolved, Wire, now_nanos};
 use bytes::Bytes;
@@ -44,13 +44,29 @@ pub struct Recorded {
 }
 
 /// How to start a [`ModelServer`] beyond [`ModelServer::start`]'s defaults.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Options {
     /// The port on 127.0.0.1; 0 (the default) picks an ephemeral one.
     pub port: u16,
     /// Append each [`Recorded`] request to this file as one JSON line, as it
     /// arrives (for tests that run the server as a separate process).
     pub log: Option<PathBuf>,
+    /// The pause between the frames of a streamed answer. With a pause
+    /// (the default: 1 ms), every event is split in two frames at its
+    /// middle byte, so clients meet events split across reads as on a real
+    /// network. `None` is a zero-latency model: one frame per event, no
+    /// pause (for benchmarks). Non-streamed answers are never paced.
+    pub pace: Option<Duration>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            port: 0,
+            log: None,
+            pace: Some(PACE),
+        }
+    }
 }
 
 /// A running scripted model server. Dropping it stops it: the listener
@@ -68,6 +84,7 @@ struct State {
     requests: Vec<Recorded>,
     calls_emitted: u64,
     log: Option<File>,
+    pace: Option<Duration>,
 }
 
 fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
@@ -95,6 +112,7 @@ impl ModelServer {
             requests: Vec::new(),
             calls_emitted: 0,
             log,
+            pace: options.pace,
         }));
         let (shutdown, watcher) = watch::channel(());
         let accept = tokio::spawn(accept_loop(listener, state.clone(), watcher));
@@ -201,10 +219,12 @@ async fn handle(req: Request<Incoming>, state: Arc<Mutex<State>>) -> Answer {
         Ok(collected) => collected.to_bytes(),
         Err(e) => return Ok(error(wire, 400, &format!("could not read body: {e}"), None)),
     };
-    let parsed = serde_json::from_slice::<Value>(&raw);
-    let body = match &parsed {
-        Ok(v) => v.clone(),
-        Err(_) => Value::String(String::from_utf8_lossy(&raw).into_owned()),
+    let (body, invalid) = match serde_json::from_slice::<Value>(&raw) {
+        Ok(v) => (v, None),
+        Err(e) => (
+            Value::String(String::from_utf8_lossy(&raw).into_owned()),
+            Some(e),
+        ),
     };
     let stream = wire.wants_stream(&body);
     let model = body
@@ -219,8 +239,9 @@ async fn handle(req: Request<Incoming>, state: Arc<Mutex<State>>) -> Answer {
 
     // Record, then take the turn, under one lock so turns and requests pair
     // up in order.
-    let (seq, action) = {
+    let (seq, action, pace) = {
         let mut st = lock(&state);
+        let pace = st.pace;
         let recorded = Recorded {
             wire,
             path,
@@ -236,7 +257,7 @@ async fn handle(req: Request<Incoming>, state: Arc<Mutex<State>>) -> Answer {
         }
         st.requests.push(recorded);
         let seq = st.requests.len() as u64;
-        if let Err(e) = parsed {
+        if let Some(e) = invalid {
             drop(st);
             let message = format!("request body is not valid JSON: {e}");
             return Ok(error(wire, 400, &message, None));
@@ -258,7 +279,7 @@ async fn handle(req: Request<Incoming>, state: Arc<Mutex<State>>) -> Answer {
             ),
             Some(Turn::Fault(Fault::Hang)) => Action::Hang,
         };
-        (seq, action)
+        (seq, action, pace)
     };
 
     match action {
@@ -266,15 +287,15 @@ async fn handle(req: Request<Incoming>, state: Arc<Mutex<State>>) -> Answer {
             let message = format!("script exhausted: no turn left for request {seq}");
             Ok(error(wire, 500, &message, None))
         }
-        Action::Reply(r) => Ok(reply(wire, stream, &r)),
+        Action::Reply(r) => Ok(reply(wire, stream, &r, pace)),
         Action::Status(code, retry_after, message) => {
             let message = message.unwrap_or_else(|| format!("scripted fault: HTTP {code}"));
             Ok(error(wire, code, &message, retry_after))
         }
-        Action::Truncated(r) => Ok(truncated(wire, stream, &r)),
+        Action::Truncated(r) => Ok(truncated(wire, stream, &r, pace)),
         Action::Slow(delay_ms, r) => {
             tokio::time::sleep(Duration::from_millis(delay_ms)).await;
-            Ok(reply(wire, stream, &r))
+            Ok(reply(wire, stream, &r, pace))
         }
         Action::Hang => std::future::pending().await,
     }
@@ -371,12 +392,12 @@ fn error(wire: Wire, code: u16, message: &str, retry_after: Option<u64>) -> Resp
     with_request_id(resp, wire)
 }
 
-fn reply(wire: Wire, stream: bool, r: &Resolved) -> Response<ScriptedBody> {
+fn reply(wire: Wire, stream: bool, r: &Resolved, pace: Option<Duration>) -> Response<ScriptedBody> {
     let resp = if stream {
         response(
             StatusCode::OK,
             wire.stream_content_type(),
-            ScriptedBody::stream(wire.events(r)),
+            ScriptedBody::stream(wire.events(r), pace),
         )
     } else {
         json(StatusCode::OK, &wire.body(r))
@@ -387,7 +408,12 @@ fn reply(wire: Wire, stream: bool, r: &Resolved) -> Response<ScriptedBody> {
 /// The answer to `r` cut short. Streaming: about half of the events in
 /// full, then the first half of the next one. Non-streaming: the first half
 /// of the JSON under a `content-length` of the whole.
-fn truncated(wire: Wire, stream: bool, r: &Resolved) -> Response<ScriptedBody> {
+fn truncated(
+    wire: Wire,
+    stream: bool,
+    r: &Resolved,
+    pace: Option<Duration>,
+) -> Response<ScriptedBody> {
     let resp = if stream {
         let events = wire.events(r);
         let keep = events.len() / 2;
@@ -397,7 +423,7 @@ fn truncated(wire: Wire, stream: bool, r: &Resolved) -> Response<ScriptedBody> {
         response(
             StatusCode::OK,
             wire.stream_content_type(),
-            ScriptedBody::aborted(frames),
+            ScriptedBody::aborted(frames, pace),
         )
     } else {
         let whole = Bytes::from(wire.body(r).to_string());
@@ -405,7 +431,7 @@ fn truncated(wire: Wire, stream: bool, r: &Resolved) -> Response<ScriptedBody> {
         let mut resp = response(
             StatusCode::OK,
             "application/json",
-            ScriptedBody::aborted(vec![half]),
+            ScriptedBody::aborted(vec![half], pace),
         );
         resp.headers_mut()
             .insert(CONTENT_LENGTH, HeaderValue::from(whole.len()));

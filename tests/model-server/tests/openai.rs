@@ -3,7 +3,7 @@
 mod common;
 
 use common::{content_type, post, read_body, sse};
-use kaizen_model_server::{ModelServer, Reply, Script, Wire};
+use kaizen_model_server::{Fault, ModelServer, Options, Reply, Script, Wire};
 use serde_json::{Value, json};
 
 fn url(server: &ModelServer) -> String {
@@ -233,4 +233,61 @@ async fn call_ids_count_across_turns() {
         }
     }
     assert_eq!(ids, ["call_1", "call_2", "call_3"]);
+}
+
+/// Without pacing (a zero-latency model) answers still stream as chunked
+/// SSE that reassembles to the same reply, and a truncation still delivers
+/// its partial answer before the break.
+#[tokio::test]
+async fn a_no_pace_server_streams_correctly() {
+    let reply = || {
+        Reply::text("ok ✓ héllo wörld")
+            .with_tool("read", r#"{"path":"a.txt"}"#)
+            .with_usage(7, 2)
+    };
+    let server = ModelServer::start_with(
+        Script::new()
+            .reply(reply())
+            .fault(Fault::Truncated { reply: reply() }),
+        Options {
+            pace: None,
+            ..Options::default()
+        },
+    )
+    .await
+    .unwrap();
+    let request = json!({
+        "model": "m",
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    });
+    let resp = post(&url(&server), &request).await;
+    assert_eq!(resp.status(), 200);
+    assert!(content_type(&resp).starts_with("text/event-stream"));
+    assert!(resp.headers().get("content-length").is_none());
+    let (bytes, err) = read_body(resp).await;
+    assert!(err.is_none(), "{err:?}");
+    let events = sse(&bytes);
+    assert_eq!(events.last().unwrap().data, "[DONE]");
+    let chunks: Vec<Value> = events[..events.len() - 1]
+        .iter()
+        .map(|e| e.json())
+        .collect();
+    let a = assemble(&chunks);
+    assert_eq!(a.text, "ok ✓ héllo wörld");
+    assert_eq!(a.calls.len(), 1);
+    assert_eq!(a.calls[0].1, "read");
+    assert_eq!(a.calls[0].2, r#"{"path":"a.txt"}"#);
+    assert_eq!(a.finish.as_deref(), Some("tool_calls"));
+    assert_eq!(
+        a.usage,
+        Some(json!({"prompt_tokens": 7, "completion_tokens": 2, "total_tokens": 9}))
+    );
+
+    let resp = post(&url(&server), &request).await;
+    let (bytes, err) = read_body(resp).await;
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(err.is_some(), "body should fail, got {text}");
+    assert!(text.starts_with("data: {"), "{text}");
+    assert!(!text.contains("[DONE]"), "{text}");
 }

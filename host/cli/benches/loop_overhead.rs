@@ -1,0 +1,468 @@
+//! Host overhead per loop cycle, measured through the real product: the
+//! `kaizen` binary, real OpenAI-wire HTTP to a zero-latency scripted model
+//! server (no pacing) running in this process, and a real tool plugin (the
+//! test plugin `counter`'s `Noop` tool, stateful and trivial).
+//!
+//! A run of N cycles is N tool-call turns then a final text reply. The
+//! per-cycle overhead is (median(T_200) − median(T_0)) / 200, which removes
+//! the fixed start-up cost (process start, plugin load, first request).
+//! Also measured: the kaizen process's CPU time (user+sys, from `wait4`)
+//! and peak RSS (`ru_maxrss`), this process's CPU time during the run (the
+//! model server, plus spawning), and DESIGN.md's session shape (10 tool
+//! calls, 11 model turns). Prints medians against DESIGN.md's budgets;
+//! asserts nothing about time.
+//!
+//! Run with `cargo bench -p kaizen --bench loop_overhead`.
+
+use kaizen_model_server::{ModelServer, Options, Reply, Script};
+use serde_json::Value;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const KEY: &str = "sk-bench-key-0123456789";
+const REPS: usize = 5;
+const LONG: usize = 200;
+/// DESIGN.md's session: 10 tool calls and 11 model turns.
+const SESSION: usize = 10;
+const CYCLE_BUDGET: Duration = Duration::from_millis(1);
+const SESSION_WALL_BUDGET: Duration = Duration::from_millis(250);
+const SESSION_RSS_BUDGET_MIB: f64 = 60.0;
+
+/// One `kaizen run`.
+#[derive(Clone, Copy)]
+struct Sample {
+    wall: Duration,
+    /// The kaizen process: user + system CPU time.
+    cpu: Duration,
+    /// The kaizen process: peak resident set size, in KiB.
+    max_rss_kib: u64,
+    /// This process's resident set size when it spawned kaizen, in KiB: a
+    /// floor under `max_rss_kib` (see [`reset_peak_rss`]).
+    floor_kib: u64,
+    /// This process (the model server, and spawning the child) during the
+    /// run: user + system CPU time.
+    server_cpu: Duration,
+}
+
+fn timeval(tv: libc::timeval) -> Duration {
+    Duration::from_secs(tv.tv_sec as u64) + Duration::from_micros(tv.tv_usec as u64)
+}
+
+fn cpu_of(usage: &libc::rusage) -> Duration {
+    timeval(usage.ru_utime) + timeval(usage.ru_stime)
+}
+
+fn self_cpu() -> Duration {
+    // SAFETY: getrusage writes into the zeroed struct we own.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    assert_eq!(rc, 0, "getrusage: {}", std::io::Error::last_os_error());
+    cpu_of(&usage)
+}
+
+/// This process's `VmRSS` in KiB.
+fn self_rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// A child's `ru_maxrss` counts the peak RSS of its parent at the child's
+/// `exec` (the child execs from the parent's address space, whose high-water
+/// mark the kernel records), so this process's own peak — the server
+/// recording 200 ever larger requests — would show up as kaizen's. Before
+/// each spawn: give freed memory back, and reset this process's high-water
+/// mark to its current RSS (`clear_refs` 5). Returns that RSS in KiB: a
+/// floor under the child's `ru_maxrss`, exact only for peaks above it.
+fn reset_peak_rss() -> u64 {
+    // SAFETY: malloc_trim only returns free heap memory to the system.
+    unsafe { libc::malloc_trim(0) };
+    if let Err(err) = std::fs::write("/proc/self/clear_refs", "5") {
+        eprintln!("cannot reset this process's peak RSS ({err}): kaizen's may read high");
+    }
+    self_rss_kib()
+}
+
+/// Reaps `pid`: its exit status and resource usage.
+fn wait4(pid: libc::pid_t) -> (libc::c_int, libc::rusage) {
+    let mut status: libc::c_int = 0;
+    // SAFETY: wait4 writes into the zeroed struct and the int we own.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if rc == pid {
+            return (status, usage);
+        }
+        let err = std::io::Error::last_os_error();
+        assert_eq!(
+            err.kind(),
+            std::io::ErrorKind::Interrupted,
+            "wait4({pid}): {err}"
+        );
+    }
+}
+
+/// Starts `cmd`; its pid, for [`wait4`] to reap.
+#[expect(
+    clippy::zombie_processes,
+    reason = "reaped by wait4, which also reports its resource usage; dropping a Child is a no-op"
+)]
+fn spawn(cmd: &mut Command) -> libc::pid_t {
+    let child = cmd.spawn().expect("spawn kaizen");
+    child.id() as libc::pid_t
+}
+
+/// N tool-call turns then a final text reply.
+fn script(n: usize) -> Script {
+    let mut script = Script::new();
+    for _ in 0..n {
+        script = script.reply(Reply::tool("Noop", "{}"));
+    }
+    script.reply(Reply::text("done"))
+}
+
+/// Which plugins `--plugins` loads (the built-ins always load).
+#[derive(Clone, Copy, PartialEq)]
+enum Plugins {
+    /// Every test plugin (`kaizen_test_artifacts::plugins_root()`).
+    All,
+    /// Only `counter`.
+    Counter,
+}
+
+impl Plugins {
+    fn dir(self) -> PathBuf {
+        match self {
+            Plugins::All => kaizen_test_artifacts::plugins_root().to_path_buf(),
+            Plugins::Counter => kaizen_test_artifacts::plugin_dir("counter"),
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Plugins::All => "all test plugins",
+            Plugins::Counter => "counter only",
+        }
+    }
+}
+
+/// Waits until this process's CPU time stops moving: the previous run's
+/// server frees its recorded requests on the tokio worker after it is
+/// dropped, which must not be counted in (or compete with) the next run.
+fn settle() {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let mut last = self_cpu();
+    loop {
+        std::thread::sleep(Duration::from_millis(20));
+        let now = self_cpu();
+        if now.saturating_sub(last) < Duration::from_millis(1) || Instant::now() > deadline {
+            return;
+        }
+        last = now;
+    }
+}
+
+/// Runs `kaizen run` against a fresh no-pace server scripted for `n` tool
+/// calls, and checks that it completed them all.
+fn run_once(rt: &tokio::runtime::Runtime, n: usize, plugins: Plugins, cache: &Path) -> Sample {
+    let server = rt
+        .block_on(ModelServer::start_with(
+            script(n),
+            Options {
+                pace: None,
+                ..Options::default()
+            },
+        ))
+        .expect("model server");
+    let home = tempfile::tempdir().expect("home");
+    let workspace = tempfile::tempdir().expect("workspace");
+    let out = tempfile::tempdir().expect("output dir");
+    let stdout_path = out.path().join("stdout");
+    let stderr_path = out.path().join("stderr");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kaizen"));
+    cmd.arg("run")
+        .args(["--model", "gpt-4o", "--output-format", "json"])
+        .arg("--max-cycles")
+        .arg((n + 1).to_string())
+        .args(["--timeout", "300"])
+        .arg("--cwd")
+        .arg(workspace.path())
+        .arg("--plugins")
+        .arg(plugins.dir())
+        .arg("Call the Noop tool until told to stop.")
+        .env("KAIZEN_HOME", home.path())
+        .env("KAIZEN_CACHE_DIR", cache)
+        .env("OPENAI_API_KEY", KEY)
+        .env("OPENAI_BASE_URL", server.openai_base_url())
+        .stdin(Stdio::null())
+        .stdout(File::create(&stdout_path).expect("stdout file"))
+        .stderr(File::create(&stderr_path).expect("stderr file"));
+    for var in [
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "OLLAMA_HOST",
+        "KAIZEN_MODEL",
+        "KAIZEN_LOG",
+    ] {
+        cmd.env_remove(var);
+    }
+
+    settle();
+    let floor_kib = reset_peak_rss();
+    let cpu_before = self_cpu();
+    let start = Instant::now();
+    let (status, usage) = wait4(spawn(&mut cmd));
+    let wall = start.elapsed();
+    let server_cpu = self_cpu().saturating_sub(cpu_before);
+
+    let stdout = std::fs::read_to_string(&stdout_path).unwrap_or_default();
+    let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+    let exited_ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    assert!(
+        exited_ok,
+        "kaizen failed (wait status {status}):\n{stdout}\n{stderr}"
+    );
+    let result: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|err| panic!("not one JSON object ({err}): {stdout}\n{stderr}"));
+    let calls = result["tool_calls"].as_array().map_or(0, Vec::len);
+    let ok = result["status"] == "complete"
+        && result["cycles_used"] == n as u64 + 1
+        && calls == n
+        && server.remaining() == 0;
+    assert!(ok, "unexpected run for N = {n}: {result}\n{stderr}");
+    if let Some(failed) = result["tool_calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["status"] != "success")
+    {
+        panic!("a Noop call did not succeed: {failed}");
+    }
+    drop(server);
+    Sample {
+        wall,
+        cpu: cpu_of(&usage),
+        max_rss_kib: usage.ru_maxrss as u64,
+        floor_kib,
+        server_cpu,
+    }
+}
+
+fn median<T: Copy + Ord>(values: impl Iterator<Item = T>) -> T {
+    let mut values: Vec<T> = values.collect();
+    values.sort_unstable();
+    values[values.len() / 2]
+}
+
+struct Summary {
+    walls: Vec<Duration>,
+    wall: Duration,
+    cpu: Duration,
+    max_rss_kib: u64,
+    server_cpu: Duration,
+}
+
+fn summarize(samples: &[Sample]) -> Summary {
+    Summary {
+        walls: samples.iter().map(|s| s.wall).collect(),
+        wall: median(samples.iter().map(|s| s.wall)),
+        cpu: median(samples.iter().map(|s| s.cpu)),
+        max_rss_kib: median(samples.iter().map(|s| s.max_rss_kib)),
+        server_cpu: median(samples.iter().map(|s| s.server_cpu)),
+    }
+}
+
+/// The 1-, 5- and 15-minute load averages.
+fn load_average() -> String {
+    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    text.split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}
+
+/// (a − b) / n in milliseconds (negative if a < b).
+fn per_cycle_ms(a: Duration, b: Duration, n: usize) -> f64 {
+    (a.as_secs_f64() - b.as_secs_f64()) * 1e3 / n as f64
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let cache: PathBuf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("component-cache");
+
+    let load_before = load_average();
+    // Warm up: fill the compile cache and the page cache.
+    run_once(&rt, 0, Plugins::All, &cache);
+    run_once(&rt, SESSION, Plugins::All, &cache);
+
+    // Interleaved, so that drift on a shared machine hits every case alike.
+    let cases = [
+        (0, Plugins::All),
+        (SESSION, Plugins::All),
+        (LONG, Plugins::All),
+        (0, Plugins::Counter),
+        (SESSION, Plugins::Counter),
+    ];
+    let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); cases.len()];
+    for _ in 0..REPS {
+        for (i, &(n, plugins)) in cases.iter().enumerate() {
+            samples[i].push(run_once(&rt, n, plugins, &cache));
+        }
+    }
+    settle();
+    let load_after = load_average();
+    let summaries: Vec<Summary> = samples.iter().map(|s| summarize(s)).collect();
+    let floor_kib = samples
+        .iter()
+        .flatten()
+        .map(|s| s.floor_kib)
+        .max()
+        .unwrap_or(0);
+    // A peak at or under the floor may be this process's, not kaizen's.
+    let rss = |kib: u64| {
+        let mark = if kib <= floor_kib { "≤" } else { "" };
+        format!("{mark}{:.1} MiB", mib(kib))
+    };
+    let find = |n: usize, plugins: Plugins| {
+        let i = cases
+            .iter()
+            .position(|&c| c == (n, plugins))
+            .expect("a measured case");
+        &summaries[i]
+    };
+
+    println!();
+    println!(
+        "kaizen loop overhead: `kaizen run` (bench profile), OpenAI wire over loopback HTTP to a \
+         zero-latency scripted model server (no pacing) in the bench process, tool: test plugin \
+         counter's Noop (stateful, trivial). N tool-call turns + 1 text turn, {REPS} runs each \
+         (interleaved), medians. Load average before {load_before}, after {load_after} (a shared \
+         machine: walls well above kaizen CPU mean contention)."
+    );
+    println!();
+    println!(
+        "{:<8} {:<17} {:>11} {:>40} {:>13} {:>11} {:>14}",
+        "run",
+        "--plugins",
+        "wall median",
+        "wall, each run (ms)",
+        "kaizen CPU",
+        "kaizen peak",
+        "bench-process"
+    );
+    println!(
+        "{:<8} {:<17} {:>11} {:>40} {:>13} {:>11} {:>14}",
+        "", "", "(ms)", "", "user+sys (ms)", "RSS [2]", "CPU (ms) [1]"
+    );
+    for (&(n, plugins), s) in cases.iter().zip(&summaries) {
+        let each: Vec<String> = s.walls.iter().map(|w| format!("{:.1}", ms(*w))).collect();
+        println!(
+            "{:<8} {:<17} {:>11.1} {:>40} {:>13.1} {:>11} {:>14.1}",
+            format!("N = {n}"),
+            plugins.label(),
+            ms(s.wall),
+            each.join(" "),
+            ms(s.cpu),
+            rss(s.max_rss_kib),
+            ms(s.server_cpu),
+        );
+    }
+
+    let budget = ms(CYCLE_BUDGET);
+    let t0 = find(0, Plugins::All);
+    println!();
+    println!(
+        "per loop cycle = (median(T_N) − median(T_0)) / N, all test plugins (the request history \
+         grows every cycle, so longer runs cost more per cycle):"
+    );
+    println!(
+        "{:<36} {:>10} {:>10} {:>16}",
+        "", "N = 200", "N = 10", "budget"
+    );
+    let slope =
+        |f: fn(&Summary) -> Duration, n: usize| per_cycle_ms(f(find(n, Plugins::All)), f(t0), n);
+    let wall_long = slope(|s| s.wall, LONG);
+    println!(
+        "{:<36} {:>7.3} ms {:>7.3} ms {:>16}",
+        "host overhead, wall",
+        wall_long,
+        slope(|s| s.wall, SESSION),
+        format!("≤ {budget:.0} ms")
+    );
+    println!(
+        "{:<36} {:>7.3} ms {:>7.3} ms",
+        "  of which kaizen CPU (user+sys)",
+        slope(|s| s.cpu, LONG),
+        slope(|s| s.cpu, SESSION)
+    );
+    println!(
+        "{:<36} {:>7.3} ms {:>7.3} ms",
+        "  of which bench-process CPU [1]",
+        slope(|s| s.server_cpu, LONG),
+        slope(|s| s.server_cpu, SESSION)
+    );
+    println!(
+        "host overhead per cycle at N = {LONG}: {wall_long:.3} ms = {:.2}× the {budget:.0} ms budget ({})",
+        wall_long / budget,
+        if wall_long <= budget {
+            "within budget"
+        } else {
+            "OVER BUDGET"
+        }
+    );
+    println!(
+        "fixed start-up (median T_0): {:.1} ms with all test plugins, {:.1} ms with counter only",
+        ms(t0.wall),
+        ms(find(0, Plugins::Counter).wall)
+    );
+
+    println!();
+    println!(
+        "DESIGN session shape: {SESSION} tool calls + {} model turns, with counter's Noop standing \
+         in for Bash `true` (Bash arrives later):",
+        SESSION + 1
+    );
+    for plugins in [Plugins::Counter, Plugins::All] {
+        let session = find(SESSION, plugins);
+        println!(
+            "  {:<17} wall median {:>6.1} ms (≤ {:.0} ms: {:.2}×)   peak RSS median {:>10} (≤ {SESSION_RSS_BUDGET_MIB:.0} MiB: {:.2}×)",
+            plugins.label(),
+            ms(session.wall),
+            ms(SESSION_WALL_BUDGET),
+            session.wall.as_secs_f64() / SESSION_WALL_BUDGET.as_secs_f64(),
+            rss(session.max_rss_kib),
+            mib(session.max_rss_kib) / SESSION_RSS_BUDGET_MIB
+        );
+    }
+    println!();
+    println!(
+        "[1] CPU time of this bench process during the run (getrusage RUSAGE_SELF delta): the \
+         scripted model server on its one tokio worker (it parses and records every request), \
+         plus spawning the child. Kaizen's CPU and peak RSS come from wait4 on the child."
+    );
+    println!(
+        "[2] ru_maxrss from wait4. A child's ru_maxrss includes its parent's RSS at exec, so this \
+         process's peak was reset to its current RSS (/proc/self/clear_refs) before each spawn; \
+         that RSS was at most {:.1} MiB, so larger figures are kaizen's own (\"≤\" marks any that \
+         is not).",
+        mib(floor_kib)
+    );
+}
