@@ -103,7 +103,7 @@ impl Agent<'_> {
             content: vec![Block::Text { text: task.into() }],
         });
         let system = system_prompt(&self.config.workspace, &today());
-        let tools = self.tool_definitions();
+        let mut tools = self.tool_definitions();
         self.observer.on_event(&Event::SessionStart {
             session_id: state.session_id.clone(),
             model: self.config.model.clone(),
@@ -204,15 +204,17 @@ impl Agent<'_> {
         &self,
         state: &mut SessionState,
         system: &str,
-        tools: &[ToolDefinition],
+        tools: &mut Vec<ToolDefinition>,
         deadline: Option<Instant>,
         interrupt: &CancellationToken,
     ) -> Result<Response, Ending> {
+        // The history moves into the request and back: copying it on every
+        // call would make a long session quadratic.
         let request = Request {
             model: self.config.model.clone(),
             system: system.to_string(),
-            messages: state.messages.clone(),
-            tools: tools.to_vec(),
+            messages: std::mem::take(&mut state.messages),
+            tools: std::mem::take(tools),
             max_tokens: self.config.max_tokens,
             temperature: None,
         };
@@ -224,7 +226,10 @@ impl Agent<'_> {
             StreamEvent::ToolCallStarted { .. } => {}
         };
         let call = self.provider.complete(&request, &sink);
-        let response = match bounded(call, deadline, interrupt).await {
+        let outcome = bounded(call, deadline, interrupt).await;
+        state.messages = request.messages;
+        *tools = request.tools;
+        let response = match outcome {
             Ok(Ok(response)) => response,
             Ok(Err(err)) => return Err((Status::Error, Some(err.message))),
             Err(cut) => return Err(self.cut_ending(cut, "waiting for the model")),
