@@ -121,7 +121,7 @@ impl Agent<'_> {
             }
             // THINK
             let response = match self
-                .think(state, &system, &tools, deadline, interrupt)
+                .think(state, &system, &mut tools, deadline, interrupt)
                 .await
             {
                 Ok(response) => response,
