@@ -19,6 +19,7 @@ mod retry;
 mod select;
 mod sse;
 mod types;
+mod wire;
 
 pub use anthropic::{
     ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_VERSION, AnthropicConfig, AnthropicProvider,

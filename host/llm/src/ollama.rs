@@ -1,12 +1,12 @@
 //! Ollama's native `/api/chat`, streamed as NDJSON.
 
+mod request;
 mod stream;
 
 use crate::http::{Call, HttpSettings, Transport};
-use crate::types::{Block, CompletionFuture, EventSink, LlmError, Provider, Request, Role};
+use crate::types::{CompletionFuture, EventSink, LlmError, Provider, Request};
+use crate::wire;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
-use serde_json::{Value, json};
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
@@ -101,7 +101,7 @@ impl Provider for OllamaProvider {
                 provider: "Ollama",
                 url: self.url.clone(),
                 headers,
-                body: request_body(request).to_string().into_bytes(),
+                body: wire::to_bytes(&request::request_body(request))?,
                 // Ollama has no key; a 401 comes from a proxy in front of it.
                 key_var: "OLLAMA_HOST (and the proxy in front of it)",
                 base_var: "OLLAMA_HOST",
@@ -118,128 +118,9 @@ impl Provider for OllamaProvider {
     }
 }
 
-/// The `/api/chat` body for `request`.
-pub(crate) fn request_body(request: &Request) -> Value {
-    let mut messages = Vec::new();
-    if !request.system.is_empty() {
-        messages.push(json!({"role": "system", "content": request.system}));
-    }
-    // Tool results name their tool, which Ollama wants and the results only
-    // know by call id.
-    let mut tool_names: HashMap<&str, &str> = HashMap::new();
-    for message in &request.messages {
-        match message.role {
-            Role::Assistant => {
-                let mut text = String::new();
-                let mut calls = Vec::new();
-                for block in &message.content {
-                    match block {
-                        Block::Text { text: piece } => text.push_str(piece),
-                        Block::ToolUse {
-                            id,
-                            name,
-                            arguments,
-                        } => {
-                            tool_names.insert(id, name);
-                            calls.push(json!({"function": {"name": name, "arguments": tool_arguments(arguments)}}));
-                        }
-                        Block::Image { .. } | Block::ToolResult { .. } => {}
-                    }
-                }
-                let mut out = json!({"role": "assistant", "content": text});
-                if !calls.is_empty() {
-                    out["tool_calls"] = Value::Array(calls);
-                }
-                messages.push(out);
-            }
-            Role::User => user_messages(&message.content, &tool_names, &mut messages),
-        }
-    }
-    let mut options = json!({"num_predict": request.max_tokens});
-    if let Some(temperature) = request.temperature {
-        options["temperature"] = json!(temperature);
-    }
-    let mut body = json!({
-        "model": request.model,
-        "messages": messages,
-        "stream": true,
-        "options": options,
-    });
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": tool.input_schema,
-                    }
-                })
-            })
-            .collect();
-        body["tools"] = Value::Array(tools);
-    }
-    body
-}
-
-/// Tool results first, as `tool` messages; then a user message with the
-/// text and the images (tool results' images too, which `tool` messages
-/// cannot carry).
-fn user_messages(blocks: &[Block], tool_names: &HashMap<&str, &str>, out: &mut Vec<Value>) {
-    let mut texts = Vec::new();
-    let mut images = Vec::new();
-    for block in blocks {
-        match block {
-            Block::Text { text } => texts.push(text.as_str()),
-            Block::Image { data_base64, .. } => images.push(data_base64.as_str()),
-            Block::ToolResult {
-                tool_use_id,
-                content,
-                ..
-            } => {
-                let mut text = Vec::new();
-                for part in content {
-                    match part {
-                        Block::Text { text: piece } => text.push(piece.as_str()),
-                        Block::Image { data_base64, .. } => images.push(data_base64.as_str()),
-                        Block::ToolUse { .. } | Block::ToolResult { .. } => {}
-                    }
-                }
-                let mut message = json!({"role": "tool", "content": text.join("\n")});
-                if let Some(name) = tool_names.get(tool_use_id.as_str()) {
-                    message["tool_name"] = json!(name);
-                }
-                out.push(message);
-            }
-            Block::ToolUse { .. } => {}
-        }
-    }
-    if texts.is_empty() && images.is_empty() {
-        return;
-    }
-    let mut message = json!({"role": "user", "content": texts.join("\n")});
-    if !images.is_empty() {
-        message["images"] = json!(images);
-    }
-    out.push(message);
-}
-
-/// Ollama wants the arguments as an object; malformed ones become `{}`
-/// (the model already saw the error in the tool result).
-fn tool_arguments(arguments: &str) -> Value {
-    match serde_json::from_str::<Value>(arguments) {
-        Ok(value @ Value::Object(_)) => value,
-        _ => json!({}),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::{Message, ToolDefinition};
 
     #[test]
     fn host_values_as_ollama_reads_them() {
@@ -261,62 +142,5 @@ mod tests {
         assert_eq!(ollama_host_url("[::1]:1234"), "http://[::1]:1234");
         assert_eq!(ollama_host_url("[::1]"), "http://[::1]:11434");
         assert_eq!(ollama_host_url(""), OLLAMA_DEFAULT_HOST);
-    }
-
-    #[test]
-    fn body_maps_the_conversation() {
-        let request = Request {
-            model: "llama3.2".into(),
-            system: "sys".into(),
-            messages: vec![
-                Message {
-                    role: Role::Assistant,
-                    content: vec![Block::ToolUse {
-                        id: "call_0".into(),
-                        name: "Read".into(),
-                        arguments: "{\"path\":\"a\"}".into(),
-                    }],
-                },
-                Message {
-                    role: Role::User,
-                    content: vec![Block::ToolResult {
-                        tool_use_id: "call_0".into(),
-                        content: vec![
-                            Block::Text { text: "one".into() },
-                            Block::Image {
-                                media_type: "image/png".into(),
-                                data_base64: "AAA=".into(),
-                            },
-                        ],
-                        is_error: false,
-                    }],
-                },
-            ],
-            tools: vec![ToolDefinition {
-                name: "Read".into(),
-                description: "reads".into(),
-                input_schema: json!({"type": "object"}),
-            }],
-            max_tokens: 64,
-            temperature: Some(0.0),
-        };
-        let body = request_body(&request);
-        assert_eq!(body["stream"], true);
-        assert_eq!(body["options"]["num_predict"], 64);
-        assert_eq!(body["tools"][0]["function"]["name"], "Read");
-        let messages = body["messages"].as_array().expect("messages");
-        assert_eq!(messages[0]["role"], "system");
-        assert_eq!(
-            messages[1]["tool_calls"][0]["function"]["arguments"],
-            json!({"path": "a"})
-        );
-        assert_eq!(
-            messages[2],
-            json!({"role": "tool", "content": "one", "tool_name": "Read"})
-        );
-        assert_eq!(
-            messages[3],
-            json!({"role": "user", "content": "", "images": ["AAA="]})
-        );
     }
 }
