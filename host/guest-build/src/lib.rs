@@ -367,7 +367,8 @@ pub fn rerun_if_changed(path: &Path) {
 
 /// Asks cargo to rerun the build script when the guest workspace in
 /// `workspace` changes: its `Cargo.toml` (where a new plugin becomes a
-/// member), `Cargo.lock`, and each plugin's directory. Not the whole
+/// member), `Cargo.lock`, each plugin's directory, and any
+/// `.cargo/config.toml` above it. Not the whole
 /// workspace directory, which holds `target/` after a native `cargo test`
 /// of the plugins.
 pub fn rerun_if_workspace_changed(workspace: &Path, plugins: &[Plugin]) {
@@ -379,6 +380,14 @@ pub fn rerun_if_workspace_changed(workspace: &Path, plugins: &[Plugin]) {
     }
     for plugin in plugins {
         rerun_if_changed(&plugin.dir);
+    }
+    // Cargo config above the guest workspace (e.g. wasm rustflags) shapes
+    // the nested build too.
+    for dir in workspace.ancestors() {
+        let config = dir.join(".cargo").join("config.toml");
+        if config.is_file() {
+            rerun_if_changed(&config);
+        }
     }
 }
 

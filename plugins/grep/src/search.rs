@@ -1,0 +1,329 @@
+//! The search: the walk, one reused searcher for every file (configured as
+//! `rg` configures it), a sink per output mode, and the rendered result.
+
+use std::io;
+use std::path::Path;
+use std::time::SystemTime;
+
+use grep_regex::RegexMatcher;
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink};
+use kaizen_sdk::prelude::*;
+
+use crate::Target;
+use crate::filters::{matcher, overrides, types};
+use crate::fs::{Contents, Dir, File, Fs};
+use crate::output::{Lines, MAX_CHARS, plural, push_number};
+use crate::sink::{AnyMatch, ContentSink, CountMatches};
+use crate::walk::Walker;
+
+/// What the result lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Matching lines with their context (`rg`).
+    Content,
+    /// Paths of files with a match (`rg -l`).
+    FilesWithMatches,
+    /// Matching lines per file (`rg -c`).
+    Count,
+}
+
+/// Everything about a search but the pattern and where.
+#[derive(Debug, Clone)]
+pub(crate) struct Options {
+    /// What the result lists.
+    pub mode: Mode,
+    /// `-i`.
+    pub case_insensitive: bool,
+    /// `-n` (content mode).
+    pub line_numbers: bool,
+    /// `-B` (content mode).
+    pub before: usize,
+    /// `-A` (content mode).
+    pub after: usize,
+    /// `-U --multiline-dotall`.
+    pub multiline: bool,
+    /// `--glob` patterns (`!` excludes).
+    pub globs: Vec<String>,
+    /// `--type`.
+    pub file_type: Option<String>,
+    /// Result lines skipped first.
+    pub offset: usize,
+    /// Most result lines kept.
+    pub head_limit: Option<usize>,
+}
+
+/// Searches `target` for `pattern` and renders the result.
+pub(crate) fn run(target: &Target, pattern: &str, options: &Options) -> Result<Output, ToolError> {
+    let matcher = matcher(pattern, options)?;
+    let fs = Fs::new();
+    let mut search = Search::new(options, &matcher, matches!(target, Target::File(_)));
+    match target {
+        Target::File(path) => search.explicit(&fs, path),
+        Target::Dir(dir) => {
+            let overrides = if options.globs.is_empty() {
+                None
+            } else {
+                Some(overrides(dir, &options.globs)?)
+            };
+            let types = options.file_type.as_deref().map(types).transpose()?;
+            let mut walker = Walker::new(&fs, overrides, types);
+            walker
+                .walk(dir, &mut |dir, name, path| search.file(dir, name, path))
+                .map_err(|err| {
+                    ToolError::failed(format!(
+                        "Cannot read the directory {}: {err}",
+                        dir.display()
+                    ))
+                })?;
+            search.unreadable += walker.unreadable();
+        }
+    }
+    Ok(search.finish())
+}
+
+/// A file with a match, for files mode.
+#[derive(Debug)]
+struct Found {
+    path: String,
+    modified: SystemTime,
+}
+
+/// Where a file's contents are searched from.
+enum Source<'b> {
+    /// The file, read whole.
+    Slice(&'b [u8]),
+    /// The file at this path, read as a stream.
+    Path(&'b Path),
+}
+
+impl Source<'_> {
+    /// Runs `searcher` over the contents.
+    fn search<S: Sink<Error = io::Error>>(
+        &self,
+        searcher: &mut Searcher,
+        matcher: &RegexMatcher,
+        sink: S,
+    ) -> io::Result<()> {
+        match self {
+            Source::Slice(bytes) => searcher.search_slice(matcher, bytes, sink),
+            Source::Path(path) => searcher.search_path(matcher, path, sink),
+        }
+    }
+}
+
+/// The state of one search across files.
+struct Search<'m> {
+    options: &'m Options,
+    matcher: &'m RegexMatcher,
+    searcher: Searcher,
+    /// Files mode: the files with a match.
+    found: Vec<Found>,
+    /// Content and count modes: the result lines.
+    lines: Lines,
+    /// Files with a match (content and count modes).
+    files: usize,
+    /// Count mode: matching lines in all.
+    matches: u64,
+    /// Files and directories that could not be read.
+    unreadable: usize,
+    /// The contents of the file being searched.
+    buf: Vec<u8>,
+}
+
+impl<'m> Search<'m> {
+    /// A search with `matcher`; `explicit` when the target is a single
+    /// file, which is searched even when it looks binary (`rg FILE` does).
+    fn new(options: &'m Options, matcher: &'m RegexMatcher, explicit: bool) -> Self {
+        let content = options.mode == Mode::Content;
+        let searcher = SearcherBuilder::new()
+            .line_number(content && options.line_numbers)
+            .before_context(if content { options.before } else { 0 })
+            .after_context(if content { options.after } else { 0 })
+            .multi_line(options.multiline)
+            .binary_detection(if explicit {
+                BinaryDetection::convert(0)
+            } else {
+                BinaryDetection::quit(0)
+            })
+            .build();
+        Self {
+            options,
+            matcher,
+            searcher,
+            found: Vec::new(),
+            lines: Lines::new(options.offset, options.head_limit, MAX_CHARS),
+            files: 0,
+            matches: 0,
+            unreadable: 0,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Reads and searches the file `name` of `dir`, at `path`; a file
+    /// that looks binary is skipped.
+    fn file(&mut self, dir: &Dir, name: &str, path: &str) {
+        match dir.read_file(name, &mut self.buf, true) {
+            Ok(file) => self.search(path, file),
+            Err(_) => self.unreadable += 1,
+        }
+    }
+
+    /// Reads and searches the file at `path`, given explicitly: searched
+    /// even when it looks binary, like `rg FILE`.
+    fn explicit(&mut self, fs: &Fs, path: &Path) {
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+            self.unreadable += 1;
+            return;
+        };
+        let read = fs
+            .open_dir(parent)
+            .and_then(|dir| dir.read_file(&name.to_string_lossy(), &mut self.buf, false));
+        match read {
+            Ok(file) => self.search(&path.to_string_lossy(), file),
+            Err(_) => self.unreadable += 1,
+        }
+    }
+
+    /// Searches a file that was read (or is too large to hold, and is
+    /// searched as a stream from `path`).
+    fn search(&mut self, path: &str, file: File) {
+        let source = match file.contents {
+            Contents::Binary => return,
+            Contents::Text => Source::Slice(&self.buf),
+            Contents::Large => Source::Path(Path::new(path)),
+        };
+        let (searcher, matcher) = (&mut self.searcher, self.matcher);
+        let result = match self.options.mode {
+            Mode::FilesWithMatches => {
+                let mut sink = AnyMatch(false);
+                let result = source.search(searcher, matcher, &mut sink);
+                if sink.0 {
+                    self.found.push(Found {
+                        path: path.to_owned(),
+                        modified: file.modified,
+                    });
+                }
+                result
+            }
+            Mode::Count => {
+                let mut sink = CountMatches(0, self.options.multiline.then_some(matcher));
+                let result = source.search(searcher, matcher, &mut sink);
+                if sink.0 > 0 {
+                    self.files += 1;
+                    self.matches += sink.0;
+                    self.lines.push(|out| {
+                        out.push_str(path);
+                        out.push(':');
+                        push_number(out, sink.0);
+                    });
+                }
+                result
+            }
+            Mode::Content => {
+                let mut sink = ContentSink {
+                    lines: &mut self.lines,
+                    matcher,
+                    path,
+                    separate: self.options.before > 0 || self.options.after > 0,
+                    started: false,
+                    binary: false,
+                    hidden: 0,
+                };
+                let result = source.search(searcher, matcher, &mut sink);
+                if sink.started || sink.hidden > 0 {
+                    self.files += 1;
+                }
+                result
+            }
+        };
+        if result.is_err() {
+            self.unreadable += 1;
+        }
+    }
+
+    /// The rendered result.
+    fn finish(mut self) -> Output {
+        let (text, metadata) = match self.options.mode {
+            Mode::FilesWithMatches => {
+                let total = self.found.len();
+                self.found.sort_by(|a, b| {
+                    b.modified
+                        .cmp(&a.modified)
+                        .then_with(|| a.path.cmp(&b.path))
+                });
+                for found in &self.found {
+                    self.lines.push(|out| out.push_str(&found.path));
+                }
+                let text = match self.lines.finish("files") {
+                    None => "No files found".to_owned(),
+                    Some((list, note)) => {
+                        let head = format!("Found {}", plural(total as u64, "file", "files"));
+                        join([Some(head), Some(list), note])
+                    }
+                };
+                (
+                    text,
+                    json!({ "mode": "files_with_matches", "numFiles": total }),
+                )
+            }
+            Mode::Count => {
+                let (files, matches) = (self.files, self.matches);
+                let (one, many) = if self.options.multiline {
+                    ("match", "matches")
+                } else {
+                    ("matching line", "matching lines")
+                };
+                let text = match self.lines.finish("files") {
+                    None => "No matches found".to_owned(),
+                    Some((list, note)) => {
+                        let total = format!(
+                            "Found {} in {}.",
+                            plural(matches, one, many),
+                            plural(files as u64, "file", "files")
+                        );
+                        join([Some(list), note, Some(total)])
+                    }
+                };
+                (
+                    text,
+                    json!({ "mode": "count", "numFiles": files, "numMatches": matches }),
+                )
+            }
+            Mode::Content => {
+                let (files, total) = (self.files, self.lines.total());
+                let text = match self.lines.finish("lines") {
+                    None => "No matches found".to_owned(),
+                    Some((lines, note)) => join([Some(lines), note]),
+                };
+                (
+                    text,
+                    json!({ "mode": "content", "numFiles": files, "numLines": total }),
+                )
+            }
+        };
+        let text = if self.unreadable > 0 {
+            format!(
+                "{text}\n[{} could not be read and {} skipped.]",
+                plural(
+                    self.unreadable as u64,
+                    "file or directory",
+                    "files or directories"
+                ),
+                if self.unreadable == 1 { "was" } else { "were" }
+            )
+        } else {
+            text
+        };
+        Output::text(text).with_metadata(metadata)
+    }
+}
+
+/// The non-empty parts, one per line.
+fn join<const N: usize>(parts: [Option<String>; N]) -> String {
+    parts
+        .into_iter()
+        .flatten()
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
