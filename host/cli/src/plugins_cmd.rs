@@ -100,7 +100,7 @@ pub async fn list(selection: &Selection, json: bool) -> anyhow::Result<()> {
         write_capabilities(&mut out, &plugin.manifest.capabilities, &plugin.grant);
     }
     for failure in &set.failed {
-        let name = failure.error.name.as_deref().unwrap_or("?");
+        let name = failure.plugin_label();
         let _ = writeln!(
             out,
             "{name}  FAILED  {} ({})",
@@ -263,15 +263,7 @@ pub async fn inspect(path: &Path, json: bool) -> anyhow::Result<()> {
 pub async fn tools(selection: &Selection, json: bool) -> anyhow::Result<()> {
     let (_, _, set) = load(selection).await?;
     for failure in &set.failed {
-        eprintln!(
-            "warning: plugin {} did not load: {}",
-            failure
-                .error
-                .name
-                .as_deref()
-                .unwrap_or(&failure.source.label()),
-            failure.error.message
-        );
+        eprintln!("warning: {}", failure.summary());
     }
     let tools: Vec<_> = set.registry.tools().collect();
     if json {

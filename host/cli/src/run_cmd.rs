@@ -67,15 +67,7 @@ pub async fn run(options: RunOptions) -> Result<u8, SetupError> {
     let (model, provider) = provider_for(&options)?;
     let (setup, _host, plugins) = plugins_cmd::load(&options.plugins).await?;
     for failure in &plugins.failed {
-        tracing::warn!(
-            "plugin {} did not load: {}",
-            failure
-                .error
-                .name
-                .as_deref()
-                .unwrap_or(&failure.source.label()),
-            failure.error.message
-        );
+        tracing::warn!("{}", failure.summary());
     }
     let prices = &setup.prices;
     let warned = AtomicBool::new(false);

@@ -15,6 +15,26 @@ pub struct LoadFailure {
     pub error: LoadError,
 }
 
+impl LoadFailure {
+    /// The plugin's name, or where it came from when its manifest did not
+    /// get as far as naming it.
+    pub fn plugin_label(&self) -> String {
+        self.error
+            .name
+            .clone()
+            .unwrap_or_else(|| self.source.label())
+    }
+
+    /// One line for warnings: `plugin NAME did not load: WHY`.
+    pub fn summary(&self) -> String {
+        format!(
+            "plugin {} did not load: {}",
+            self.plugin_label(),
+            self.error.message
+        )
+    }
+}
+
 /// The loaded plugins, the failures, and the merged tool registry.
 pub struct PluginSet {
     /// Plugins that loaded, in load order.

@@ -10,8 +10,9 @@
 //! The search logic is plain Rust over `std::fs` and is tested natively:
 //! `cargo test --manifest-path plugins/Cargo.toml`.
 
+use kaizen_sdk::paths::normalize;
 use std::io;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use globset::{GlobBuilder, GlobMatcher};
@@ -240,25 +241,6 @@ fn render(found: &[Found], limit: usize) -> String {
         ));
     }
     text
-}
-
-/// `path` without `.` components and with `..` applied, lexically (the
-/// sandbox resolves paths below its preopened directories, so `..` must not
-/// reach it).
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() && !path.is_absolute() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -348,13 +348,6 @@ fn walks_only_as_deep_as_the_pattern_can_match() {
 }
 
 #[test]
-fn normalizes_paths_lexically() {
-    assert_eq!(normalize(Path::new("/a/./b/../c")), Path::new("/a/c"));
-    assert_eq!(normalize(Path::new("/a/../../b")), Path::new("/b"));
-    assert_eq!(normalize(Path::new("/a/b/")), Path::new("/a/b"));
-}
-
-#[test]
 fn splits_literal_directories_off_the_pattern() {
     let split = |pattern| split_pattern(Path::new("/w"), pattern).unwrap();
     assert_eq!(

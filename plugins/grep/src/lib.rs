@@ -23,8 +23,9 @@ mod search;
 mod sink;
 mod walk;
 
+use kaizen_sdk::paths::normalize;
 use std::io;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use kaizen_sdk::prelude::*;
 
@@ -202,25 +203,6 @@ fn split_globs(globs: &str) -> Vec<String> {
         })
         .map(str::to_owned)
         .collect()
-}
-
-/// `path` without `.` components and with `..` applied, lexically (the
-/// sandbox resolves paths below its preopened directories, so `..` must not
-/// reach it).
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() && !path.is_absolute() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

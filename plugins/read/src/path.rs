@@ -1,9 +1,10 @@
 //! Finding the file: resolving the path the model gave, and saying what
 //! to do when nothing is there.
 
+use kaizen_sdk::paths::normalize;
 use std::fs::{self, Metadata};
 use std::io;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use kaizen_sdk::ToolError;
 
@@ -131,23 +132,4 @@ fn stem(name: &str) -> &str {
         Some(dot) if dot > 0 => &name[..dot],
         _ => name,
     }
-}
-
-/// `path` without `.` components and with `..` applied, lexically (the
-/// sandbox resolves paths below its preopened directories, so `..` must
-/// not reach it).
-pub(crate) fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() && !path.is_absolute() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }

@@ -92,6 +92,7 @@ pub mod host;
 pub mod log;
 mod macros;
 mod output;
+pub mod paths;
 pub mod raw;
 mod tool;
 
