@@ -6,6 +6,7 @@
 //! `Display` and serialize through `Serializer::collect_str`, which
 //! serde_json writes piece by piece, escaped, into the output.
 
+use crate::retry::AttemptError;
 use crate::types::{Block, LlmError, LlmErrorKind, ToolDefinition};
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
@@ -15,6 +16,31 @@ use std::iter::FilterMap;
 use std::slice::Iter;
 
 /// The JSON bytes of a request body.
+/// Replaces `model` with a streamed chunk's non-empty `model` field.
+pub(crate) fn update_model(model: &mut String, chunk: &Value) {
+    if let Some(name) = chunk
+        .get("model")
+        .and_then(Value::as_str)
+        .filter(|m| !m.is_empty())
+    {
+        name.clone_into(model);
+    }
+}
+
+/// The retryable error for an `error` object (or string) a provider sent
+/// in the middle of a stream.
+pub(crate) fn mid_stream_error(provider: &str, error: &Value) -> AttemptError {
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .or_else(|| error.as_str())
+        .map_or_else(|| error.to_string(), str::to_string);
+    AttemptError::transient(
+        LlmErrorKind::Server,
+        format!("{provider} reported an error mid-stream: {message}"),
+    )
+}
+
 pub(crate) fn to_bytes(body: &impl Serialize) -> Result<Vec<u8>, LlmError> {
     serde_json::to_vec(body).map_err(|error| LlmError {
         kind: LlmErrorKind::BadRequest,

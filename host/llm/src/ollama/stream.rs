@@ -50,21 +50,9 @@ impl Decoder {
             )
         })?;
         if let Some(error) = data.get("error") {
-            let message = error
-                .as_str()
-                .map_or_else(|| error.to_string(), str::to_string);
-            return Err(AttemptError::transient(
-                LlmErrorKind::Server,
-                format!("Ollama reported an error mid-stream: {message}"),
-            ));
+            return Err(crate::wire::mid_stream_error("Ollama", error));
         }
-        if let Some(model) = data
-            .get("model")
-            .and_then(Value::as_str)
-            .filter(|m| !m.is_empty())
-        {
-            self.model = model.to_string();
-        }
+        crate::wire::update_model(&mut self.model, &data);
         if let Some(message) = data.get("message") {
             if let Some(text) = message
                 .get("content")

@@ -61,22 +61,9 @@ impl Decoder {
             )
         })?;
         if let Some(error) = chunk.get("error") {
-            let message = error
-                .get("message")
-                .and_then(Value::as_str)
-                .map_or_else(|| error.to_string(), str::to_string);
-            return Err(AttemptError::transient(
-                LlmErrorKind::Server,
-                format!("OpenAI reported an error mid-stream: {message}"),
-            ));
+            return Err(crate::wire::mid_stream_error("OpenAI", error));
         }
-        if let Some(model) = chunk
-            .get("model")
-            .and_then(Value::as_str)
-            .filter(|m| !m.is_empty())
-        {
-            self.model = model.to_string();
-        }
+        crate::wire::update_model(&mut self.model, &chunk);
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
             self.usage = Some(parse_usage(usage));
         }
