@@ -239,3 +239,31 @@ fn usage_errors_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(Path::new(env!("CARGO_BIN_EXE_kaizen")).exists());
 }
+
+#[test]
+fn tools_call_enforces_the_time_limit() {
+    let env = Env::new();
+    // The hostile plugin with a half-second limit, from a directory of its own.
+    let dir = env.home.path().join("plugins").join("hostile");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(
+        kaizen_test_artifacts::wasm("hostile"),
+        dir.join("hostile.wasm"),
+    )
+    .unwrap();
+    let manifest =
+        std::fs::read_to_string(kaizen_test_artifacts::plugin_dir("hostile").join("plugin.toml"))
+            .unwrap();
+    std::fs::write(
+        dir.join("plugin.toml"),
+        format!("{manifest}\n[limits]\ncpu-seconds = 0.5\n"),
+    )
+    .unwrap();
+    let out = env.kaizen(&["tools", "call", "Spin", "{}"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("time limit of 500 ms"),
+        "{}",
+        stderr(&out)
+    );
+}

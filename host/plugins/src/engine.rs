@@ -3,8 +3,6 @@
 
 use anyhow::Context as _;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
@@ -31,11 +29,12 @@ impl Default for EngineOptions {
     }
 }
 
-/// The engine plus the thread that advances its epoch.
+/// The engine plus the thread that advances its epoch. The thread runs as
+/// long as any clone of the engine lives (every loaded plugin holds one),
+/// so CPU limits keep working after the `PluginEngine` itself is dropped.
 pub struct PluginEngine {
     engine: Engine,
     pooling: bool,
-    ticker_stop: Arc<AtomicBool>,
 }
 
 impl PluginEngine {
@@ -55,13 +54,8 @@ impl PluginEngine {
         } else {
             (Engine::new(&config(None))?, false)
         };
-        let ticker_stop = Arc::new(AtomicBool::new(false));
-        spawn_ticker(&engine, ticker_stop.clone()).context("starting the epoch ticker")?;
-        Ok(Self {
-            engine,
-            pooling,
-            ticker_stop,
-        })
+        spawn_ticker(&engine).context("starting the epoch ticker")?;
+        Ok(Self { engine, pooling })
     }
 
     /// The wasmtime engine.
@@ -88,12 +82,6 @@ impl PluginEngine {
     pub fn ticks_for(time: Duration) -> u64 {
         let tick = EPOCH_TICK.as_nanos();
         (time.as_nanos().div_ceil(tick)).max(1) as u64
-    }
-}
-
-impl Drop for PluginEngine {
-    fn drop(&mut self) {
-        self.ticker_stop.store(true, Ordering::Relaxed);
     }
 }
 
@@ -127,17 +115,17 @@ fn config(pooling: Option<&EngineOptions>) -> Config {
     config
 }
 
-fn spawn_ticker(engine: &Engine, stop: Arc<AtomicBool>) -> std::io::Result<()> {
+fn spawn_ticker(engine: &Engine) -> std::io::Result<()> {
     let weak = engine.weak();
     std::thread::Builder::new()
         .name("kaizen-epoch".into())
         .spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
+            loop {
                 std::thread::sleep(EPOCH_TICK);
-                match weak.upgrade() {
-                    Some(engine) => engine.increment_epoch(),
-                    None => break,
-                }
+                let Some(engine) = weak.upgrade() else {
+                    break;
+                };
+                engine.increment_epoch();
             }
         })
         .map(drop)
