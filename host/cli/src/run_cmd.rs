@@ -11,7 +11,6 @@ use kaizen_runtime::{
 };
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -173,15 +172,10 @@ fn read_task(task: Option<String>) -> Result<String, SetupError> {
 
 /// First Ctrl-C or SIGTERM: end the run gracefully. Second Ctrl-C: exit now.
 async fn watch_signals(interrupt: CancellationToken) {
-    let hits = Mutex::new(0u32);
-    loop {
-        let got = wait_for_signal().await;
-        if !got {
-            return;
-        }
-        let mut count = hits.lock().unwrap_or_else(|e| e.into_inner());
-        *count += 1;
-        if *count >= 2 {
+    let mut hits = 0u32;
+    while wait_for_signal().await {
+        hits += 1;
+        if hits >= 2 {
             eprintln!("\nkaizen: interrupted again; stopping now");
             std::process::exit(130);
         }

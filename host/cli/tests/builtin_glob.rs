@@ -1,24 +1,13 @@
 //! The built-in `Glob` tool, embedded in the binary and called the way the
 //! model would call it (through `kaizen tools call`).
 
-use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, SystemTime};
 use tempfile::TempDir;
 
-fn kaizen(home: &Path, workspace: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kaizen"))
-        .args(args)
-        .arg("--cwd")
-        .arg(workspace)
-        .env("KAIZEN_HOME", home)
-        .env(
-            "KAIZEN_CACHE_DIR",
-            Path::new(env!("CARGO_TARGET_TMPDIR")).join("component-cache"),
-        )
-        .output()
-        .unwrap()
-}
+mod common;
+
+use common::kaizen;
 
 /// A workspace with files of known ages (`age` seconds in the past).
 fn workspace(files: &[(&str, u64)]) -> TempDir {
@@ -143,10 +132,7 @@ fn runs_without_the_pooling_allocator_where_virtual_memory_is_limited() {
         .arg(script)
         .env("KAIZEN_HOME", home.path())
         .env("KAIZEN_LOG", "info")
-        .env(
-            "KAIZEN_CACHE_DIR",
-            Path::new(env!("CARGO_TARGET_TMPDIR")).join("component-cache"),
-        )
+        .env("KAIZEN_CACHE_DIR", common::cache_dir())
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -1,24 +1,12 @@
 //! The built-in `Grep` tool, embedded in the binary and called the way the
 //! model would call it (through `kaizen tools call`).
 
-use std::path::Path;
-use std::process::{Command, Output};
 use std::time::{Duration, SystemTime};
 use tempfile::TempDir;
 
-fn kaizen(home: &Path, workspace: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kaizen"))
-        .args(args)
-        .arg("--cwd")
-        .arg(workspace)
-        .env("KAIZEN_HOME", home)
-        .env(
-            "KAIZEN_CACHE_DIR",
-            Path::new(env!("CARGO_TARGET_TMPDIR")).join("component-cache"),
-        )
-        .output()
-        .unwrap()
-}
+mod common;
+
+use common::kaizen;
 
 /// A workspace with files of known contents and ages (`age` seconds in the
 /// past).

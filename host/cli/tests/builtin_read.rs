@@ -1,8 +1,10 @@
 //! The built-in `Read` tool, embedded in the binary and called the way the
 //! model would call it (through `kaizen tools call`).
 
+mod common;
+
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 use tempfile::TempDir;
 
@@ -56,10 +58,7 @@ impl Workspace {
             .arg("--cwd")
             .arg(self.dir.path())
             .env("KAIZEN_HOME", self.home.path())
-            .env(
-                "KAIZEN_CACHE_DIR",
-                Path::new(env!("CARGO_TARGET_TMPDIR")).join("component-cache"),
-            )
+            .env("KAIZEN_CACHE_DIR", common::cache_dir())
             .output()
             .unwrap()
     }

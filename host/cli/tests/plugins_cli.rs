@@ -2,6 +2,8 @@
 //! inspection, tool listings and direct tool calls, against the real test
 //! plugins.
 
+mod common;
+
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -26,10 +28,7 @@ impl Env {
             .env("KAIZEN_HOME", self.home.path())
             // One compile cache for all tests: compiling the Python plugin
             // takes seconds, and the cache is safe to share.
-            .env(
-                "KAIZEN_CACHE_DIR",
-                Path::new(env!("CARGO_TARGET_TMPDIR")).join("component-cache"),
-            )
+            .env("KAIZEN_CACHE_DIR", common::cache_dir())
             .env_remove("KAIZEN_LOG")
             .current_dir(self.workspace.path())
             .output()

@@ -1,6 +1,8 @@
 //! `kaizen run` end to end: the real binary, real providers over HTTP to a
 //! scripted model server on loopback, and real tool plugins.
 
+mod common;
+
 use kaizen_model_server::{Fault, ModelServer, Reply, Script, Wire};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -38,10 +40,7 @@ impl Run {
             .arg("--plugins")
             .arg(kaizen_test_artifacts::plugins_root())
             .env("KAIZEN_HOME", self.home.path())
-            .env(
-                "KAIZEN_CACHE_DIR",
-                Path::new(env!("CARGO_TARGET_TMPDIR")).join("component-cache"),
-            );
+            .env("KAIZEN_CACHE_DIR", common::cache_dir());
         for var in [
             "OPENAI_API_KEY",
             "OPENAI_BASE_URL",

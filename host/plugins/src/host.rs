@@ -12,6 +12,7 @@ use crate::manifest::{Manifest, PluginKind};
 use crate::runtime::PluginRuntime;
 use crate::state::PluginIdentity;
 use kaizen_tools::{Tool, ToolSpec};
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use wasmtime::component::Component;
@@ -199,7 +200,9 @@ impl PluginHost {
     }
 }
 
-type SourceParts = (Manifest, Vec<u8>, blake3::Hash, String);
+/// The manifest, the component bytes (borrowed for built-ins, which live in
+/// the binary), their hash and a label for messages.
+type SourceParts = (Manifest, Cow<'static, [u8]>, blake3::Hash, String);
 
 fn read_source(source: &PluginSource) -> Result<SourceParts, String> {
     match &source.location {
@@ -209,7 +212,7 @@ fn read_source(source: &PluginSource) -> Result<SourceParts, String> {
             let wasm =
                 std::fs::read(&path).map_err(|err| missing_component(&manifest, &path, err))?;
             let hash = blake3::hash(&wasm);
-            Ok((manifest, wasm, hash, path.display().to_string()))
+            Ok((manifest, Cow::Owned(wasm), hash, path.display().to_string()))
         }
         Location::Embedded {
             name,
@@ -222,7 +225,7 @@ fn read_source(source: &PluginSource) -> Result<SourceParts, String> {
                 Manifest::parse(manifest, Path::new(&label)).map_err(|e| e.to_string())?;
             Ok((
                 manifest,
-                wasm.to_vec(),
+                Cow::Borrowed(*wasm),
                 blake3::Hash::from_bytes(*hash),
                 label,
             ))
