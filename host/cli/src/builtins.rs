@@ -2,7 +2,9 @@
 //! `plugins/`. They load through the same path as any third-party plugin:
 //! manifest, grant, import check, instance per call.
 
-use kaizen_plugins::{Location, Origin, PluginSource};
+use kaizen_plugins::{
+    Capabilities, HttpCredential, Location, Origin, PluginSource, ProcessCapability,
+};
 
 /// `(name, plugin.toml, component, BLAKE3 of the component)` per built-in.
 type Embedded = (&'static str, &'static str, &'static [u8], [u8; 32]);
@@ -23,4 +25,69 @@ pub fn sources() -> Vec<PluginSource> {
             },
         })
         .collect()
+}
+
+/// What the built-ins that need more than the workspace are granted when
+/// no config file has a `[grants.NAME]` table for them (one replaces the
+/// default; `http = []` turns the network off):
+/// - `webfetch`: `http = ["*"]`, public hosts (a wildcard never reaches
+///   loopback or private addresses; a grant naming such a host does);
+/// - `websearch`: the providers' API hosts over https, and the variables
+///   that choose the provider and its URL.
+pub fn default_grants() -> Vec<(&'static str, Capabilities)> {
+    let strings = |items: &[&str]| items.iter().map(|s| s.to_string()).collect();
+    vec![
+        (
+            "webfetch",
+            Capabilities {
+                http: strings(&["*"]),
+                ..Capabilities::default()
+            },
+        ),
+        (
+            "websearch",
+            Capabilities {
+                http: strings(&["https://api.search.brave.com", "https://api.tavily.com"]),
+                env: strings(&["KAIZEN_WEBSEARCH_PROVIDER", "KAIZEN_WEBSEARCH_URL"]),
+                ..Capabilities::default()
+            },
+        ),
+        (
+            "bash",
+            Capabilities {
+                process: Some(ProcessCapability {
+                    programs: strings(&["bash"]),
+                    network: false,
+                }),
+                ..Capabilities::default()
+            },
+        ),
+    ]
+}
+
+/// The search providers' keys, added by the host to `websearch`'s requests
+/// for their API hosts when the variable is set, unless the user's config
+/// has a credential for the same host.
+pub fn default_credentials() -> Vec<HttpCredential> {
+    let credential = |host: &str, header: &str, env: &str, prefix: &str| HttpCredential {
+        host: host.into(),
+        header: header.into(),
+        env: env.into(),
+        prefix: prefix.into(),
+        plugins: vec!["websearch".into()],
+    };
+    vec![
+        credential(
+            "api.search.brave.com",
+            "X-Subscription-Token",
+            "BRAVE_SEARCH_API_KEY",
+            "",
+        ),
+        credential(
+            "api.tavily.com",
+            "Authorization",
+            "TAVILY_API_KEY",
+            "Bearer ",
+        ),
+    ]
 }

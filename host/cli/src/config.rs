@@ -2,9 +2,10 @@
 //! then the project's `kaizen.toml`, then CLI flags, merged into one
 //! [`GrantPolicy`] and the list of plugin directories.
 
+use crate::builtins;
 use anyhow::Context as _;
 use kaizen_llm::{Price, PriceTable};
-use kaizen_plugins::{Access, Capabilities, GrantPolicy, Origin};
+use kaizen_plugins::{Access, Capabilities, GrantPolicy, HttpCredential, Origin, SandboxSettings};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -28,6 +29,44 @@ pub struct ConfigFile {
     /// the built-in table.
     #[serde(default)]
     pub pricing: BTreeMap<String, Price>,
+    /// The OS sandbox programs run in.
+    #[serde(default)]
+    pub sandbox: SandboxSection,
+    /// Outbound HTTP: credentials the host adds to plugins' requests.
+    #[serde(default)]
+    pub http: HttpSection,
+}
+
+/// The `[http]` table.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpSection {
+    /// `[[http.credentials]]`: a header with a secret from the host's
+    /// environment, added to requests for one host. Read from the user's
+    /// config only: a project's file must not be able to send the user's
+    /// secrets to a host of its choosing.
+    #[serde(default)]
+    pub credentials: Vec<HttpCredential>,
+}
+
+/// The `[sandbox]` table.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct SandboxSection {
+    /// More directories sandboxed programs may read (a toolchain under
+    /// `$HOME`, say), besides the system directories and the grant.
+    #[serde(default)]
+    pub read: Vec<PathBuf>,
+    /// Run programs even when the kernel lacks a sandbox feature. Only the
+    /// user's own config may say so: a project cannot weaken the sandbox.
+    #[serde(default)]
+    pub allow_degraded: bool,
+    /// The most processes a sandboxed command may have at once.
+    pub max_processes: Option<u64>,
+    /// The largest file a sandboxed program may write, in MiB.
+    pub max_file_size_mib: Option<u64>,
+    /// The most CPU time one sandboxed process may use, in seconds.
+    pub max_cpu_seconds: Option<u64>,
 }
 
 /// The `[plugins]` table.
@@ -77,6 +116,11 @@ impl ConfigFile {
                 .check()
                 .map_err(|err| anyhow::anyhow!("{}: [grants.{name}]: {err}", path.display()))?;
         }
+        for credential in &config.http.credentials {
+            credential.check().map_err(|err| {
+                anyhow::anyhow!("{}: [[http.credentials]]: {err}", path.display())
+            })?;
+        }
         Ok(config)
     }
 }
@@ -91,6 +135,8 @@ pub struct Setup {
     pub plugin_roots: Vec<(PathBuf, Origin)>,
     /// Model prices: the built-in table with the config files' overrides.
     pub prices: PriceTable,
+    /// The OS sandbox's settings.
+    pub sandbox: SandboxSettings,
 }
 
 /// `KAIZEN_HOME`, else the user's data directory.
@@ -118,9 +164,20 @@ impl Setup {
         let kaizen_home = kaizen_home()?;
         let user = ConfigFile::load(&kaizen_home.join(USER_CONFIG))?;
         let project = ConfigFile::load(&workspace.join(PROJECT_CONFIG))?;
+        if !project.http.credentials.is_empty() {
+            anyhow::bail!(
+                "{}: [[http.credentials]] is read only from {}: a project's file must not be able to send your secrets to hosts it chooses. Move the entries there.",
+                workspace.join(PROJECT_CONFIG).display(),
+                kaizen_home.join(USER_CONFIG).display()
+            );
+        }
 
         let mut policy = GrantPolicy::new(&workspace);
         let mut prices = PriceTable::default();
+        let mut sandbox = SandboxSettings {
+            allow_degraded: user.sandbox.allow_degraded,
+            ..SandboxSettings::default()
+        };
         let mut plugin_roots = vec![
             (kaizen_home.join("plugins"), Origin::User),
             (workspace.join(".kaizen").join("plugins"), Origin::Workspace),
@@ -156,6 +213,23 @@ impl Setup {
             if let Some(max) = config.plugins.max_cpu_seconds {
                 policy.max_cpu_seconds = policy.max_cpu_seconds.min(max);
             }
+            merge_sandbox(&mut sandbox, &config.sandbox, base);
+        }
+        // A built-in's default grant holds until a config file grants
+        // that plugin something itself.
+        for (name, grant) in builtins::default_grants() {
+            policy.grants.entry(name.to_string()).or_insert(grant);
+        }
+        policy.http_credentials = user.http.credentials.clone();
+        for default in builtins::default_credentials() {
+            let host = default.host.to_ascii_lowercase();
+            if !policy
+                .http_credentials
+                .iter()
+                .any(|c| c.host.to_ascii_lowercase() == host)
+            {
+                policy.http_credentials.push(default);
+            }
         }
         for dir in add_dirs {
             policy
@@ -172,7 +246,26 @@ impl Setup {
             policy,
             plugin_roots,
             prices,
+            sandbox,
         })
+    }
+}
+
+/// Adds one file's `[sandbox]` table: read directories add up, and the
+/// strictest limit wins.
+fn merge_sandbox(settings: &mut SandboxSettings, section: &SandboxSection, base: &Path) {
+    settings
+        .readable
+        .extend(section.read.iter().map(|dir| absolute(base, dir)));
+    let limits = &mut settings.limits;
+    if let Some(max) = section.max_processes {
+        limits.max_processes = limits.max_processes.min(max);
+    }
+    if let Some(max) = section.max_file_size_mib {
+        limits.max_file_size = limits.max_file_size.min(max << 20);
+    }
+    if let Some(max) = section.max_cpu_seconds {
+        limits.cpu_seconds = limits.cpu_seconds.min(max);
     }
 }
 

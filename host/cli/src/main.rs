@@ -6,6 +6,8 @@ mod config;
 mod output;
 mod plugins_cmd;
 mod run_cmd;
+mod sandbox_cmd;
+mod terminal;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -35,6 +37,18 @@ enum Command {
     /// List the tools the loaded plugins provide.
     #[command(subcommand)]
     Tools(ToolsCommand),
+    /// The OS sandbox that programs run in.
+    #[command(subcommand)]
+    Sandbox(SandboxCommand),
+}
+
+#[derive(Subcommand)]
+enum SandboxCommand {
+    /// Report which sandbox features this machine supports, found by
+    /// trying each one. Exits 1 when one is missing: programs then refuse
+    /// to run unless `[sandbox] allow-degraded = true` is in the user's
+    /// config.
+    Check,
 }
 
 #[derive(Subcommand)]
@@ -82,6 +96,10 @@ enum ToolsCommand {
         /// Print the whole result (content parts and metadata) as JSON.
         #[arg(long)]
         json: bool,
+        /// Make the call N times in one session and report its latency
+        /// (median, p90, min) on stderr; the last result is printed.
+        #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+        repeat: u32,
     },
 }
 
@@ -184,7 +202,9 @@ async fn dispatch(command: Command) -> u8 {
             input,
             workspace,
             json,
-        }) => plugins_cmd::call(&workspace.into(), &name, input, json).await,
+            repeat,
+        }) => plugins_cmd::call(&workspace.into(), &name, input, json, repeat).await,
+        Command::Sandbox(SandboxCommand::Check) => return sandbox_cmd::check(),
     };
     match result {
         Ok(()) => 0,

@@ -2,6 +2,7 @@
 //! object at the end, or one JSON event per line; plus a progress line on
 //! a terminal's stderr.
 
+use crate::terminal::StatusLine;
 use clap::ValueEnum;
 use kaizen_runtime::{Event, Observer, RunResult};
 use std::io::{IsTerminal, Write};
@@ -34,6 +35,8 @@ struct PrintState {
     open_line: bool,
     /// A progress line is on stderr and must be cleared before other output.
     progress_shown: bool,
+    /// A question is on the terminal: the progress line would overwrite it.
+    prompting: bool,
 }
 
 impl Printer {
@@ -52,7 +55,7 @@ impl Printer {
     }
 
     fn progress(&self, state: &mut PrintState, line: &str) {
-        if !self.progress {
+        if !self.progress || state.prompting {
             return;
         }
         let mut err = std::io::stderr().lock();
@@ -81,6 +84,23 @@ impl Printer {
                 eprintln!("kaizen: {} — {message}", result.status.as_str());
             }
         }
+    }
+}
+
+impl StatusLine for Printer {
+    fn show_progress(&self, line: &str) -> bool {
+        if !self.progress {
+            return false;
+        }
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        self.progress(&mut state, line);
+        true
+    }
+
+    fn set_prompting(&self, open: bool) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        self.clear_progress(&mut state);
+        state.prompting = open;
     }
 }
 

@@ -2,14 +2,16 @@
 
 use crate::builtins;
 use crate::config::{Setup, kaizen_home};
+use kaizen_plugins::interaction::{Interaction, NoUser};
 use kaizen_plugins::{
     Capabilities, DEFAULT_MAX_MEMORY_MIB, EffectiveGrant, EngineOptions, HostOptions, LoadedPlugin,
-    PluginHost, PluginSet, sources_in,
+    PluginHost, PluginSet, SandboxSettings, sources_in,
 };
 use kaizen_tools::CallContext;
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Which workspace and plugin directories to use.
 pub struct Selection {
@@ -22,8 +24,15 @@ pub struct Selection {
 }
 
 /// The plugin host with the compile cache in `KAIZEN_CACHE_DIR`, else
-/// under `home`, sized for plugins of up to `max_memory_mib`.
-pub fn plugin_host(home: &Path, max_memory_mib: u64) -> anyhow::Result<PluginHost> {
+/// under `home`, sized for plugins of up to `max_memory_mib`; `interaction`
+/// answers plugins' questions and `sandbox` shapes the OS sandbox programs
+/// run in.
+pub fn plugin_host(
+    home: &Path,
+    max_memory_mib: u64,
+    interaction: Arc<dyn Interaction>,
+    sandbox: SandboxSettings,
+) -> anyhow::Result<PluginHost> {
     let cache_dir = std::env::var_os("KAIZEN_CACHE_DIR")
         .filter(|dir| !dir.is_empty())
         .map_or_else(|| home.join("cache").join("components"), PathBuf::from);
@@ -33,18 +42,33 @@ pub fn plugin_host(home: &Path, max_memory_mib: u64) -> anyhow::Result<PluginHos
             max_memory_bytes: max_memory_mib << 20,
             ..EngineOptions::default()
         },
-        ..HostOptions::default()
+        interaction,
+        sandbox,
     })
 }
 
-/// Loads the built-ins and every plugin directory the selection names.
+/// Loads the built-ins and every plugin directory the selection names;
+/// nobody answers plugins' questions.
 pub async fn load(selection: &Selection) -> anyhow::Result<(Setup, PluginHost, PluginSet)> {
+    load_with(selection, Arc::new(NoUser)).await
+}
+
+/// [`load`], with `interaction` answering plugins' questions.
+pub async fn load_with(
+    selection: &Selection,
+    interaction: Arc<dyn Interaction>,
+) -> anyhow::Result<(Setup, PluginHost, PluginSet)> {
     let setup = Setup::new(
         selection.cwd.as_deref(),
         &selection.plugins,
         &selection.add_dirs,
     )?;
-    let host = plugin_host(&setup.kaizen_home, setup.policy.max_memory_mib)?;
+    let host = plugin_host(
+        &setup.kaizen_home,
+        setup.policy.max_memory_mib,
+        interaction,
+        setup.sandbox.clone(),
+    )?;
     let mut sources = builtins::sources();
     sources.extend(sources_in(&setup.plugin_roots));
     let set = PluginSet::load(&host, &sources, &setup.policy).await;
@@ -215,7 +239,13 @@ fn flags(interaction: bool, agent: bool, llm: bool) -> Vec<String> {
 
 /// `kaizen plugins inspect PATH`.
 pub async fn inspect(path: &Path, json: bool) -> anyhow::Result<()> {
-    let host = plugin_host(&kaizen_home()?, DEFAULT_MAX_MEMORY_MIB)?;
+    // Inspection never runs a program: the default sandbox settings do.
+    let host = plugin_host(
+        &kaizen_home()?,
+        DEFAULT_MAX_MEMORY_MIB,
+        Arc::new(NoUser),
+        SandboxSettings::default(),
+    )?;
     let report = kaizen_plugins::inspect(&host, path)
         .await
         .map_err(anyhow::Error::msg)?;
@@ -308,6 +338,7 @@ pub async fn call(
     name: &str,
     input: Option<String>,
     json: bool,
+    repeat: u32,
 ) -> anyhow::Result<()> {
     let input = match input {
         Some(input) => input,
@@ -320,9 +351,20 @@ pub async fn call(
         call_id: "call-1".into(),
         workspace: workspace.clone(),
         cwd: workspace,
+        // A fresh session: nothing was read before it.
+        notes: Default::default(),
     };
-    let result = set.registry.call(&ctx, name, &input).await;
+    let mut latencies = Vec::with_capacity(repeat as usize);
+    let mut result = set.registry.call(&ctx, name, &input).await;
+    for _ in 1..repeat {
+        let started = std::time::Instant::now();
+        result = set.registry.call(&ctx, name, &input).await;
+        latencies.push(started.elapsed());
+    }
     set.end_session(&ctx.session_id);
+    if !latencies.is_empty() {
+        eprintln!("{}", latency_summary(name, &mut latencies));
+    }
     match result {
         Ok(output) if json => println!("{}", serde_json::to_string_pretty(&output)?),
         Ok(output) => println!("{}", output.joined_text()),
@@ -333,4 +375,21 @@ pub async fn call(
         Err(err) => anyhow::bail!("{name} failed: {}", err.message),
     }
     Ok(())
+}
+
+/// The latency line of `tools call --repeat`: the first call (which
+/// creates per-session state) is left out.
+fn latency_summary(name: &str, latencies: &mut [std::time::Duration]) -> String {
+    latencies.sort();
+    let at = |fraction: f64| {
+        let index = ((latencies.len() - 1) as f64 * fraction).round() as usize;
+        latencies[index].as_secs_f64() * 1e6
+    };
+    format!(
+        "{name}: {} calls after the first: median {:.1} µs, p90 {:.1} µs, min {:.1} µs",
+        latencies.len(),
+        at(0.5),
+        at(0.9),
+        at(0.0)
+    )
 }

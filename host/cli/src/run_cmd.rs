@@ -2,15 +2,18 @@
 
 use crate::output::{OutputFormat, Printer};
 use crate::plugins_cmd::{self, Selection as PluginSelection};
+use crate::terminal::TerminalInteraction;
 use anyhow::Context as _;
 use kaizen_llm::{
     HttpSettings, Provider, Recorder, ReplayProvider, Usage, process_env, select_provider,
 };
+use kaizen_plugins::interaction::{Interaction, NoUser};
 use kaizen_runtime::{
     Agent, AgentConfig, CancellationToken, RunResult, SessionState, new_session_id,
 };
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -64,7 +67,9 @@ pub async fn run(options: RunOptions) -> Result<u8, SetupError> {
     check_limits(&options)?;
     let task = read_task(options.task.clone())?;
     let (model, provider) = provider_for(&options)?;
-    let (setup, _host, plugins) = plugins_cmd::load(&options.plugins).await?;
+    let printer = Arc::new(Printer::new(options.format));
+    let interaction = interaction_for(&options, &printer);
+    let (setup, _host, plugins) = plugins_cmd::load_with(&options.plugins, interaction).await?;
     for failure in &plugins.failed {
         tracing::warn!("{}", failure.summary());
     }
@@ -87,13 +92,12 @@ pub async fn run(options: RunOptions) -> Result<u8, SetupError> {
     config.max_cycles = options.max_cycles;
     config.budget_usd = options.budget_usd;
     config.timeout = options.timeout.map(Duration::from_secs_f64);
-    let printer = Printer::new(options.format);
     let agent = Agent {
         provider: provider.as_ref(),
         tools: &plugins.registry,
         pricing: &pricing,
         config,
-        observer: &printer,
+        observer: &*printer,
     };
     let mut state = SessionState::new(new_session_id(), &model);
     let interrupt = CancellationToken::new();
@@ -103,6 +107,19 @@ pub async fn run(options: RunOptions) -> Result<u8, SetupError> {
     plugins.end_session(&state.session_id);
     printer.finish(&result);
     Ok(result.status.exit_code())
+}
+
+/// Who answers plugins' questions: the terminal when a person is at it
+/// (stdin and stderr are terminals, and stdin is not where the task came
+/// from), else nobody, and the plugin is told no user is available.
+fn interaction_for(options: &RunOptions, printer: &Arc<Printer>) -> Arc<dyn Interaction> {
+    let interactive =
+        options.task.is_some() && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    if interactive {
+        Arc::new(TerminalInteraction::new(printer.clone()))
+    } else {
+        Arc::new(NoUser)
+    }
 }
 
 /// The model name and a provider: a replay, or one chosen from flags and

@@ -3,102 +3,13 @@
 
 mod common;
 
+use common::run::{KEY, Run, result_of, results_sent};
 use kaizen_model_server::{Fault, ModelServer, Reply, Script, Wire};
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
-use std::process::Output;
-use tempfile::TempDir;
-
-const KEY: &str = "sk-test-secret-key-0123456789";
-
-/// A workspace and a home for one run.
-struct Run {
-    home: TempDir,
-    workspace: TempDir,
-}
-
-impl Run {
-    fn new() -> Self {
-        Self {
-            home: tempfile::tempdir().unwrap(),
-            workspace: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn ws(&self) -> PathBuf {
-        self.workspace.path().canonicalize().unwrap()
-    }
-
-    /// `kaizen run ARGS` with the test plugins, against `server` through
-    /// `wire`'s environment variables.
-    async fn kaizen(&self, server: Option<(&ModelServer, Wire)>, args: &[&str]) -> Output {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_kaizen"));
-        cmd.arg("run")
-            .args(args)
-            .arg("--cwd")
-            .arg(self.workspace.path())
-            .arg("--plugins")
-            .arg(kaizen_test_artifacts::plugins_root())
-            .env("KAIZEN_HOME", self.home.path())
-            .env("KAIZEN_CACHE_DIR", common::cache_dir());
-        for var in [
-            "OPENAI_API_KEY",
-            "OPENAI_BASE_URL",
-            "ANTHROPIC_API_KEY",
-            "ANTHROPIC_BASE_URL",
-            "OLLAMA_HOST",
-            "KAIZEN_MODEL",
-            "KAIZEN_LOG",
-        ] {
-            cmd.env_remove(var);
-        }
-        match server {
-            Some((server, Wire::OpenAi)) => {
-                cmd.env("OPENAI_API_KEY", KEY)
-                    .env("OPENAI_BASE_URL", server.openai_base_url());
-            }
-            Some((server, Wire::Anthropic)) => {
-                cmd.env("ANTHROPIC_API_KEY", KEY)
-                    .env("ANTHROPIC_BASE_URL", server.anthropic_base_url());
-            }
-            Some((server, Wire::Ollama)) => {
-                cmd.env("OLLAMA_HOST", server.ollama_host());
-            }
-            None => {}
-        }
-        cmd.output().await.unwrap()
-    }
-}
-
-fn result_of(output: &Output) -> Value {
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    serde_json::from_str(stdout.trim()).unwrap_or_else(|err| {
-        panic!(
-            "not one JSON object ({err}): {stdout}\nstderr: {}",
-            String::from_utf8_lossy(&output.stderr)
-        )
-    })
-}
+use std::path::Path;
 
 fn fs(op: &str, path: &str, content: &str) -> String {
     json!({"op": op, "path": path, "content": content}).to_string()
-}
-
-/// The tool results the model was sent in request `n`, as (id, text).
-fn results_sent(server: &ModelServer, n: usize) -> Vec<(String, String)> {
-    let body = &server.requests()[n].body;
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| {
-            (
-                m["tool_call_id"].as_str().unwrap_or_default().to_string(),
-                m["content"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]

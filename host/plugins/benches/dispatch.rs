@@ -104,6 +104,7 @@ async fn main() {
         call_id: "c".into(),
         workspace: workspace.clone(),
         cwd: workspace.clone(),
+        notes: Default::default(),
     };
 
     println!(

@@ -4,6 +4,7 @@
 use crate::capability::{
     Access, Capabilities, FsRule, Limits, ProcessCapability, is_secret_env_name,
 };
+use crate::http_credential::HttpCredential;
 use crate::http_rule::HostPattern;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -31,6 +32,9 @@ pub struct GrantPolicy {
     pub max_memory_mib: u64,
     /// The longest any call may run, in seconds.
     pub max_cpu_seconds: f64,
+    /// Headers the host adds to plugins' requests for given hosts, with
+    /// secrets from its environment (`[[http.credentials]]`).
+    pub http_credentials: Vec<HttpCredential>,
 }
 
 impl GrantPolicy {
@@ -43,6 +47,7 @@ impl GrantPolicy {
             grants: BTreeMap::new(),
             max_memory_mib: DEFAULT_MAX_MEMORY_MIB,
             max_cpu_seconds: 300.0,
+            http_credentials: Vec::new(),
         }
     }
 
@@ -83,6 +88,12 @@ impl GrantPolicy {
         self.intersect_filesystem(requested, &granted, &mut out);
         intersect_process(requested, &granted, &mut out);
         intersect_http(requested, &granted, &mut out);
+        out.http_credentials = self
+            .http_credentials
+            .iter()
+            .filter(|cred| cred.applies(name, &out.http))
+            .cloned()
+            .collect();
         intersect_env(requested, &granted, &mut out);
         for (flag, req, grant, what) in [
             (
@@ -226,9 +237,28 @@ fn intersect_http(requested: &Capabilities, granted: &Capabilities, out: &mut Ef
             continue;
         };
         if grants.iter().any(|grant| grant.covers(&want)) {
-            out.http.push(want);
-        } else {
+            // Exact hosts granted inside a wildcard request are kept too:
+            // only an entry naming a host opens its internal addresses.
+            let exact = grants
+                .iter()
+                .filter(|g| g.names_host_exactly() && want.covers(g) && **g != want);
+            for pattern in std::iter::once(&want).chain(exact) {
+                if !out.http.contains(pattern) {
+                    out.http.push(pattern.clone());
+                }
+            }
+            continue;
+        }
+        // Like directories: a grant inside the request gets the grant, so
+        // a plugin requesting `*` reaches exactly the hosts granted to it.
+        let inside: Vec<&HostPattern> = grants.iter().filter(|g| want.covers(g)).collect();
+        if inside.is_empty() {
             out.denied.push(format!("http: {want}"));
+        }
+        for grant in inside {
+            if !out.http.contains(grant) {
+                out.http.push(grant.clone());
+            }
         }
     }
 }
@@ -285,6 +315,10 @@ pub struct EffectiveGrant {
     /// Hosts it may reach over HTTP.
     #[serde(serialize_with = "serialize_display_list")]
     pub http: Vec<HostPattern>,
+    /// Headers the host adds to its requests for given hosts (names of
+    /// the header and variable only; the secrets are read at load).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub http_credentials: Vec<HttpCredential>,
     /// Environment variable names passed in.
     pub env: Vec<String>,
     /// The `interaction` import.

@@ -6,9 +6,11 @@ use crate::component_tool::{ComponentTool, convert_spec};
 use crate::discovery::{Location, PluginSource};
 use crate::engine::{EngineOptions, PluginEngine};
 use crate::grant::{EffectiveGrant, GrantPolicy};
+use crate::http_credential::InjectedHeader;
 use crate::interaction::{Interaction, NoUser};
 use crate::linking::{check_imports, linker_for};
 use crate::manifest::{Manifest, PluginKind};
+use crate::process_host::{SandboxSettings, SessionSandboxes};
 use crate::runtime::PluginRuntime;
 use crate::state::PluginIdentity;
 use kaizen_tools::{Tool, ToolSpec};
@@ -25,6 +27,8 @@ pub struct HostOptions {
     pub engine: EngineOptions,
     /// Who answers `interaction` calls.
     pub interaction: Arc<dyn Interaction>,
+    /// How the OS sandbox of the `process` import is set up.
+    pub sandbox: SandboxSettings,
 }
 
 impl Default for HostOptions {
@@ -33,6 +37,7 @@ impl Default for HostOptions {
             cache_dir: None,
             engine: EngineOptions::default(),
             interaction: Arc::new(NoUser),
+            sandbox: SandboxSettings::default(),
         }
     }
 }
@@ -42,6 +47,7 @@ pub struct PluginHost {
     engine: PluginEngine,
     cache: Option<ComponentCache>,
     interaction: Arc<dyn Interaction>,
+    sandbox: SandboxSettings,
 }
 
 /// A plugin that loaded: its manifest, grant, tools and runtime.
@@ -106,6 +112,7 @@ impl PluginHost {
             engine,
             cache,
             interaction: options.interaction,
+            sandbox: options.sandbox,
         })
     }
 
@@ -175,10 +182,17 @@ impl PluginHost {
         let identity = PluginIdentity {
             name: name.clone().into(),
             env: granted_env(&grant),
+            http_credentials: InjectedHeader::resolve(&name, &grant.http_credentials).into(),
             grant: grant.clone(),
             interaction: self.interaction.clone(),
         };
-        let runtime = Arc::new(PluginRuntime::new(identity, pre, manifest.plugin.stateful));
+        let sandboxes = SessionSandboxes::for_grant(&grant, &self.sandbox, &identity.env);
+        let runtime = Arc::new(PluginRuntime::new(
+            identity,
+            pre,
+            manifest.plugin.stateful,
+            sandboxes,
+        ));
         let mut tools = Vec::new();
         if manifest.plugin.kinds.contains(&PluginKind::Tool) {
             let specs = runtime
@@ -295,10 +309,23 @@ fn check_exports(
     Ok(())
 }
 
+/// The granted variables' values, plus [`HTTP_ALLOW_ENV`] listing the
+/// effective HTTP grant so that a plugin can explain a refusal before
+/// trying (the host's own check applies regardless).
 fn granted_env(grant: &EffectiveGrant) -> Vec<(String, String)> {
-    grant
+    let mut env: Vec<(String, String)> = grant
         .env
         .iter()
+        .filter(|name| *name != HTTP_ALLOW_ENV)
         .filter_map(|name| std::env::var(name).ok().map(|value| (name.clone(), value)))
-        .collect()
+        .collect();
+    if !grant.http.is_empty() {
+        let allow: Vec<String> = grant.http.iter().map(|p| p.to_string()).collect();
+        env.push((HTTP_ALLOW_ENV.to_string(), allow.join(" ")));
+    }
+    env
 }
+
+/// The variable in which a plugin with an HTTP grant finds its allow-list:
+/// patterns separated by spaces.
+pub const HTTP_ALLOW_ENV: &str = "KAIZEN_HTTP_ALLOW";

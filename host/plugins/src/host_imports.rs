@@ -1,9 +1,9 @@
-//! The contract's host interfaces that this version implements: `log` and
-//! `interaction`. `process`, `agent` and `llm` are defined in the contract;
-//! until the host implements them, a component importing them is refused
-//! at load time (see `linking`).
+//! The contract's host interfaces `log`, `session` and `interaction`
+//! (`process` is in `process_host`). `agent` and `llm` are defined in the contract; until
+//! the host implements them, a component importing them is refused at load
+//! time (see `linking`).
 
-use crate::bindings::{interaction, log, types};
+use crate::bindings::{interaction, log, session, types};
 use crate::state::PluginState;
 use std::time::Duration;
 
@@ -63,4 +63,42 @@ fn invalid_questions(questions: &[interaction::Question]) -> Option<String> {
             )
         })
     })
+}
+
+impl session::Host for PluginState {
+    async fn note_file(&mut self, path: String, record: session::FileRecord) {
+        self.notes.note_file(
+            path,
+            kaizen_tools::FileRecord {
+                hash: record.hash,
+                mtime_ms: record.mtime_ms,
+            },
+        );
+    }
+
+    async fn file_note(&mut self, path: String) -> Option<session::FileRecord> {
+        self.notes
+            .file_note(&path)
+            .map(|record| session::FileRecord {
+                hash: record.hash,
+                mtime_ms: record.mtime_ms,
+            })
+    }
+
+    async fn todos(&mut self) -> String {
+        serde_json::Value::Array(self.notes.todos()).to_string()
+    }
+
+    async fn set_todos(&mut self, todos: String) {
+        // The contract asks for a JSON array; anything else would corrupt
+        // the session's state, so it is dropped with a warning naming the
+        // plugin (whose own result tells the model what it did).
+        match serde_json::from_str(&todos) {
+            Ok(serde_json::Value::Array(items)) => self.notes.set_todos(items),
+            _ => tracing::warn!(
+                plugin = &*self.name,
+                "set-todos was given something other than a JSON array; the todo list is unchanged"
+            ),
+        }
+    }
 }

@@ -2,8 +2,11 @@
 //! the plugin's allow-list (scheme, host, port), then its resolved
 //! addresses: loopback and private addresses are refused unless the grant
 //! names the host exactly. Plain-HTTP requests are sent to the address that
-//! was checked, so a second DNS answer cannot redirect them.
+//! was checked, so a second DNS answer cannot redirect them. The operator's
+//! credentials for a host are added here, on the way out (see
+//! [`crate::http_credential`]).
 
+use crate::http_credential::InjectedHeader;
 use crate::http_rule::{HostPattern, is_internal_address};
 use http_body_util::BodyExt;
 use std::future::Future;
@@ -24,21 +27,32 @@ type SendResult = Result<
 pub(crate) struct HttpPolicy {
     plugin: Arc<str>,
     allow: Arc<Vec<HostPattern>>,
+    credentials: Arc<[InjectedHeader]>,
     refusals: Arc<Mutex<Vec<String>>>,
 }
 
 impl HttpPolicy {
-    pub fn new(plugin: Arc<str>, allow: Vec<HostPattern>) -> Self {
+    pub fn new(
+        plugin: Arc<str>,
+        allow: Vec<HostPattern>,
+        credentials: Arc<[InjectedHeader]>,
+    ) -> Self {
         Self {
             plugin,
             allow: Arc::new(allow),
+            credentials,
             refusals: Arc::default(),
         }
     }
 
-    /// What was refused so far, one sentence each.
+    /// What was refused since the last time this was asked, one sentence
+    /// each: a call's error tells only its own refusals, also in a
+    /// stateful instance that serves many calls.
     pub fn refusals(&self) -> Vec<String> {
-        self.refusals.lock().map(|r| r.clone()).unwrap_or_default()
+        self.refusals
+            .lock()
+            .map(|mut r| std::mem::take(&mut *r))
+            .unwrap_or_default()
     }
 }
 
@@ -52,8 +66,10 @@ impl WasiHttpHooks for HttpPolicy {
         drop(fut);
         let plugin = self.plugin.clone();
         let allow = self.allow.clone();
+        let credentials = self.credentials.clone();
         let refusals = self.refusals.clone();
         Box::new(async move {
+            let mut request = request;
             let refuse = |reason: String, error: Error| {
                 tracing::warn!(plugin = %plugin, "{reason}");
                 if let Ok(mut list) = refusals.lock() {
@@ -65,9 +81,12 @@ impl WasiHttpHooks for HttpPolicy {
                 Some(target) => target,
                 None => return Err(Error::HttpRequestUriInvalid),
             };
+            // An entry naming the host exactly wins over a wildcard: only
+            // it opens internal addresses.
             let Some(rule) = allow
                 .iter()
-                .find(|rule| rule.matches(&target.scheme, &target.host, target.port))
+                .filter(|rule| rule.matches(&target.scheme, &target.host, target.port))
+                .max_by_key(|rule| rule.names_host_exactly())
             else {
                 let granted: Vec<String> = allow.iter().map(|r| r.to_string()).collect();
                 let granted = if granted.is_empty() {
@@ -100,6 +119,30 @@ impl WasiHttpHooks for HttpPolicy {
                     ),
                     Error::DestinationIpProhibited,
                 );
+            }
+            if let Some(credential) = credentials
+                .iter()
+                .find(|c| c.matches(&target.scheme, &target.host, target.port))
+            {
+                // Never in clear text, unless the operator said this host
+                // speaks plain HTTP (a loopback test server).
+                let plain_ok = allow
+                    .iter()
+                    .any(|rule| rule.names_plain_http(&target.host, target.port));
+                if target.scheme != "https" && !plain_ok {
+                    return refuse(
+                        format!(
+                            "HTTP request to {target} refused: the operator's credential for this host ({}) is sent only over https (or over plain http when the grant names the host with an explicit `http://`); use an https:// URL",
+                            credential.name()
+                        ),
+                        Error::HttpRequestDenied,
+                    );
+                }
+                // Replaces whatever the plugin set under that name.
+                request
+                    .headers_mut()
+                    .insert(credential.name().clone(), credential.value().clone());
+                tracing::debug!(plugin = %plugin, header = %credential.name(), "added the operator's credential to a request for {target}");
             }
             let request = if target.scheme == "http" {
                 pin_to_address(request, first)?

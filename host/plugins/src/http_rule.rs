@@ -99,6 +99,23 @@ impl HostPattern {
     pub fn names_host_exactly(&self) -> bool {
         matches!(self.host, HostMatch::Exact(_))
     }
+
+    /// The host and port when the pattern names one host exactly.
+    pub(crate) fn exact_host(&self) -> Option<(&str, Option<u16>)> {
+        match &self.host {
+            HostMatch::Exact(host) => Some((host, self.port)),
+            _ => None,
+        }
+    }
+
+    /// True when the pattern names `host` exactly with an explicit
+    /// `http://` scheme and matches `port`: the operator's statement that
+    /// the host speaks plain HTTP.
+    pub fn names_plain_http(&self, host: &str, port: u16) -> bool {
+        self.scheme.as_deref() == Some("http")
+            && matches!(&self.host, HostMatch::Exact(name) if name == host)
+            && self.port.is_none_or(|p| p == port)
+    }
 }
 
 impl fmt::Display for HostPattern {

@@ -102,6 +102,7 @@ async fn list_tools(
         name: name.into(),
         grant: Arc::new(EffectiveGrant::default()),
         env: Vec::new(),
+        http_credentials: Arc::default(),
         interaction: Arc::new(crate::interaction::NoUser),
     };
     let state = PluginState::new(&identity, None).map_err(|e| e.to_string())?;

@@ -19,6 +19,7 @@ mod engine;
 mod grant;
 mod host;
 mod host_imports;
+mod http_credential;
 mod http_policy;
 mod http_rule;
 mod inspect;
@@ -26,6 +27,7 @@ pub mod interaction;
 mod linking;
 mod manifest;
 mod outcome;
+mod process_host;
 mod runtime;
 mod set;
 mod state;
@@ -40,10 +42,12 @@ pub use grant::{
     DEFAULT_CPU_SECONDS, DEFAULT_MAX_MEMORY_MIB, DEFAULT_MEMORY_MIB, EffectiveGrant,
     EffectiveLimits, GrantPolicy, Preopen,
 };
-pub use host::{HostOptions, LoadError, LoadedPlugin, PluginHost};
+pub use host::{HTTP_ALLOW_ENV, HostOptions, LoadError, LoadedPlugin, PluginHost};
+pub use http_credential::HttpCredential;
 pub use http_rule::HostPattern;
 pub use inspect::{Inspection, inspect};
 pub use manifest::{
     CONTRACT_VERSION, MANIFEST_FILE, Manifest, ManifestError, PluginKind, PluginSection,
 };
+pub use process_host::SandboxSettings;
 pub use set::{LoadFailure, PluginSet};

@@ -2,7 +2,7 @@
 //! Imports are checked before instantiation so that a missing capability
 //! is a load error that names it, never a trap at call time.
 
-use crate::bindings::{interaction, log, types};
+use crate::bindings::{interaction, log, process, session, types};
 use crate::grant::EffectiveGrant;
 use crate::manifest::CONTRACT_VERSION;
 use crate::state::PluginState;
@@ -24,8 +24,13 @@ pub(crate) fn linker_for(
     }
     types::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |state| state)?;
     log::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |state| state)?;
+    // Always granted: it reaches only the notes of the call's own session.
+    session::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |state| state)?;
     if grant.interaction {
         interaction::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |state| state)?;
+    }
+    if grant.process.is_some() {
+        process::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |state| state)?;
     }
     Ok(linker)
 }
@@ -48,7 +53,7 @@ fn needed_for(import: &str, grant: &EffectiveGrant) -> Option<Needed> {
     };
     match interface {
         "kaizen:plugin/interaction" => need("interaction", grant.interaction, true),
-        "kaizen:plugin/process" => need("process", grant.process.is_some(), false),
+        "kaizen:plugin/process" => need("process", grant.process.is_some(), true),
         "kaizen:plugin/agent" => need("agent", grant.agent, false),
         "kaizen:plugin/llm" => need("llm", grant.llm, false),
         "wasi:http/outgoing-handler" | "wasi:http/types" => {
@@ -128,5 +133,8 @@ pub(crate) fn stub_missing_kaizen_imports(
 
 fn linked_interface(import: &str) -> bool {
     let interface = import.split_once('@').map_or(import, |(i, _)| i);
-    matches!(interface, "kaizen:plugin/types" | "kaizen:plugin/log")
+    matches!(
+        interface,
+        "kaizen:plugin/types" | "kaizen:plugin/log" | "kaizen:plugin/session"
+    )
 }

@@ -5,6 +5,7 @@
 use crate::bindings::guest_tools;
 use crate::engine::PluginEngine;
 use crate::outcome::{convert_error, convert_output, describe_trap};
+use crate::process_host::SessionSandboxes;
 use crate::state::{ClockShared, PluginIdentity, PluginState};
 use kaizen_tools::{CallContext, ToolError, ToolOutput};
 use std::collections::HashMap;
@@ -29,10 +30,17 @@ pub(crate) struct PluginRuntime {
     tools_indices: Option<guest_tools::GuestIndices>,
     stateful: bool,
     sessions: Mutex<HashMap<String, SessionSlot>>,
+    /// Per-session OS sandboxes, for a plugin granted `process`.
+    sandboxes: Option<SessionSandboxes>,
 }
 
 impl PluginRuntime {
-    pub fn new(identity: PluginIdentity, pre: InstancePre<PluginState>, stateful: bool) -> Self {
+    pub fn new(
+        identity: PluginIdentity,
+        pre: InstancePre<PluginState>,
+        stateful: bool,
+        sandboxes: Option<SessionSandboxes>,
+    ) -> Self {
         let tools_indices = guest_tools::GuestIndices::new(&pre).ok();
         Self {
             identity,
@@ -40,6 +48,7 @@ impl PluginRuntime {
             tools_indices,
             stateful,
             sessions: Mutex::default(),
+            sandboxes,
         }
     }
 
@@ -137,7 +146,15 @@ impl PluginRuntime {
     ) -> (Result<ToolOutput, ToolError>, bool) {
         let plugin = &self.identity.name;
         let store = &mut live.store;
+        let state = store.data_mut();
+        state.cwd = Some(ctx.cwd.clone());
+        state.process = self
+            .sandboxes
+            .as_ref()
+            .map(|sandboxes| sandboxes.access(&ctx.session_id));
         store.data_mut().clock.restart();
+        // A stateful instance serves many calls: each sees its own notes.
+        store.data_mut().notes = ctx.notes.clone();
         store.set_epoch_deadline(PluginEngine::ticks_for(store.data().clock.limit()));
         let wit_ctx = guest_tools::CallContext {
             session_id: ctx.session_id.clone(),
@@ -168,6 +185,9 @@ impl PluginRuntime {
     pub fn end_session(&self, session: &str) {
         let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
         sessions.remove(session);
+        if let Some(sandboxes) = &self.sandboxes {
+            sandboxes.end_session(session);
+        }
     }
 }
 

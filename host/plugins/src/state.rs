@@ -3,10 +3,13 @@
 
 use crate::capability::Access;
 use crate::grant::EffectiveGrant;
+use crate::http_credential::InjectedHeader;
 use crate::http_policy::HttpPolicy;
 use crate::interaction::Interaction;
+use crate::process_host::ProcessAccess;
 use crate::tail_output::TailOutput;
-use std::path::Path;
+use kaizen_tools::SessionNotes;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
@@ -25,6 +28,8 @@ pub(crate) struct PluginIdentity {
     pub grant: Arc<EffectiveGrant>,
     /// Values of the environment variables it was granted, read at load.
     pub env: Vec<(String, String)>,
+    /// Headers the HTTP filter adds to its requests, secrets read at load.
+    pub http_credentials: Arc<[InjectedHeader]>,
     /// Who answers `interaction` calls.
     pub interaction: Arc<dyn Interaction>,
 }
@@ -40,6 +45,14 @@ pub(crate) struct PluginState {
     pub clock: CallClock,
     pub stderr: TailOutput,
     pub interaction: Arc<dyn Interaction>,
+    /// The notes of the session whose call the store serves; set for each
+    /// call.
+    pub notes: Arc<SessionNotes>,
+    /// The directory the current call works in.
+    pub cwd: Option<PathBuf>,
+    /// The session's sandbox, when the plugin may run programs; set for
+    /// each call.
+    pub process: Option<ProcessAccess>,
 }
 
 impl PluginState {
@@ -87,15 +100,23 @@ impl PluginState {
             wasi: builder.build(),
             table: ResourceTable::new(),
             http_ctx: WasiHttpCtx::new(),
-            http_policy: HttpPolicy::new(identity.name.clone(), grant.http.clone()),
+            http_policy: HttpPolicy::new(
+                identity.name.clone(),
+                grant.http.clone(),
+                identity.http_credentials.clone(),
+            ),
             limiter: MemoryLimiter::new(grant.limits.memory_bytes),
             clock: CallClock::new(grant.limits.cpu_time),
             stderr,
             interaction: identity.interaction.clone(),
+            notes: Arc::default(),
+            cwd: cwd.map(Path::to_path_buf),
+            process: None,
         })
     }
 
-    /// Reasons the HTTP policy refused requests during this call.
+    /// Reasons the HTTP policy refused requests during this call (taken:
+    /// the next call starts with none).
     pub fn http_refusals(&self) -> Vec<String> {
         self.http_policy.refusals()
     }

@@ -220,3 +220,57 @@ async fn a_response_that_never_comes_is_cut_off_at_the_time_limit() {
     );
     assert!(out.starts_with("status: 200"), "{out}");
 }
+
+#[tokio::test]
+async fn an_exact_entry_beside_a_wildcard_opens_loopback() {
+    let (port, hits) = serve().await;
+    let mut h = Harness::new();
+    let host = format!("127.0.0.1:{port}");
+    let registry = probe(&mut h, &["*"], &["*", &host]).await;
+    let out = text(
+        registry
+            .call(&h.ctx("s"), "Fetch", &fetch(&format!("http://{host}/")))
+            .await,
+    );
+    assert_eq!(out, "status: 200\nhello over http");
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_refusal_is_reported_with_its_own_call_only() {
+    let (port, _) = serve().await;
+    // A port with no server: connecting fails without any refusal.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed_port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let mut h = Harness::new();
+    let host = format!("127.0.0.1:{port}");
+    let dead = format!("127.0.0.1:{closed_port}");
+    let extra = format!("stateful = true\n[capabilities]\nhttp = [\"{host}\", \"{dead}\"]");
+    let manifest = manifest("http-probe", "").replace(
+        "component = \"component.wasm\"\n",
+        &format!("component = \"component.wasm\"\n{extra}"),
+    );
+    let dir = h.custom_plugin("http-probe", "http-probe", &manifest);
+    h.policy.grants.insert(
+        "http-probe".into(),
+        Capabilities {
+            http: vec![host.clone(), dead.clone()],
+            ..Capabilities::default()
+        },
+    );
+    let plugin = h.load_dir(&dir).await.unwrap();
+    let mut registry = ToolRegistry::new();
+    registry.register_all(plugin.tool_handles()).unwrap();
+    let refused = registry
+        .call(&h.ctx("s"), "Fetch", &fetch("http://127.0.0.2:1/"))
+        .await
+        .unwrap_err();
+    assert!(refused.message.contains("Host: "), "{}", refused.message);
+    // The same instance's next failure carries no stale refusal.
+    let failed = registry
+        .call(&h.ctx("s"), "Fetch", &fetch(&format!("http://{dead}/")))
+        .await
+        .unwrap_err();
+    assert!(!failed.message.contains("Host: "), "{}", failed.message);
+}

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Harness, manifest, source};
+use common::{Harness, error, manifest, source, text};
 use kaizen_plugins::{CacheOutcome, Capabilities, PluginSet, ProcessCapability};
 
 #[tokio::test]
@@ -20,7 +20,7 @@ async fn ungranted_import_is_refused_at_load_naming_the_capability() {
 }
 
 #[tokio::test]
-async fn granted_but_unimplemented_import_says_so() {
+async fn a_granted_process_import_runs_only_the_granted_programs() {
     let mut h = Harness::new();
     h.policy.grants.insert(
         "needs-process".into(),
@@ -32,9 +32,21 @@ async fn granted_but_unimplemented_import_says_so() {
             ..Capabilities::default()
         },
     );
-    let dir = kaizen_test_artifacts::plugin_dir("needs-process");
-    let err = h.load_dir(&dir).await.err().expect("must not load");
-    assert!(err.message.contains("does not provide yet"), "{err}");
+    let registry = h.registry(&["needs-process"]).await;
+    let ctx = h.ctx("process-session");
+    let ran = text(registry.call(&ctx, "Run", r#"{"program":"true"}"#).await);
+    assert_eq!(ran, "exit: 0\n");
+    let refused = error(registry.call(&ctx, "Run", r#"{"program":"ls"}"#).await);
+    assert!(
+        refused.message.contains("NotAllowed"),
+        "{}",
+        refused.message
+    );
+    assert!(
+        refused.message.contains("process.programs"),
+        "{}",
+        refused.message
+    );
 }
 
 #[tokio::test]

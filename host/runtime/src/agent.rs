@@ -11,9 +11,10 @@ use crate::state::{SessionState, Status, ToolCallRecord};
 use kaizen_llm::{
     Block, Message, Provider, Request, Response, Role, StreamEvent, ToolDefinition, Usage,
 };
-use kaizen_tools::{CallContext, ToolRegistry};
+use kaizen_tools::{CallContext, Notes, SessionNotes, ToolRegistry};
 use std::future::Future;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
@@ -259,16 +260,30 @@ impl Agent<'_> {
                 arguments: arguments_value(&call.arguments),
             });
         }
+        // The notes move out of the state for the step and back after it,
+        // so SessionState stays the one serializable record of the session.
+        let notes = Arc::new(SessionNotes::new(Notes {
+            files: std::mem::take(&mut state.read_files),
+            todos: std::mem::take(&mut state.todos),
+        }));
         let ctx = CallContext {
             session_id: state.session_id.clone(),
             call_id: String::new(),
             workspace: self.config.workspace.clone(),
             cwd: self.config.workspace.clone(),
+            notes: notes.clone(),
         };
-        let outcomes = match bounded(run_calls(self.tools, &ctx, calls), deadline, interrupt).await
-        {
+        let run = bounded(run_calls(self.tools, &ctx, calls), deadline, interrupt).await;
+        // Even a cut step keeps what its finished calls noted.
+        let Notes { files, todos } = notes.take();
+        state.read_files = files;
+        state.todos = todos;
+        let outcomes = match run {
             Ok(outcomes) => outcomes,
-            Err(cut) => return Err(self.cut_ending(cut, "running tools")),
+            Err(cut) => {
+                self.report_todos(&notes, state);
+                return Err(self.cut_ending(cut, "running tools"));
+            }
         };
         let mut blocks = Vec::with_capacity(outcomes.len());
         for outcome in &outcomes {
@@ -295,11 +310,22 @@ impl Agent<'_> {
             });
             blocks.push(block);
         }
+        // After the results, so that a reader sees the call that set it first.
+        self.report_todos(&notes, state);
         state.messages.push(Message {
             role: Role::User,
             content: blocks,
         });
         Ok(())
+    }
+
+    /// Tells the observer the session's new todo list, if a tool set one.
+    fn report_todos(&self, notes: &SessionNotes, state: &SessionState) {
+        if notes.todos_set() {
+            self.observer.on_event(&Event::Todos {
+                todos: state.todos.clone(),
+            });
+        }
     }
 
     fn cut_ending(&self, cut: Cut, during: &str) -> Ending {

@@ -52,6 +52,11 @@ pub enum Event {
         /// What the model will see (cut to the same size).
         output: String,
     },
+    /// A tool (`TodoWrite`) replaced the session's todo list.
+    Todos {
+        /// The whole new list, one object per item.
+        todos: Vec<serde_json::Value>,
+    },
     /// The provider is being retried.
     Retry {
         /// The next attempt's number.

@@ -2,6 +2,9 @@
 //! sessions can checkpoint and resume it.
 
 use kaizen_llm::{Message, Usage};
+/// What the session knows about a file it read or wrote, so a later write
+/// can check that the file is unchanged since; shared with the tools.
+pub use kaizen_tools::FileRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -64,16 +67,6 @@ pub struct ToolCallRecord {
     pub error: Option<String>,
 }
 
-/// What the session knows about a file it read, so a later write can
-/// check that the file is unchanged since.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileRecord {
-    /// Content hash when read.
-    pub hash: String,
-    /// Modification time when read, in milliseconds since the epoch.
-    pub mtime_ms: u64,
-}
-
 /// Everything a session is, serializable as one value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionState {
@@ -91,7 +84,7 @@ pub struct SessionState {
     pub cost_usd: f64,
     /// Model calls made so far.
     pub cycles: u32,
-    /// Files read, by absolute path.
+    /// Files the tools read or wrote, by absolute path.
     pub read_files: BTreeMap<String, FileRecord>,
     /// Every tool call so far.
     pub tool_calls: Vec<ToolCallRecord>,

@@ -8,7 +8,9 @@ use kaizen_llm::{
 use kaizen_runtime::{
     Agent, AgentConfig, CancellationToken, Event, Observer, SessionState, Status,
 };
-use kaizen_tools::{CallContext, Danger, Tool, ToolFuture, ToolOutput, ToolRegistry, ToolSpec};
+use kaizen_tools::{
+    CallContext, Danger, FileRecord, Tool, ToolFuture, ToolOutput, ToolRegistry, ToolSpec,
+};
 use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -417,4 +419,94 @@ async fn the_state_serializes_and_round_trips() {
     let text = serde_json::to_string(&state).unwrap();
     let back: SessionState = serde_json::from_str(&text).unwrap();
     assert_eq!(back, state);
+}
+
+/// Reports the session's note for `/notes/file` (or `none`), then notes the
+/// file with its `text` as the hash and makes the todo list one item of it.
+struct Remember {
+    spec: ToolSpec,
+}
+
+impl Tool for Remember {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+    fn source(&self) -> &str {
+        "test"
+    }
+    fn call<'a>(&'a self, ctx: &'a CallContext, input: &'a serde_json::Value) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let text = input["text"].as_str().unwrap_or_default();
+            let seen = ctx
+                .notes
+                .file_note("/notes/file")
+                .map_or("none".to_string(), |record| record.hash);
+            ctx.notes.note_file(
+                "/notes/file",
+                FileRecord {
+                    hash: text.into(),
+                    mtime_ms: 1,
+                },
+            );
+            ctx.notes.set_todos(vec![json!({"content": text})]);
+            Ok(ToolOutput::text(seen))
+        })
+    }
+}
+
+#[tokio::test]
+async fn tools_notes_live_in_the_session_state_between_steps() {
+    let provider = Scripted::new(vec![
+        Ok(reply("", &[("Remember", r#"{"text":"first"}"#)])),
+        Ok(reply("", &[("Remember", r#"{"text":"second"}"#)])),
+        Ok(reply("done", &[])),
+    ]);
+    let mut registry = ToolRegistry::new();
+    registry
+        .register(Arc::new(Remember {
+            spec: ToolSpec {
+                name: "Remember".into(),
+                description: "Remembers".into(),
+                input_schema: json!({"type": "object"}),
+                danger: Danger::Safe,
+                read_only: false,
+            },
+        }))
+        .unwrap();
+    let pricing = |_: &str, _: &Usage| 0.0;
+    let observer = Recorder::default();
+    let agent = Agent {
+        provider: &provider,
+        tools: &registry,
+        pricing: &pricing,
+        config: AgentConfig::new("scripted-model", std::env::temp_dir()),
+        observer: &observer,
+    };
+    let mut state = SessionState::new("s-notes", "scripted-model");
+    // What an earlier run (or a resumed checkpoint) left in the state.
+    state.todos = vec![json!({"content": "older"})];
+    agent
+        .run(&mut state, "remember", &CancellationToken::new())
+        .await;
+    let results: Vec<String> = tool_results(&state).into_iter().map(|r| r.1).collect();
+    assert_eq!(results, ["none", "first"]);
+    assert_eq!(state.read_files["/notes/file"].hash, "second");
+    assert_eq!(state.todos, [json!({"content": "second"})]);
+    let todo_events: Vec<Vec<serde_json::Value>> = observer
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|event| match event {
+            Event::Todos { todos } => Some(todos.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        todo_events,
+        [
+            vec![json!({"content": "first"})],
+            vec![json!({"content": "second"})]
+        ]
+    );
 }

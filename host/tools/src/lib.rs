@@ -4,12 +4,16 @@
 //! test; the agent loop sees only this crate. The [`ToolRegistry`] merges the
 //! tools of every source, validates each call's arguments against the tool's
 //! JSON Schema before the tool runs, and turns every failure into a
-//! [`ToolError`] whose message a model can act on.
+//! [`ToolError`] whose message a model can act on. Each call's
+//! [`CallContext`] carries the session's [`SessionNotes`] (files read, the
+//! todo list), which tools share and the loop keeps in its session state.
 
 mod registry;
+mod session;
 mod spec;
 
 pub use registry::{DEFAULT_MAX_OUTPUT_BYTES, RegistryError, ToolRegistry};
+pub use session::{FileRecord, Notes, SessionNotes};
 pub use spec::{
     CallContext, ContentPart, Danger, Tool, ToolError, ToolErrorKind, ToolFuture, ToolOutput,
     ToolSpec,

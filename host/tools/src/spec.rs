@@ -1,10 +1,12 @@
 //! The tool abstraction: specs, call context, outputs and errors.
 
+use crate::session::SessionNotes;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
+use std::sync::Arc;
 
 /// How much harm a tool can do; permission rules key on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,7 +36,7 @@ pub struct ToolSpec {
 }
 
 /// What a tool is told about the call it serves.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CallContext {
     /// The session the call belongs to.
     pub session_id: String,
@@ -44,6 +46,10 @@ pub struct CallContext {
     pub workspace: PathBuf,
     /// Where relative paths resolve.
     pub cwd: PathBuf,
+    /// The session's shared notes (files read, the todo list). Not
+    /// serialized: the session's state keeps the durable copy.
+    #[serde(skip)]
+    pub notes: Arc<SessionNotes>,
 }
 
 /// One piece of a tool result as the model sees it.

@@ -16,6 +16,10 @@
 //!   that say what to do instead (missing files with close names in the
 //!   same directory).
 //!
+//! Every file read successfully is noted in the session (its content hash
+//! and modification time), which is what Write and Edit check before they
+//! change it.
+//!
 //! The logic is plain Rust over `std::fs` and is tested natively:
 //! `cargo test --manifest-path plugins/Cargo.toml`.
 
@@ -27,6 +31,7 @@ mod text;
 use std::path::Path;
 
 use kaizen_sdk::prelude::*;
+use kaizen_sdk::session;
 
 /// How many lines are shown when `limit` is not given.
 const DEFAULT_LIMIT: usize = 2000;
@@ -87,7 +92,23 @@ all at once.";
         } else {
             &ctx.cwd
         };
-        read(Path::new(cwd), &input)
+        let cwd = Path::new(cwd);
+        let output = read(cwd, &input)?;
+        note_read(cwd, &input.file_path);
+        Ok(output)
+    }
+}
+
+/// Notes in the session what the file at `file_path` held when it was
+/// read, so that Write and Edit can tell whether it changed since. A file
+/// that cannot be fingerprinted (gone already) is simply not noted: the
+/// write tools then ask for a fresh read.
+fn note_read(cwd: &Path, file_path: &str) {
+    let Ok(path) = path::resolve(cwd, file_path) else {
+        return;
+    };
+    if let Ok(record) = session::fingerprint(&path) {
+        session::note_file(&path, &record);
     }
 }
 
@@ -102,6 +123,7 @@ fn read(cwd: &Path, input: &ReadInput) -> Result<Output, ToolError> {
         ));
     }
     let path = path::resolve(cwd, &input.file_path)?;
+    path::check_granted(&path)?;
     let meta = path::stat(cwd, &input.file_path, &path)?;
     if meta.is_dir() {
         return Err(ToolError::invalid_input(format!(

@@ -1,15 +1,12 @@
 //! Finding the file: resolving the path the model gave, and saying what
 //! to do when nothing is there.
 
-use kaizen_sdk::paths::normalize;
+use kaizen_sdk::paths::{granted_dirs, is_within, normalize, similar_files};
 use std::fs::{self, Metadata};
 use std::io;
 use std::path::{Path, PathBuf};
 
 use kaizen_sdk::ToolError;
-
-/// At most this many close names are suggested for a missing file.
-const MAX_SUGGESTIONS: usize = 3;
 
 /// `file_path` as an absolute, lexically normalized path: relative paths
 /// resolve against `cwd`.
@@ -21,6 +18,23 @@ pub(crate) fn resolve(cwd: &Path, file_path: &str) -> Result<PathBuf, ToolError>
         ));
     }
     Ok(normalize(&cwd.join(file_path)))
+}
+
+/// Refuses a path outside the directories this plugin was granted, naming
+/// them. The WASI libc would otherwise resolve it inside the workspace
+/// (`/etc/passwd` as `<workspace>/etc/passwd`).
+pub(crate) fn check_granted(path: &Path) -> Result<(), ToolError> {
+    let dirs = granted_dirs();
+    if is_within(path, &dirs) {
+        return Ok(());
+    }
+    let list: Vec<String> = dirs.iter().map(|dir| dir.display().to_string()).collect();
+    Err(ToolError::permission_denied(format!(
+        "{} is outside the directories Kaizen can read ({}). Read files inside them; the user \
+         can grant another directory with --add-dir.",
+        path.display(),
+        list.join(", ")
+    )))
 }
 
 /// The metadata of `path` (which the model gave as `given`), or an error
@@ -61,7 +75,7 @@ fn not_found(cwd: &Path, given: &str, path: &Path) -> ToolError {
             cwd.display()
         )
     };
-    let Some(dir) = path.parent().filter(|dir| dir.is_dir()) else {
+    if !path.parent().is_some_and(Path::is_dir) {
         return ToolError::not_found(format!(
             "File does not exist: {}{relative}. Either the path is wrong, or it is outside the \
              directories Kaizen can read (the workspace and any directories added with \
@@ -69,67 +83,17 @@ fn not_found(cwd: &Path, given: &str, path: &Path) -> ToolError {
              file by name.",
             path.display()
         ));
-    };
+    }
     let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let names: Vec<String> = fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .filter(|entry| entry.file_type().is_ok_and(|t| !t.is_dir()))
-                .map(|entry| entry.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    let similar = similar_names(&name, &names);
+    let similar = similar_files(path);
     let advice = if similar.is_empty() {
         format!("Use Glob to find it by name (e.g. pattern \"**/{name}\"), or check the path.")
     } else {
-        let list: Vec<String> = similar
-            .iter()
-            .map(|similar| dir.join(similar).display().to_string())
-            .collect();
+        let list: Vec<String> = similar.iter().map(|p| p.display().to_string()).collect();
         format!("Did you mean {}?", list.join(", or "))
     };
     ToolError::not_found(format!(
         "File does not exist: {}{relative}. {advice}",
         path.display()
     ))
-}
-
-/// Up to [`MAX_SUGGESTIONS`] of `names` that are close to `name`: the
-/// same name in another case first, then the same stem with another
-/// extension (`config.yml` for `config.yaml`, `README.md` for `README`),
-/// each group sorted.
-pub(crate) fn similar_names<'a>(name: &str, names: &'a [String]) -> Vec<&'a str> {
-    let lower = name.to_lowercase();
-    let stem = stem(&lower);
-    let mut same_case: Vec<&str> = Vec::new();
-    let mut same_stem: Vec<&str> = Vec::new();
-    for candidate in names {
-        let candidate_lower = candidate.to_lowercase();
-        if candidate == name {
-            continue;
-        }
-        if candidate_lower == lower {
-            same_case.push(candidate);
-        } else if !stem.is_empty() && self::stem(&candidate_lower) == stem {
-            same_stem.push(candidate);
-        }
-    }
-    same_case.sort_unstable();
-    same_stem.sort_unstable();
-    same_case
-        .into_iter()
-        .chain(same_stem)
-        .take(MAX_SUGGESTIONS)
-        .collect()
-}
-
-/// A file name without its last extension (`a.tar.gz` → `a.tar`); a
-/// leading dot does not start an extension (`.bashrc` stays).
-fn stem(name: &str) -> &str {
-    match name.rfind('.') {
-        Some(dot) if dot > 0 => &name[..dot],
-        _ => name,
-    }
 }

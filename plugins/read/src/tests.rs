@@ -213,26 +213,6 @@ fn missing_files_suggest_close_names() {
 }
 
 #[test]
-fn similar_names_are_case_matches_then_same_stems_at_most_three() {
-    let names: Vec<String> = [
-        "README.md",
-        "readme",
-        "README.txt",
-        "README.rst",
-        "Readme.md",
-        "x",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    assert_eq!(
-        path::similar_names("readme.md", &names),
-        ["README.md", "Readme.md", "README.rst"]
-    );
-    assert_eq!(path::similar_names("main.rs", &names), Vec::<&str>::new());
-}
-
-#[test]
 fn binary_files_are_refused_but_a_stray_byte_is_not() {
     let dir = Dir::new();
     let bin = dir.write("a.out", b"\x7fELF\x02\x01\x01\0\0\0");

@@ -20,4 +20,4 @@
 //! });
 //! ```
 
-pub use crate::bindings::kaizen::plugin::{agent, interaction, llm, log, process, types};
+pub use crate::bindings::kaizen::plugin::{agent, interaction, llm, log, process, session, types};

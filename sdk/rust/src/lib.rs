@@ -69,9 +69,11 @@
 //!
 //! # Host interfaces
 //!
-//! [`log`] writes to the host's log (always granted). Files are plain
+//! [`log`] writes to the host's log and [`session`] keeps the session's
+//! notes (files read, the todo list); both are always granted. Files are plain
 //! `std::fs` on the preopened directories the plugin was granted; outbound
-//! HTTP goes through `wasi:http`. The other host interfaces (asking the
+//! HTTP goes through `wasi:http` ([`http`] is a small blocking client for
+//! it). The other host interfaces (asking the
 //! user, running programs, sub-agents, model completions) are in [`host`];
 //! a component imports only the interfaces it calls, and the host refuses
 //! to load one that imports a capability it was not granted. [`raw`] is the
@@ -89,11 +91,13 @@ extern crate self as kaizen_sdk;
 pub mod bindings;
 mod error;
 pub mod host;
+pub mod http;
 pub mod log;
 mod macros;
 mod output;
 pub mod paths;
 pub mod raw;
+pub mod session;
 mod tool;
 
 pub use error::{ErrorKind, ToolError};

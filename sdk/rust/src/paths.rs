@@ -1,6 +1,11 @@
-//! Paths as the sandbox sees them.
+//! Paths as the sandbox sees them, and close names for a path that is
+//! not there.
 
+use std::fs;
 use std::path::{Component, Path, PathBuf};
+
+/// At most this many close names are suggested for a missing file.
+const MAX_SUGGESTIONS: usize = 3;
 
 /// `path` without `.` components and with `..` applied, lexically. The
 /// sandbox resolves paths below its preopened directories and refuses `..`
@@ -22,6 +27,96 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// The directories this plugin was granted (its preopened directories),
+/// as absolute paths. On a native target (a plugin's unit tests) it is
+/// `/`: everything.
+///
+/// A tool should check a path against them before it touches it: the
+/// host also preopens the working directory as `.` so that relative paths
+/// work, and the WASI libc resolves an absolute path that no granted
+/// directory covers against that `.`, i.e. *inside the workspace*
+/// (`/etc/passwd` would name `<workspace>/etc/passwd`).
+pub fn granted_dirs() -> Vec<PathBuf> {
+    #[cfg(target_os = "wasi")]
+    {
+        wasip2::filesystem::preopens::get_directories()
+            .into_iter()
+            .map(|(_, path)| PathBuf::from(path))
+            .filter(|path| path.is_absolute())
+            .collect()
+    }
+    #[cfg(not(target_os = "wasi"))]
+    {
+        vec![PathBuf::from("/")]
+    }
+}
+
+/// Whether the absolute, normalized `path` lies in one of `dirs` (from
+/// [`granted_dirs`]).
+pub fn is_within(path: &Path, dirs: &[PathBuf]) -> bool {
+    dirs.iter().any(|dir| path.starts_with(dir))
+}
+
+/// Files in the directory of `path` whose names are close to its name
+/// (see [`similar_names`]), as full paths: what to suggest when `path` does
+/// not exist. Empty when the directory cannot be listed.
+pub fn similar_files(path: &Path) -> Vec<PathBuf> {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Vec::new();
+    };
+    let names: Vec<String> = fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter(|entry| entry.file_type().is_ok_and(|t| !t.is_dir()))
+                .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    similar_names(&name.to_string_lossy(), &names)
+        .into_iter()
+        .map(|similar| dir.join(similar))
+        .collect()
+}
+
+/// Up to three of `names` that are close to `name`: the same name in
+/// another case first, then the same stem with another extension
+/// (`config.yml` for `config.yaml`, `README.md` for `README`), each group
+/// sorted.
+pub fn similar_names<'a>(name: &str, names: &'a [String]) -> Vec<&'a str> {
+    let lower = name.to_lowercase();
+    let stem = stem(&lower);
+    let mut same_case: Vec<&str> = Vec::new();
+    let mut same_stem: Vec<&str> = Vec::new();
+    for candidate in names {
+        let candidate_lower = candidate.to_lowercase();
+        if candidate == name {
+            continue;
+        }
+        if candidate_lower == lower {
+            same_case.push(candidate);
+        } else if !stem.is_empty() && self::stem(&candidate_lower) == stem {
+            same_stem.push(candidate);
+        }
+    }
+    same_case.sort_unstable();
+    same_stem.sort_unstable();
+    same_case
+        .into_iter()
+        .chain(same_stem)
+        .take(MAX_SUGGESTIONS)
+        .collect()
+}
+
+/// A file name without its last extension (`a.tar.gz` → `a.tar`); a
+/// leading dot does not start an extension (`.bashrc` stays).
+fn stem(name: &str) -> &str {
+    match name.rfind('.') {
+        Some(dot) if dot > 0 => &name[..dot],
+        _ => name,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -32,5 +127,25 @@ mod tests {
         assert_eq!(normalize(Path::new("/a/../../b")), Path::new("/b"));
         assert_eq!(normalize(Path::new("/a/b/")), Path::new("/a/b"));
         assert_eq!(normalize(Path::new("../x")), Path::new("../x"));
+    }
+
+    #[test]
+    fn similar_names_are_case_matches_then_same_stems_at_most_three() {
+        let names: Vec<String> = [
+            "README.md",
+            "readme",
+            "README.txt",
+            "README.rst",
+            "Readme.md",
+            "x",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            similar_names("readme.md", &names),
+            ["README.md", "Readme.md", "README.rst"]
+        );
+        assert_eq!(similar_names("main.rs", &names), Vec::<&str>::new());
     }
 }

@@ -2,6 +2,10 @@
 
 #![allow(dead_code)]
 
+pub mod run;
+pub mod session;
+pub mod workspace;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

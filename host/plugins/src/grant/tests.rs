@@ -69,9 +69,10 @@ fn http_patterns_must_be_covered() {
     let req = request(r#"http = ["api.example.com", "evil.com", "127.0.0.1:8080", "*"]"#);
     let grant = policy().effective("web", &req, &Limits::default());
     let kept: Vec<String> = grant.http.iter().map(|p| p.to_string()).collect();
-    assert_eq!(kept, ["api.example.com", "127.0.0.1:8080"]);
+    // `*` covers the whole grant, so it gets the grant (like directories).
+    assert_eq!(kept, ["api.example.com", "127.0.0.1:8080", "*.example.com"]);
     assert!(grant.denied.contains(&"http: evil.com".to_string()));
-    assert!(grant.denied.contains(&"http: *".to_string()));
+    assert!(!grant.denied.contains(&"http: *".to_string()));
     // The same request from a plugin without a grant gets nothing.
     let grant = policy().effective("other", &req, &Limits::default());
     assert!(grant.http.is_empty());
@@ -165,4 +166,75 @@ fn a_broad_request_gets_the_granted_trees_inside_it() {
         ]
     );
     assert!(grant.denied.is_empty(), "{:?}", grant.denied);
+}
+
+#[test]
+fn a_wide_http_request_gets_the_narrower_grant() {
+    let req = request(r#"http = ["*"]"#);
+    let grant = policy().effective("web", &req, &Limits::default());
+    let kept: Vec<String> = grant.http.iter().map(|p| p.to_string()).collect();
+    assert_eq!(kept, ["*.example.com", "127.0.0.1:8080"]);
+    assert!(grant.denied.is_empty(), "{:?}", grant.denied);
+    // A scheme in the request still binds: https-only requests do not get
+    // the plain-http grant.
+    let mut policy = policy();
+    policy.grants.insert(
+        "local".into(),
+        request(r#"http = ["http://127.0.0.1:9000", "https://docs.rs"]"#),
+    );
+    let req = request(r#"http = ["https://*"]"#);
+    let grant = policy.effective("local", &req, &Limits::default());
+    let kept: Vec<String> = grant.http.iter().map(|p| p.to_string()).collect();
+    assert_eq!(kept, ["https://docs.rs"]);
+    // An exact host granted beside `*` is kept: it opens that host's
+    // internal addresses, which `*` never does.
+    policy.grants.insert(
+        "both".into(),
+        request(r#"http = ["*", "http://127.0.0.1:9000", "*.example.com"]"#),
+    );
+    let grant = policy.effective("both", &request(r#"http = ["*"]"#), &Limits::default());
+    let kept: Vec<String> = grant.http.iter().map(|p| p.to_string()).collect();
+    assert_eq!(kept, ["*", "http://127.0.0.1:9000"]);
+}
+
+#[test]
+fn http_credentials_go_to_plugins_that_reach_their_host() {
+    let mut policy = policy();
+    policy.http_credentials = vec![
+        HttpCredential {
+            host: "api.example.com".into(),
+            header: "X-Key".into(),
+            env: "EXAMPLE_KEY".into(),
+            prefix: String::new(),
+            plugins: Vec::new(),
+        },
+        HttpCredential {
+            host: "other.org".into(),
+            header: "X-Key".into(),
+            env: "OTHER_KEY".into(),
+            prefix: String::new(),
+            plugins: Vec::new(),
+        },
+        HttpCredential {
+            host: "api.example.com".into(),
+            header: "Authorization".into(),
+            env: "ONLY_FOR_SEARCH".into(),
+            prefix: "Bearer ".into(),
+            plugins: vec!["search".into()],
+        },
+    ];
+    let req = request(r#"http = ["*"]"#);
+    let grant = policy.effective("web", &req, &Limits::default());
+    let envs: Vec<&str> = grant
+        .http_credentials
+        .iter()
+        .map(|c| c.env.as_str())
+        .collect();
+    assert_eq!(envs, ["EXAMPLE_KEY"]);
+    // Shown by name only.
+    let shown = serde_json::to_value(&grant).unwrap();
+    assert_eq!(shown["http_credentials"][0]["env"], "EXAMPLE_KEY");
+    // A plugin without an HTTP grant gets none.
+    let grant = policy.effective("other", &req, &Limits::default());
+    assert!(grant.http_credentials.is_empty());
 }

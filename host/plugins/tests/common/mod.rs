@@ -109,6 +109,7 @@ impl Harness {
             call_id: "call-1".into(),
             workspace: self.workspace(),
             cwd: self.workspace(),
+            notes: Default::default(),
         }
     }
 }

@@ -53,6 +53,7 @@ fn ctx() -> CallContext {
         call_id: "c".into(),
         workspace: "/w".into(),
         cwd: "/w".into(),
+        notes: Default::default(),
     }
 }
 

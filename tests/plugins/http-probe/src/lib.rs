@@ -1,5 +1,7 @@
 //! `http-probe`: one GET through `wasi:http/outgoing-handler`, so that tests
-//! can see what the host's HTTP allow-list lets through.
+//! can see what the host's HTTP allow-list lets through (and what headers
+//! it adds); `ProbeEnv` prints the plugin's environment, so that tests can
+//! check what never reaches a plugin.
 
 use std::io::Read;
 
@@ -13,6 +15,9 @@ use wasi::http::types::{ErrorCode, Fields, IncomingBody, Method, OutgoingRequest
 struct FetchInput {
     /// An absolute `http://` or `https://` URL.
     url: String,
+    /// Headers to send, as `[name, value]` pairs.
+    #[serde(default)]
+    headers: Vec<(String, String)>,
 }
 
 struct Fetch;
@@ -26,7 +31,7 @@ impl Tool for Fetch {
     type Input = FetchInput;
 
     fn call(_ctx: &CallContext, input: FetchInput) -> Result<Output, ToolError> {
-        let (status, body) = get(&input.url)?;
+        let (status, body) = get(&input.url, &input.headers)?;
         Ok(format!("status: {status}\n{}", String::from_utf8_lossy(&body)).into())
     }
 }
@@ -46,9 +51,15 @@ fn parse(url: &str) -> Result<(Scheme, &str, &str), ToolError> {
     Ok((scheme, authority, if path.is_empty() { "/" } else { path }))
 }
 
-fn get(url: &str) -> Result<(u16, Vec<u8>), ToolError> {
+fn get(url: &str, headers: &[(String, String)]) -> Result<(u16, Vec<u8>), ToolError> {
     let (scheme, authority, path) = parse(url)?;
-    let request = OutgoingRequest::new(Fields::new());
+    let fields = Fields::new();
+    for (name, value) in headers {
+        fields
+            .append(name, &value.as_bytes().to_vec())
+            .map_err(|err| ToolError::invalid_input(format!("header `{name}`: {err:?}")))?;
+    }
+    let request = OutgoingRequest::new(fields);
     let invalid = |what: &str| ToolError::invalid_input(format!("invalid {what} in `{url}`"));
     request
         .set_method(&Method::Get)
@@ -93,4 +104,20 @@ fn http_error(url: &str, code: &ErrorCode) -> ToolError {
     ToolError::failed(format!("GET {url} failed: {code:?}"))
 }
 
-export_tools!(Fetch);
+/// Prints `NAME=value` for every variable in the plugin's environment.
+struct ProbeEnv;
+
+impl Tool for ProbeEnv {
+    const NAME: &'static str = "ProbeEnv";
+    const DESCRIPTION: &'static str = "Prints the plugin's environment, one NAME=value a line.";
+    const READ_ONLY: bool = true;
+    const DANGER: Danger = Danger::Safe;
+    type Input = NoInput;
+
+    fn call(_ctx: &CallContext, _input: NoInput) -> Result<Output, ToolError> {
+        let lines: Vec<String> = std::env::vars().map(|(k, v)| format!("{k}={v}")).collect();
+        Ok(lines.join("\n").into())
+    }
+}
+
+export_tools!(Fetch, ProbeEnv);

@@ -1,0 +1,203 @@
+//! Plugins' questions asked on the terminal: the [`Interaction`] that
+//! `kaizen run` uses when a person is at the keyboard.
+//!
+//! Each question is printed on stderr with numbered options; the answer is
+//! read from stdin, checked, and asked again until it is usable. One
+//! prompt is on screen at a time: concurrent calls wait their turn. Ctrl-D
+//! on an empty line declines the whole set of questions.
+
+mod prompt;
+
+use kaizen_plugins::interaction::{
+    Answer, AskFuture, Interaction, InteractionError, NoUser, Question,
+};
+use std::io::{self, BufRead, Write};
+use std::sync::{Arc, Mutex, mpsc};
+use tokio::sync::oneshot;
+
+/// The run's status display, which the prompt must not fight with.
+pub trait StatusLine: Send + Sync {
+    /// Shows a plugin's progress `line`; false when there is no display to
+    /// show it on (then the caller logs it).
+    fn show_progress(&self, line: &str) -> bool;
+
+    /// Marks a prompt as open (the display clears its line and stays
+    /// quiet) or closed again.
+    fn set_prompting(&self, open: bool);
+}
+
+/// Asks plugins' questions on the terminal (stderr out, stdin in).
+pub struct TerminalInteraction {
+    status: Arc<dyn StatusLine>,
+    /// Held for the whole of one `ask`: one prompt at a time.
+    turn: tokio::sync::Mutex<()>,
+    reader: LineReader,
+}
+
+impl TerminalInteraction {
+    /// Asks on this process's terminal; progress goes to `status`.
+    pub fn new(status: Arc<dyn StatusLine>) -> Self {
+        Self {
+            status,
+            turn: tokio::sync::Mutex::new(()),
+            reader: LineReader::default(),
+        }
+    }
+
+    async fn ask_all(
+        &self,
+        plugin: &str,
+        questions: Vec<Question>,
+    ) -> Result<Vec<Answer>, InteractionError> {
+        let _turn = self.turn.lock().await;
+        let _open = Prompting::open(&*self.status);
+        if plugin != "ask" {
+            // Built-in questions need no introduction; others say who asks.
+            say(&format!(
+                "\n\x1b[2mThe plugin `{}` asks:\x1b[0m",
+                prompt::clean(plugin)
+            ));
+        }
+        let mut answers = Vec::with_capacity(questions.len());
+        for (index, question) in questions.iter().enumerate() {
+            say(&prompt::render(question, index, questions.len()));
+            let selected = loop {
+                say("> ");
+                let line = match self.reader.read_line().await {
+                    Ok(Some(line)) => line,
+                    Ok(None) => {
+                        say("\n(declined)\n");
+                        return Err(InteractionError::Declined);
+                    }
+                    Err(err) => {
+                        tracing::warn!("cannot read an answer from the terminal: {err}");
+                        return Err(InteractionError::NoUser);
+                    }
+                };
+                match prompt::parse(question, &line) {
+                    Ok(selected) => break selected,
+                    Err(why) => say(&format!("\x1b[33m{why}\x1b[0m\n")),
+                }
+            };
+            answers.push(Answer {
+                question: question.question.clone(),
+                selected,
+            });
+        }
+        // Sets the answers apart from what the run prints next.
+        say("\n");
+        Ok(answers)
+    }
+}
+
+impl Interaction for TerminalInteraction {
+    fn ask<'a>(&'a self, plugin: &'a str, questions: Vec<Question>) -> AskFuture<'a> {
+        Box::pin(self.ask_all(plugin, questions))
+    }
+
+    fn progress(&self, plugin: &str, message: &str, fraction: Option<f32>) {
+        let line = match fraction {
+            Some(fraction) => format!("kaizen: {plugin}: {message} ({:.0}%)", fraction * 100.0),
+            None => format!("kaizen: {plugin}: {message}"),
+        };
+        if !self
+            .status
+            .show_progress(&prompt::clean(&line).replace('\n', " "))
+        {
+            NoUser.progress(plugin, message, fraction);
+        }
+    }
+}
+
+/// Writes `text` to stderr at once (a prompt has no newline to flush it).
+fn say(text: &str) {
+    let mut err = io::stderr().lock();
+    let _ = err.write_all(text.as_bytes());
+    let _ = err.flush();
+}
+
+/// Keeps the status display quiet while a prompt is open, however the ask
+/// ends (answered, declined, or dropped by an interrupt or a timeout).
+struct Prompting<'a>(&'a dyn StatusLine);
+
+impl<'a> Prompting<'a> {
+    fn open(status: &'a dyn StatusLine) -> Self {
+        status.set_prompting(true);
+        Self(status)
+    }
+}
+
+impl Drop for Prompting<'_> {
+    fn drop(&mut self) {
+        self.0.set_prompting(false);
+    }
+}
+
+/// Where a line read from the terminal is sent: `None` at end of input.
+type LineReply = oneshot::Sender<io::Result<Option<String>>>;
+
+/// Reads stdin lines on a thread of its own, one per request.
+///
+/// Not `spawn_blocking`: an ask can be dropped mid-read (an interrupt, the
+/// run's timeout), and a blocking task still stuck in `read_line` would
+/// make the runtime's shutdown wait for the user to press Enter. A plain
+/// thread does not hold the process up at exit.
+#[derive(Default)]
+struct LineReader {
+    /// Started on the first question; most runs never ask one.
+    requests: Mutex<Option<mpsc::Sender<LineReply>>>,
+}
+
+impl LineReader {
+    /// The next line typed, or `None` at end of input (Ctrl-D).
+    async fn read_line(&self) -> io::Result<Option<String>> {
+        let (reply, line) = oneshot::channel();
+        self.request(reply)?;
+        line.await
+            .unwrap_or_else(|_| Err(io::Error::other("the terminal reader stopped")))
+    }
+
+    fn request(&self, reply: LineReply) -> io::Result<()> {
+        let mut requests = self.requests.lock().unwrap_or_else(|e| e.into_inner());
+        if requests.is_none() {
+            let (sender, receiver) = mpsc::channel();
+            std::thread::Builder::new()
+                .name("kaizen-terminal".into())
+                .spawn(move || serve(&receiver))?;
+            *requests = Some(sender);
+        }
+        let sender = requests.as_ref().expect("started above");
+        sender
+            .send(reply)
+            .map_err(|_| io::Error::other("the terminal reader stopped"))
+    }
+}
+
+/// The reader thread: one line per request, in order.
+fn serve(requests: &mpsc::Receiver<LineReply>) {
+    let stdin = io::stdin();
+    while let Ok(mut reply) = requests.recv() {
+        if reply.is_closed() {
+            // Its ask was dropped before anything was typed for it.
+            continue;
+        }
+        let mut line = String::new();
+        let mut result = match stdin.lock().read_line(&mut line) {
+            Ok(0) => Ok(None),
+            Ok(_) => Ok(Some(line)),
+            Err(err) => Err(err),
+        };
+        // If the asker gave up while the user typed, the line belongs to
+        // the prompt that replaced it, when there is one: that is what the
+        // user was looking at.
+        while let Err(unsent) = reply.send(result) {
+            match requests.try_recv() {
+                Ok(next) => (reply, result) = (next, unsent),
+                Err(_) => break,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

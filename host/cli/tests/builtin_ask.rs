@@ -1,0 +1,463 @@
+//! The built-in `AskUserQuestion` tool through `kaizen run`: without a
+//! terminal the model is told no user is available; on a terminal (a
+//! pseudo-terminal this test drives) the user's answers reach the model.
+
+mod common;
+
+use kaizen_model_server::{ModelServer, Reply, Script};
+use serde_json::{Value, json};
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+use tempfile::TempDir;
+
+const KEY: &str = "sk-test-secret-key-0123456789";
+
+/// Only a guard against hangs: nothing here should take more than seconds.
+const HANG_GUARD: Duration = Duration::from_secs(120);
+
+/// A workspace and a home for one run.
+struct Run {
+    home: TempDir,
+    workspace: TempDir,
+}
+
+impl Run {
+    fn new() -> Self {
+        Self {
+            home: tempfile::tempdir().unwrap(),
+            workspace: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// `kaizen run --model gpt-4o-mini ARGS`, against `server` over the
+    /// OpenAI wire.
+    fn command(&self, server: &ModelServer, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_kaizen"));
+        cmd.args(["run", "--model", "gpt-4o-mini", "--cwd"])
+            .arg(self.workspace.path())
+            .args(args)
+            .env("KAIZEN_HOME", self.home.path())
+            .env("KAIZEN_CACHE_DIR", common::cache_dir());
+        for var in [
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_BASE_URL",
+            "OLLAMA_HOST",
+            "KAIZEN_MODEL",
+            "KAIZEN_LOG",
+        ] {
+            cmd.env_remove(var);
+        }
+        cmd.env("OPENAI_API_KEY", KEY)
+            .env("OPENAI_BASE_URL", server.openai_base_url());
+        cmd
+    }
+}
+
+/// The tool results the model was sent in request `n`, in call order.
+fn results_sent(server: &ModelServer, n: usize) -> Vec<String> {
+    let requests = server.requests();
+    let body = &requests
+        .get(n)
+        .unwrap_or_else(|| panic!("only {} requests were made", requests.len()))
+        .body;
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn question(text: &str, header: &str, labels: &[&str], multi_select: bool) -> Value {
+    json!({
+        "question": text,
+        "header": header,
+        "options": labels
+            .iter()
+            .map(|label| json!({"label": label, "description": format!("about {label}")}))
+            .collect::<Vec<_>>(),
+        "multiSelect": multi_select,
+    })
+}
+
+fn ask(questions: &[Value]) -> String {
+    json!({ "questions": questions }).to_string()
+}
+
+fn result_of(output: &Output) -> Value {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|err| {
+        panic!(
+            "not one JSON object ({err}): {stdout}\nstderr: {}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_terminal_the_model_is_told_no_user_is_available() {
+    let run = Run::new();
+    let asked = ask(&[question(
+        "Which database should we use?",
+        "Database",
+        &["PostgreSQL", "SQLite"],
+        false,
+    )]);
+    let script = Script::new()
+        .reply(Reply::tool("AskUserQuestion", &asked))
+        .reply(Reply::text("I chose SQLite, assuming a small app."));
+    let server = ModelServer::start(script).await.unwrap();
+    // `output()` gives the child no terminal: stdin is empty, stdout and
+    // stderr are pipes.
+    let out = run
+        .command(&server, &["--output-format", "json", "Set up storage"])
+        .output()
+        .unwrap();
+    let result = result_of(&out);
+    assert_eq!(result["status"], "complete", "{result}");
+    assert_eq!(result["tool_calls"][0]["name"], "AskUserQuestion");
+    assert_eq!(result["tool_calls"][0]["status"], "success", "{result}");
+    let sent = results_sent(&server, 1);
+    assert!(
+        sent[0].starts_with("No user is available to answer questions in this run"),
+        "{sent:?}"
+    );
+    assert!(sent[0].contains("own best judgement"), "{sent:?}");
+    assert!(sent[0].contains("state the assumptions"), "{sent:?}");
+    assert!(
+        sent[0].contains("- Which database should we use? (options: PostgreSQL, SQLite)"),
+        "{sent:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn questions_outside_the_schema_bounds_are_reported_to_the_model() {
+    let run = Run::new();
+    let q = |n: usize| question(&format!("Question {n}?"), "Q", &["a", "b"], false);
+    let five = ask(&(1..=5).map(q).collect::<Vec<_>>());
+    let one_option = ask(&[question("Sure?", "Confirm", &["yes"], false)]);
+    let five_options = ask(&[question("Pick?", "Pick", &["a", "b", "c", "d", "e"], false)]);
+    let long_header = ask(&[question(
+        "Which?",
+        "A header far too long",
+        &["a", "b"],
+        false,
+    )]);
+    let duplicate = ask(&[question("Pick?", "Pick", &["Same", "same"], false)]);
+    let script = Script::new()
+        .reply(
+            Reply::tool("AskUserQuestion", &five)
+                .with_tool("AskUserQuestion", &one_option)
+                .with_tool("AskUserQuestion", &five_options)
+                .with_tool("AskUserQuestion", &long_header)
+                .with_tool("AskUserQuestion", r#"{"questions": []}"#)
+                .with_tool("AskUserQuestion", &duplicate),
+        )
+        .reply(Reply::text("Fixed."));
+    let server = ModelServer::start(script).await.unwrap();
+    let out = run
+        .command(&server, &["--output-format", "json", "ask badly"])
+        .output()
+        .unwrap();
+    let result = result_of(&out);
+    assert_eq!(result["status"], "complete", "{result}");
+    let sent = results_sent(&server, 1);
+    assert_eq!(sent.len(), 6, "{sent:?}");
+    for (text, place) in sent[..5].iter().zip([
+        "`/questions`",
+        "`/questions/0/options`",
+        "`/questions/0/options`",
+        "`/questions/0/header`",
+        "`/questions`",
+    ]) {
+        assert!(
+            text.contains("do not match its input schema") && text.contains(place),
+            "expected a schema error at {place}: {text}"
+        );
+    }
+    assert!(sent[0].contains("more than 4 items"), "{}", sent[0]);
+    assert!(sent[1].contains("less than 2 items"), "{}", sent[1]);
+    assert!(sent[3].contains("longer than 12"), "{}", sent[3]);
+    assert!(
+        sent[5].contains("offers the label \"same\" twice"),
+        "{}",
+        sent[5]
+    );
+    let statuses: Vec<&str> = result["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["error"; 6]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn on_a_terminal_the_users_answers_reach_the_model() {
+    let run = Run::new();
+    let asked = ask(&[
+        question(
+            "Which database should we use?",
+            "Database",
+            &["PostgreSQL", "SQLite", "MySQL"],
+            false,
+        ),
+        question(
+            "Which features do you want?",
+            "Features",
+            &["Auth", "Search", "Billing"],
+            true,
+        ),
+        question("What should we call it?", "Name", &["core", "base"], false),
+    ]);
+    let script = Script::new()
+        .reply(Reply::tool("AskUserQuestion", &asked))
+        .reply(Reply::text("Setting it up."));
+    let server = ModelServer::start(script).await.unwrap();
+    let mut session = Terminal::spawn(run.command(&server, &["Set up the app"]));
+
+    session.expect("[1/3]");
+    session.expect("1. PostgreSQL");
+    session.expect("> ");
+    session.type_line("7");
+    session.expect("There is no option 7");
+    session.expect("> ");
+    session.type_line("2");
+    session.expect("[2/3]");
+    session.expect("> ");
+    session.type_line("3, 1");
+    session.expect("[3/3]");
+    session.expect("> ");
+    session.type_line("kernel");
+    let code = session.finish();
+
+    assert_eq!(code, Some(0), "{}", session.transcript());
+    let sent = results_sent(&server, 1);
+    assert_eq!(
+        sent,
+        ["The user answered your questions:\n\
+          1. Which database should we use? → SQLite\n\
+          2. Which features do you want? → Auth, Billing\n\
+          3. What should we call it? → their own answer: \"kernel\"\n\
+          Continue with these answers in mind."]
+    );
+    assert!(session.transcript().contains("Setting it up."));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn concurrent_questions_are_asked_one_at_a_time() {
+    let run = Run::new();
+    let color = ask(&[question("Which color?", "Color", &["Red", "Blue"], false)]);
+    let size = ask(&[question("Which size?", "Size", &["Small", "Large"], false)]);
+    // Two read-only calls in one response run concurrently.
+    let script = Script::new()
+        .reply(Reply::tool("AskUserQuestion", &color).with_tool("AskUserQuestion", &size))
+        .reply(Reply::text("Noted."));
+    let server = ModelServer::start(script).await.unwrap();
+    let mut session = Terminal::spawn(run.command(&server, &["Order a shirt"]));
+    session.expect("> ");
+    // Questions are shown in bold; tool activity lines are dim.
+    let first_is_color = session.transcript().contains("\x1b[1mWhich color?");
+    let shown = session.transcript().matches("\x1b[1mWhich ").count();
+    assert_eq!(shown, 1, "two prompts at once:\n{}", session.transcript());
+    session.type_line("1");
+    session.expect("> ");
+    session.type_line("2");
+    let code = session.finish();
+    assert_eq!(code, Some(0), "{}", session.transcript());
+    let (color_pick, size_pick) = if first_is_color {
+        ("Red", "Large")
+    } else {
+        ("Blue", "Small")
+    };
+    let sent = results_sent(&server, 1);
+    assert!(
+        sent[0].contains(&format!("1. Which color? → {color_pick}\n")),
+        "{sent:?}"
+    );
+    assert!(
+        sent[1].contains(&format!("1. Which size? → {size_pick}\n")),
+        "{sent:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_d_at_the_prompt_declines() {
+    let run = Run::new();
+    let asked = ask(&[question("Proceed?", "Confirm", &["Yes", "No"], false)]);
+    let script = Script::new()
+        .reply(Reply::tool("AskUserQuestion", &asked))
+        .reply(Reply::text("Stopping."));
+    let server = ModelServer::start(script).await.unwrap();
+    let mut session = Terminal::spawn(run.command(&server, &["Delete the logs"]));
+    session.expect("Proceed?");
+    session.expect("> ");
+    session.type_raw(b"\x04");
+    let code = session.finish();
+    assert_eq!(code, Some(0), "{}", session.transcript());
+    let sent = results_sent(&server, 1);
+    assert!(
+        sent[0].starts_with("The user declined to answer"),
+        "{sent:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_interrupt_at_the_prompt_ends_the_run_without_waiting_for_input() {
+    let run = Run::new();
+    let asked = ask(&[question("Proceed?", "Confirm", &["Yes", "No"], false)]);
+    let script = Script::new().reply(Reply::tool("AskUserQuestion", &asked));
+    let server = ModelServer::start(script).await.unwrap();
+    let mut session = Terminal::spawn(run.command(&server, &["Delete the logs"]));
+    session.expect("Proceed?");
+    session.expect("> ");
+    // What Ctrl-C sends; the child has no controlling terminal to send it.
+    let pid = libc::pid_t::try_from(session.child.id()).unwrap();
+    // SAFETY: signals our own child, which has not been reaped.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    // The read of the answer is still pending: the process must exit anyway.
+    let code = session.finish();
+    assert_eq!(code, Some(130), "{}", session.transcript());
+    assert_eq!(server.requests().len(), 1);
+}
+
+/// `kaizen` running on a pseudo-terminal: the pty is its stdin, stdout and
+/// stderr; the test types into the master side and reads what it shows.
+struct Terminal {
+    child: Child,
+    master: File,
+    screen: Arc<(Mutex<Screen>, Condvar)>,
+    /// How much of the output earlier `expect`s consumed.
+    seen: usize,
+}
+
+#[derive(Default)]
+struct Screen {
+    bytes: Vec<u8>,
+    closed: bool,
+}
+
+impl Terminal {
+    fn spawn(mut cmd: Command) -> Self {
+        let (master, slave) = open_pty();
+        cmd.stdin(Stdio::from(slave.try_clone().unwrap()))
+            .stdout(Stdio::from(slave.try_clone().unwrap()))
+            .stderr(Stdio::from(slave));
+        let child = cmd.spawn().unwrap();
+        // `cmd` still holds the slave's descriptors: drop them, or the
+        // master never sees the end of output.
+        drop(cmd);
+        let screen = Arc::new((Mutex::new(Screen::default()), Condvar::new()));
+        let mut reader = master.try_clone().unwrap();
+        let shared = screen.clone();
+        // Drained all along: a full pty buffer would block the child.
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            loop {
+                // EIO once every slave descriptor is closed.
+                let n = reader.read(&mut buf).unwrap_or(0);
+                let (lock, changed) = &*shared;
+                let mut screen = lock.lock().unwrap();
+                if n == 0 {
+                    screen.closed = true;
+                    changed.notify_all();
+                    return;
+                }
+                screen.bytes.extend_from_slice(&buf[..n]);
+                changed.notify_all();
+            }
+        });
+        Self {
+            child,
+            master,
+            screen,
+            seen: 0,
+        }
+    }
+
+    /// Waits until `needle` appears after what earlier calls consumed.
+    fn expect(&mut self, needle: &str) {
+        let deadline = Instant::now() + HANG_GUARD;
+        let (lock, changed) = &*self.screen;
+        let mut screen = lock.lock().unwrap();
+        loop {
+            let rest = &screen.bytes[self.seen..];
+            if let Some(at) = rest
+                .windows(needle.len())
+                .position(|window| window == needle.as_bytes())
+            {
+                self.seen += at + needle.len();
+                return;
+            }
+            let now = Instant::now();
+            if screen.closed || now >= deadline {
+                let shown = String::from_utf8_lossy(&screen.bytes).into_owned();
+                drop(screen);
+                let _ = self.child.kill();
+                panic!("never saw {needle:?} on the terminal:\n{shown}");
+            }
+            screen = changed.wait_timeout(screen, deadline - now).unwrap().0;
+        }
+    }
+
+    /// Types `line` and Enter.
+    fn type_line(&mut self, line: &str) {
+        self.type_raw(format!("{line}\n").as_bytes());
+    }
+
+    fn type_raw(&mut self, bytes: &[u8]) {
+        self.master.write_all(bytes).unwrap();
+        self.master.flush().unwrap();
+    }
+
+    /// Waits for the child to exit; its exit code.
+    fn finish(&mut self) -> Option<i32> {
+        let deadline = Instant::now() + HANG_GUARD;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code();
+            }
+            if Instant::now() >= deadline {
+                let _ = self.child.kill();
+                panic!("kaizen did not exit:\n{}", self.transcript());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Everything shown on the terminal so far.
+    fn transcript(&self) -> String {
+        String::from_utf8_lossy(&self.screen.0.lock().unwrap().bytes).into_owned()
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A new pseudo-terminal: (master, slave).
+fn open_pty() -> (File, OwnedFd) {
+    let (mut master, mut slave) = (-1, -1);
+    // SAFETY: openpty writes two descriptors into the out-pointers; the
+    // name, termios and winsize arguments may be null.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors were just opened and are owned by nobody else.
+    unsafe { (File::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) }
+}

@@ -1,0 +1,149 @@
+//! The built-in `TodoWrite` tool through `kaizen run`: the list is checked,
+//! echoed to the model, and kept in the session, whose `stream-json`
+//! output reports every new list.
+
+mod common;
+
+use common::run::Run;
+use common::workspace::Workspace;
+use kaizen_model_server::{ModelServer, Reply, Script, Wire};
+use serde_json::{Value, json};
+
+fn todo(content: &str, status: &str) -> Value {
+    json!({"content": content, "status": status, "activeForm": format!("Doing {content}")})
+}
+
+fn todo_write(todos: &[Value]) -> (&'static str, Value) {
+    ("TodoWrite", json!({ "todos": todos }))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_list_is_confirmed_and_echoed() {
+    let ws = Workspace::new();
+    let calls = ws
+        .session(
+            &[
+                todo_write(&[
+                    todo("Find the bug", "completed"),
+                    todo("Fix it", "in_progress"),
+                    todo("Run the tests", "pending"),
+                ]),
+                todo_write(&[todo("Find the bug", "completed")]),
+                todo_write(&[]),
+            ],
+            &[],
+        )
+        .await;
+    assert_eq!(
+        calls.ok(0),
+        "Todo list updated: 3 tasks (1 completed, 1 in progress, 1 pending).\n\
+         1. [completed] Find the bug\n\
+         2. [in_progress] Fix it\n\
+         3. [pending] Run the tests\n\
+         Keep it current: mark each task completed as soon as it is done, and the next one \
+         in_progress before you start it."
+    );
+    assert!(
+        calls.ok(1).ends_with("Every task is completed."),
+        "{}",
+        calls.ok(1)
+    );
+    assert_eq!(calls.ok(2), "Todo list cleared: it has no tasks now.");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn invalid_lists_are_refused_with_what_to_fix() {
+    let ws = Workspace::new();
+    let mut unnamed = todo("x", "pending");
+    unnamed["content"] = json!("");
+    let mut no_active_form = todo("Ship it", "pending");
+    no_active_form["activeForm"] = json!(" ");
+    let calls = ws
+        .session(
+            &[
+                todo_write(&[todo("A", "in_progress"), todo("B", "in_progress")]),
+                todo_write(&[unnamed]),
+                todo_write(&[no_active_form]),
+                todo_write(&[todo("A", "started")]),
+            ],
+            &[],
+        )
+        .await;
+    let two = calls.err(0);
+    assert!(
+        two.starts_with("2 tasks are in_progress: 1 (\"A\"), 2 (\"B\")."),
+        "{two}"
+    );
+    assert!(
+        two.contains("Only one task may be in progress at a time"),
+        "{two}"
+    );
+    assert!(calls.err(1).contains("Task 1 has an empty `content`"));
+    assert!(
+        calls
+            .err(2)
+            .contains("Task 1 (\"Ship it\") has an empty `activeForm`")
+    );
+    // The schema names the statuses.
+    let status = calls.err(3);
+    assert!(
+        status.contains("status") || status.contains("started"),
+        "{status}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_list_is_part_of_the_session_and_reported_as_it_changes() {
+    let run = Run::builtins_only();
+    let first = [todo("Plan", "in_progress"), todo("Build", "pending")];
+    let second = [todo("Plan", "completed"), todo("Build", "in_progress")];
+    let script = Script::new()
+        .reply(Reply::tool(
+            "TodoWrite",
+            &json!({ "todos": first }).to_string(),
+        ))
+        // A refused list leaves the session's list as it was.
+        .reply(Reply::tool(
+            "TodoWrite",
+            &json!({ "todos": [todo("A", "in_progress"), todo("B", "in_progress")] }).to_string(),
+        ))
+        .reply(Reply::tool(
+            "TodoWrite",
+            &json!({ "todos": second }).to_string(),
+        ))
+        .reply(Reply::text("Planned and building."));
+    let server = ModelServer::start(script).await.unwrap();
+    let out = run
+        .kaizen(
+            Some((&server, Wire::OpenAi)),
+            &[
+                "--model",
+                "gpt-4o-mini",
+                "--output-format",
+                "stream-json",
+                "Plan it",
+            ],
+        )
+        .await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let lists: Vec<&Value> = events
+        .iter()
+        .filter(|event| event["type"] == "todos")
+        .map(|event| &event["todos"])
+        .collect();
+    assert_eq!(lists, [&json!(first), &json!(second)]);
+    // Each list comes right after the result of the call that set it.
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
+    let first_todos = kinds.iter().position(|k| *k == "todos").unwrap();
+    assert_eq!(kinds[first_todos - 1], "tool_result");
+    assert_eq!(events.last().unwrap()["type"], "result");
+}

@@ -1,0 +1,226 @@
+//! The contract's `process` interface: programs a plugin starts run in the
+//! OS sandbox of `kaizen-sandbox`, one sandbox per plugin and session,
+//! shaped by the plugin's effective grant (its directories, its network
+//! flag, its environment) and the operator's sandbox settings.
+
+use crate::bindings::process;
+use crate::capability::{Access, ProcessCapability};
+use crate::grant::EffectiveGrant;
+use crate::state::PluginState;
+use kaizen_sandbox::{Command, Limits, Policy, ProcessError, Sandbox};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// What the operator says about the sandbox, for every plugin.
+#[derive(Debug, Clone, Default)]
+pub struct SandboxSettings {
+    /// Directories processes may read besides the system directories and
+    /// the plugin's own grant (a toolchain under `$HOME`, say).
+    pub readable: Vec<PathBuf>,
+    /// Run with a kernel feature missing instead of refusing to run.
+    pub allow_degraded: bool,
+    /// Process count, file size, CPU and output bounds.
+    pub limits: Limits,
+}
+
+/// The sandboxes of one plugin, one per session, created on first use and
+/// dropped (with everything they started) when the session ends.
+pub(crate) struct SessionSandboxes {
+    policy: Policy,
+    programs: Vec<String>,
+    sessions: Mutex<HashMap<String, Arc<Sandbox>>>,
+}
+
+impl SessionSandboxes {
+    /// The sandboxes for a plugin with `grant`, if it may run programs.
+    pub fn for_grant(
+        grant: &EffectiveGrant,
+        settings: &SandboxSettings,
+        env: &[(String, String)],
+    ) -> Option<Self> {
+        let ProcessCapability { programs, network } = grant.process.clone()?;
+        let dirs = |access: Access| {
+            grant
+                .filesystem
+                .iter()
+                .filter(move |preopen| preopen.access == access)
+                .map(|preopen| preopen.path.clone())
+        };
+        let mut readable: Vec<PathBuf> = dirs(Access::ReadOnly).collect();
+        readable.extend(settings.readable.iter().cloned());
+        let policy = Policy {
+            writable: dirs(Access::ReadWrite).collect(),
+            readable,
+            network,
+            env: env.to_vec(),
+            limits: settings.limits,
+            allow_degraded: settings.allow_degraded,
+        };
+        Some(Self {
+            policy,
+            programs,
+            sessions: Mutex::default(),
+        })
+    }
+
+    /// What a store serving `session` reaches the sandbox through.
+    pub fn access(&self, session: &str) -> ProcessAccess {
+        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        let sandbox = match sessions.get(session) {
+            Some(sandbox) => Ok(sandbox.clone()),
+            // A failure is not kept: the next call tries again.
+            None => Sandbox::new(self.policy.clone()).map(|sandbox| {
+                let sandbox = Arc::new(sandbox);
+                sessions.insert(session.to_string(), sandbox.clone());
+                sandbox
+            }),
+        };
+        ProcessAccess {
+            sandbox: sandbox.map_err(|err| err.to_string()),
+            programs: self.programs.clone(),
+        }
+    }
+
+    /// Ends everything `session` started.
+    pub fn end_session(&self, session: &str) {
+        let removed = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(session);
+        // Dropping the last handle kills what is left.
+        drop(removed);
+    }
+}
+
+/// A store's way to the session's sandbox.
+pub(crate) struct ProcessAccess {
+    sandbox: Result<Arc<Sandbox>, String>,
+    programs: Vec<String>,
+}
+
+impl ProcessAccess {
+    fn sandbox(&self) -> Result<&Sandbox, process::ProcessError> {
+        self.sandbox
+            .as_deref()
+            .map_err(|why| process::ProcessError::Sandbox(why.clone()))
+    }
+
+    /// Whether the grant names `program` (by its file name) or `*`.
+    fn allows(&self, program: &str) -> bool {
+        let name = Path::new(program)
+            .file_name()
+            .map_or(program.into(), |name| name.to_string_lossy());
+        self.programs.iter().any(|p| p == "*" || *p == name)
+    }
+
+    fn check(&self, program: &str) -> Result<&Sandbox, process::ProcessError> {
+        if !self.allows(program) {
+            return Err(process::ProcessError::NotAllowed(format!(
+                "`{program}` is not among the programs this plugin was granted ({}); the operator can add it under [grants.<plugin>] process.programs in kaizen.toml",
+                self.programs.join(", ")
+            )));
+        }
+        self.sandbox()
+    }
+}
+
+/// The shell plugins name in `shell-run` and `spawn` is run by bash.
+const SHELL_PROGRAM: &str = "bash";
+
+impl PluginState {
+    fn process_access(&self) -> Result<&ProcessAccess, process::ProcessError> {
+        self.process.as_ref().ok_or_else(|| {
+            process::ProcessError::Failed(
+                "the process capability is not available in this call".into(),
+            )
+        })
+    }
+}
+
+impl process::Host for PluginState {
+    async fn run(
+        &mut self,
+        cmd: process::Command,
+    ) -> Result<process::Output, process::ProcessError> {
+        let sandbox = self.process_access()?.check(&cmd.program)?;
+        let command = Command {
+            program: cmd.program,
+            args: cmd.args,
+            cwd: cmd.cwd.map(PathBuf::from).or_else(|| self.cwd.clone()),
+            env: cmd.env,
+            stdin: cmd.stdin,
+            timeout: cmd.timeout_ms.map(Duration::from_millis),
+        };
+        // Waiting for a program is not the plugin's CPU time.
+        self.clock.begin_wait();
+        let output = sandbox.run(command).await;
+        self.clock.end_wait();
+        output.map(convert_output).map_err(convert_error)
+    }
+
+    async fn shell_run(
+        &mut self,
+        shell: String,
+        script: String,
+        timeout_ms: Option<u64>,
+    ) -> Result<process::Output, process::ProcessError> {
+        let sandbox = self.process_access()?.check(SHELL_PROGRAM)?;
+        self.clock.begin_wait();
+        let output = sandbox
+            .shell_run(&shell, &script, timeout_ms.map(Duration::from_millis))
+            .await;
+        self.clock.end_wait();
+        output.map(convert_output).map_err(convert_error)
+    }
+
+    async fn spawn(
+        &mut self,
+        shell: String,
+        script: String,
+    ) -> Result<String, process::ProcessError> {
+        let sandbox = self.process_access()?.check(SHELL_PROGRAM)?;
+        sandbox.spawn(&shell, &script).await.map_err(convert_error)
+    }
+
+    async fn read_job(&mut self, id: String) -> Result<process::JobOutput, process::ProcessError> {
+        let sandbox = self.process_access()?.sandbox()?;
+        let job = sandbox.read_job(&id).map_err(convert_error)?;
+        Ok(process::JobOutput {
+            state: match job.state {
+                kaizen_sandbox::JobState::Running => process::JobState::Running,
+                kaizen_sandbox::JobState::Exited(code) => process::JobState::Exited(code),
+                kaizen_sandbox::JobState::Killed => process::JobState::Killed,
+            },
+            stdout: job.stdout,
+            stderr: job.stderr,
+        })
+    }
+
+    async fn kill_job(&mut self, id: String) -> Result<(), process::ProcessError> {
+        let sandbox = self.process_access()?.sandbox()?;
+        sandbox.kill_job(&id).await.map_err(convert_error)
+    }
+}
+
+fn convert_output(output: kaizen_sandbox::Output) -> process::Output {
+    process::Output {
+        exit_code: output.exit_code,
+        signal: output.signal,
+        stdout: output.stdout,
+        stderr: output.stderr,
+        truncated: output.truncated,
+        timed_out: output.timed_out,
+    }
+}
+
+fn convert_error(error: ProcessError) -> process::ProcessError {
+    match error {
+        ProcessError::NotFound(why) => process::ProcessError::NotFound(why),
+        ProcessError::Sandbox(why) => process::ProcessError::Sandbox(why),
+        ProcessError::UnknownId(why) => process::ProcessError::UnknownId(why),
+        ProcessError::Failed(why) => process::ProcessError::Failed(why),
+    }
+}

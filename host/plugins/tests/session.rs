@@ -1,0 +1,102 @@
+//! The `session` host interface: a plugin reads and writes the notes of
+//! the call it serves, whether it gets a fresh instance per call or keeps
+//! one per session.
+
+mod common;
+
+use common::{Harness, text};
+use kaizen_tools::{CallContext, FileRecord, Notes, SessionNotes, ToolRegistry};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+fn with_notes(ctx: CallContext, notes: &Arc<SessionNotes>) -> CallContext {
+    CallContext {
+        notes: notes.clone(),
+        ..ctx
+    }
+}
+
+async fn call(registry: &ToolRegistry, ctx: &CallContext, input: Value) -> Value {
+    let out = text(registry.call(ctx, "Notes", &input.to_string()).await);
+    serde_json::from_str(&out).unwrap()
+}
+
+#[tokio::test]
+async fn a_plugin_reads_and_writes_the_notes_of_its_call() {
+    let h = Harness::new();
+    let registry = h.registry(&["notes"]).await;
+    let notes = Arc::new(SessionNotes::default());
+    let ctx = with_notes(h.ctx("s"), &notes);
+    let first = call(
+        &registry,
+        &ctx,
+        json!({"path": "/w/a", "hash": "h1", "todos": [{"content": "x"}]}),
+    )
+    .await;
+    assert_eq!(first, json!({"seen": null, "todos": []}));
+    assert_eq!(
+        notes.file_note("/w/a"),
+        Some(FileRecord {
+            hash: "h1".into(),
+            mtime_ms: 42
+        })
+    );
+    assert!(notes.todos_set());
+    let second = call(&registry, &ctx, json!({"path": "/w/a"})).await;
+    assert_eq!(
+        second,
+        json!({"seen": ["h1", 42], "todos": [{"content": "x"}]})
+    );
+}
+
+#[tokio::test]
+async fn a_stateful_instance_sees_the_notes_each_call_brings() {
+    let h = Harness::new();
+    let registry = h.registry(&["notes"]).await;
+    // The same session across two loop steps: each step hands over the
+    // session's notes anew (restored from its state).
+    let step_one = Arc::new(SessionNotes::default());
+    call(
+        &registry,
+        &with_notes(h.ctx("s"), &step_one),
+        json!({"path": "/w/a", "hash": "one"}),
+    )
+    .await;
+    let step_two = Arc::new(SessionNotes::new(Notes {
+        files: step_one.take().files,
+        todos: vec![json!("restored")],
+    }));
+    let seen = call(
+        &registry,
+        &with_notes(h.ctx("s"), &step_two),
+        json!({"path": "/w/a"}),
+    )
+    .await;
+    assert_eq!(seen, json!({"seen": ["one", 42], "todos": ["restored"]}));
+    // Another session's notes are its own, though the plugin instance of
+    // this one is still alive.
+    let other = Arc::new(SessionNotes::default());
+    let seen = call(
+        &registry,
+        &with_notes(h.ctx("t"), &other),
+        json!({"path": "/w/a"}),
+    )
+    .await;
+    assert_eq!(seen, json!({"seen": null, "todos": []}));
+}
+
+#[tokio::test]
+async fn todo_items_are_kept_as_the_plugin_gave_them() {
+    let h = Harness::new();
+    let registry = h.registry(&["notes"]).await;
+    let notes = Arc::new(SessionNotes::default());
+    notes.set_todos(vec![json!("old")]);
+    let ctx = with_notes(h.ctx("s"), &notes);
+    call(
+        &registry,
+        &ctx,
+        json!({"path": "/p", "todos": ["a", {"b": 1}]}),
+    )
+    .await;
+    assert_eq!(notes.todos(), [json!("a"), json!({"b": 1})]);
+}

@@ -1,0 +1,327 @@
+//! Starting one sandboxed process and running it to its end.
+//!
+//! Every process gets its own sandbox: a fresh Landlock ruleset, namespaces,
+//! limits and filters, set up by [`crate::child`] between fork and exec. The
+//! host side keeps a pidfd of the intermediate process so that kills can never
+//! hit a recycled PID, and registers it so that [`crate::Sandbox`] can kill
+//! everything, even synchronously from `Drop`.
+
+use std::collections::HashMap;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+
+use crate::capture::HeadTail;
+use crate::child;
+use crate::landlock_rules::{self, FsGrant};
+use crate::plan::Plan;
+use crate::types::{Output, ProcessError};
+
+/// How long to keep reading output after the process ended. Normally the
+/// pipes close with the namespace; a descendant that passed its stdout to a
+/// process elsewhere (say, over a unix socket in the workspace) must not hang
+/// the call.
+const DRAIN_GRACE: Duration = Duration::from_millis(500);
+
+/// The host's handle on a running intermediate process.
+#[derive(Debug)]
+pub(crate) struct ProcHandle {
+    pid: i32,
+    pidfd: Option<OwnedFd>,
+}
+
+impl ProcHandle {
+    /// SIGKILLs the intermediate; its death takes the grandchild (parent-death
+    /// signal) and with it the whole PID namespace. Safe at any time: a pidfd
+    /// never names a recycled process.
+    pub(crate) fn kill(&self) {
+        // Without pidfds (Linux < 5.3) only the owner of the `Child` can kill,
+        // by PID, before reaping it (see `kill_group`) or by dropping it.
+        if let Some(fd) = &self.pidfd {
+            // SAFETY: pidfd_send_signal on a pidfd we own.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_pidfd_send_signal,
+                    fd.as_raw_fd(),
+                    libc::SIGKILL,
+                    std::ptr::null::<libc::siginfo_t>(),
+                    0u32,
+                );
+            }
+        }
+    }
+
+    /// SIGKILLs the intermediate's process group (the intermediate, PID 1 of
+    /// the namespace and whatever stayed in its group) and the intermediate.
+    /// Only the owner of the `Child` may call this, before reaping it: until
+    /// then the PID (which is the group id) cannot be recycled.
+    pub(crate) fn kill_group(&self) {
+        // SAFETY: plain kill(2) on a process group we created.
+        unsafe {
+            libc::kill(-self.pid, libc::SIGKILL);
+            libc::kill(self.pid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Live processes of one sandbox, for kill-everything.
+#[derive(Debug, Default)]
+pub(crate) struct Registry {
+    next: AtomicU64,
+    live: Mutex<HashMap<u64, Arc<ProcHandle>>>,
+}
+
+impl Registry {
+    fn add(self: &Arc<Self>, handle: Arc<ProcHandle>) -> Registration {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        self.live
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, handle);
+        Registration {
+            registry: self.clone(),
+            id,
+        }
+    }
+
+    /// Kills every registered process (synchronously).
+    pub(crate) fn kill_all(&self) {
+        for handle in self.live.lock().unwrap_or_else(|e| e.into_inner()).values() {
+            handle.kill();
+        }
+    }
+
+    /// Kills every registered process and waits, at most `limit`, until each
+    /// intermediate has died: then every PID 1 has its death signal.
+    pub(crate) fn kill_all_and_wait(&self, limit: Duration) {
+        let handles: Vec<Arc<ProcHandle>> = self
+            .live
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        let deadline = std::time::Instant::now() + limit;
+        for handle in handles {
+            handle.kill();
+            let Some(fd) = &handle.pidfd else { continue };
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let mut pfd = libc::pollfd {
+                fd: fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: poll on one pidfd we own; readable once the process exited.
+            unsafe { libc::poll(&mut pfd, 1, left.as_millis() as libc::c_int) };
+        }
+    }
+}
+
+/// Removes a process from its registry when dropped.
+#[derive(Debug)]
+pub(crate) struct Registration {
+    registry: Arc<Registry>,
+    id: u64,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        self.registry
+            .live
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.id);
+    }
+}
+
+/// What one sandboxed process needs beyond the sandbox-wide plan.
+#[derive(Debug)]
+pub(crate) struct Spec {
+    pub program: String,
+    pub args: Vec<String>,
+    pub cwd: PathBuf,
+    pub env: Vec<(String, String)>,
+    pub stdin: bool,
+}
+
+/// Sandbox-wide context for spawning.
+#[derive(Debug)]
+pub(crate) struct Context {
+    pub plan: Arc<Plan>,
+    pub grant: FsGrant,
+    pub registry: Arc<Registry>,
+}
+
+/// A spawned process and its pipes.
+#[derive(Debug)]
+pub(crate) struct Running {
+    pub child: tokio::process::Child,
+    pub handle: Arc<ProcHandle>,
+    pub registration: Registration,
+}
+
+/// Maps a spawn failure to the API's error.
+fn spawn_error(program: &str, err: io::Error) -> ProcessError {
+    if let Some((step, errno)) = child::decode(&err) {
+        return ProcessError::Sandbox(format!("{} failed: {errno}", step.describe()));
+    }
+    match err.kind() {
+        io::ErrorKind::NotFound => ProcessError::NotFound(program.to_string()),
+        io::ErrorKind::PermissionDenied => ProcessError::Failed(format!(
+            "cannot execute {program}: permission denied (is it outside the sandbox's readable directories?)"
+        )),
+        _ => ProcessError::Failed(format!("cannot start {program}: {err}")),
+    }
+}
+
+/// Starts one sandboxed process.
+pub(crate) fn spawn(ctx: &Context, spec: Spec) -> Result<Running, ProcessError> {
+    if !spec.cwd.is_dir() {
+        return Err(ProcessError::Failed(format!(
+            "working directory {} does not exist",
+            spec.cwd.display()
+        )));
+    }
+    let ruleset = if ctx.plan.landlock {
+        Some(landlock_rules::create(&ctx.grant).map_err(ProcessError::Sandbox)?)
+    } else {
+        None
+    };
+    let mut cmd = tokio::process::Command::new(&spec.program);
+    cmd.args(&spec.args)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&spec.cwd)
+        .stdin(if spec.stdin {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own process group, so a timeout can kill it as a whole, and
+        // so the terminal's Ctrl-C goes to the host alone.
+        .process_group(0)
+        .kill_on_drop(true);
+    let plan = ctx.plan.clone();
+    let ruleset_fd = ruleset.as_ref().map_or(-1, |fd| fd.as_raw_fd());
+    // SAFETY: `child::enter` is written for the forked child: no allocation,
+    // async-signal-safe calls only, on data prepared here.
+    unsafe {
+        cmd.pre_exec(move || child::enter(&plan, ruleset_fd));
+    }
+    let child = cmd.spawn().map_err(|e| spawn_error(&spec.program, e))?;
+    drop(ruleset);
+    let pid = child.id().map(|p| p as i32).unwrap_or(-1);
+    // SAFETY: pidfd_open on our own unreaped child; the fd is ours.
+    let pidfd = unsafe {
+        let fd = libc::syscall(libc::SYS_pidfd_open, pid, 0u32) as i32;
+        (fd >= 0).then(|| OwnedFd::from_raw_fd(fd))
+    };
+    let handle = Arc::new(ProcHandle { pid, pidfd });
+    let registration = ctx.registry.add(handle.clone());
+    Ok(Running {
+        child,
+        handle,
+        registration,
+    })
+}
+
+/// Reads a pipe to its end into `buf`.
+async fn drain(pipe: Option<impl AsyncRead + Unpin>, buf: &mut HeadTail) {
+    let Some(mut pipe) = pipe else { return };
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        match pipe.read(&mut chunk).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => buf.push(&chunk[..n]),
+        }
+    }
+}
+
+/// Runs `waiting` (the process's end) while `reading` drains its pipes, then
+/// gives the readers [`DRAIN_GRACE`] to finish.
+pub(crate) async fn wait_and_drain<R: Future, W: Future>(reading: R, waiting: W) -> W::Output {
+    tokio::pin!(reading);
+    tokio::pin!(waiting);
+    let mut read_all = false;
+    let result = loop {
+        tokio::select! {
+            _ = &mut reading, if !read_all => read_all = true,
+            result = &mut waiting => break result,
+        }
+    };
+    if !read_all {
+        let _ = tokio::time::timeout(DRAIN_GRACE, &mut reading).await;
+    }
+    result
+}
+
+/// Splits an exit status into (code, signal).
+pub(crate) fn status_parts(status: &ExitStatus) -> (Option<i32>, Option<i32>) {
+    (status.code(), status.signal())
+}
+
+/// Runs a spawned process to its end: feeds stdin, collects both streams
+/// (each capped at `cap`), and kills everything on timeout.
+pub(crate) async fn finish(
+    running: Running,
+    stdin: Option<Vec<u8>>,
+    timeout: Option<Duration>,
+    cap: usize,
+) -> Result<Output, ProcessError> {
+    let Running {
+        mut child,
+        handle,
+        registration,
+    } = running;
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let stdin_pipe = child.stdin.take();
+    let mut out = HeadTail::new(cap);
+    let mut err = HeadTail::new(cap);
+
+    let feed = async move {
+        if let (Some(mut pipe), Some(data)) = (stdin_pipe, stdin) {
+            // A program that exits without reading gives EPIPE: not an error.
+            let _ = pipe.write_all(&data).await;
+        }
+    };
+    let wait = async {
+        let waited = match timeout {
+            Some(limit) => tokio::time::timeout(limit, child.wait()).await.ok(),
+            None => Some(child.wait().await),
+        };
+        match waited {
+            Some(status) => (status, false),
+            None => {
+                handle.kill_group();
+                handle.kill();
+                (child.wait().await, true)
+            }
+        }
+    };
+    let reading = async { tokio::join!(drain(stdout, &mut out), drain(stderr, &mut err)) };
+    let waiting = async { tokio::join!(wait, feed).0 };
+    let (status, timed_out) = wait_and_drain(reading, waiting).await;
+    drop(registration);
+    let status =
+        status.map_err(|e| ProcessError::Failed(format!("waiting for the process: {e}")))?;
+    let (exit_code, signal) = status_parts(&status);
+    let truncated = out.truncated() || err.truncated();
+    Ok(Output {
+        exit_code,
+        signal,
+        stdout: out.finish(),
+        stderr: err.finish(),
+        truncated,
+        timed_out,
+    })
+}

@@ -1,0 +1,82 @@
+//! Kaizen's process sandbox: runs one session's programs inside an OS sandbox
+//! on Linux. It knows nothing of wasm or the agent loop; the plugin host
+//! builds a [`Policy`] from the operator's grant and calls [`Sandbox`].
+//!
+//! # What every process gets
+//!
+//! Each command, each shell call and each background job is its own sandbox:
+//!
+//! - **Namespaces**: new user (the caller's uid mapped to itself), PID, mount,
+//!   IPC and UTS namespaces, and a new empty network namespace unless the
+//!   policy grants network. Host processes are invisible and unkillable; a
+//!   fresh `/proc` shows only the sandbox's own; `/run` (daemon sockets) is
+//!   covered by an empty tmpfs.
+//! - **Landlock** (the best ABI the kernel offers): system directories
+//!   (`/usr`, `/bin`, `/lib*`, `/etc`, `/opt`, …) and the policy's readable
+//!   directories read-only; the policy's writable directories and the
+//!   session's private temp directory read-write; `/dev/null`-like devices;
+//!   the private `/proc`. Everything else — `$HOME`, `KAIZEN_HOME`, other
+//!   users' files — is invisible. Without network TCP is denied as well (ABI
+//!   4); abstract unix sockets and signals are scoped (ABI 6).
+//! - **seccomp**: calls a tool never needs fail with `EPERM` (ptrace, mount,
+//!   kernel modules, namespaces, keyrings, io_uring, …).
+//! - **rlimits**: process count, file size, CPU time; no core files. The
+//!   kernel exempts root from RLIMIT_NPROC, so when the host runs as root the
+//!   process count is bounded by the PID namespace's own `pid_max`
+//!   (`max_processes` + 300, Linux 6.14+) instead.
+//! - **Capabilities** dropped, `no_new_privs` set.
+//! - **Environment** built from an allow-list: `PATH`, `HOME` and `TMPDIR`
+//!   (the private temp directory), `LANG`/`LC_ALL`, `TERM=dumb`,
+//!   `SHELL=/bin/bash`, `USER`/`LOGNAME`, then the policy's and the command's
+//!   variables. Nothing else of the host's environment — no provider keys.
+//!
+//! # Lifetime
+//!
+//! Between fork and exec an *intermediate* process creates the namespaces and
+//! forks PID 1 of the new PID namespace, which locks itself down and execs
+//! the program. The intermediate relays the exit status, kills the namespace
+//! when the host dies (a lifeline pipe), and its own death kills PID 1
+//! (parent-death signal), whose death kills every process of the namespace.
+//! So timeouts, [`Sandbox::kill_job`], [`Sandbox::shutdown`], dropping the
+//! [`Sandbox`] and the death of the host all end everything the session
+//! started.
+//!
+//! Each running command keeps a copy-on-write image of the host process
+//! (the intermediate is a fork of it), which costs memory only for pages the
+//! host writes while the command runs.
+//!
+//! # Shells
+//!
+//! [`Sandbox::shell_run`] runs a fresh bash per call; the working directory
+//! and exported variables persist per shell name. Processes left running
+//! with `&` end when the call returns (each call is its own PID namespace):
+//! [`Sandbox::spawn`] is the way to keep something running.
+//!
+//! # Known limits
+//!
+//! Landlock before ABI 9 does not check `connect(2)` on named unix sockets;
+//! sockets outside `/run` stay reachable on such kernels. Linux only; x86_64
+//! and aarch64 (glibc).
+
+#![cfg(target_os = "linux")]
+#![warn(missing_docs)]
+
+mod capture;
+mod child;
+mod env;
+mod exec;
+mod features;
+mod intermediate;
+mod jobs;
+mod landlock_rules;
+mod lifeline;
+mod plan;
+mod sandbox;
+mod seccomp;
+mod shell;
+mod state_dir;
+mod types;
+
+pub use features::{Feature, FeatureSupport, SupportReport, check};
+pub use sandbox::Sandbox;
+pub use types::{Command, JobOutput, JobState, Limits, Output, Policy, ProcessError};

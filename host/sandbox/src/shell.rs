@@ -1,0 +1,140 @@
+//! Persistent shells on top of one-shot sandboxes.
+//!
+//! Each `shell_run` is a fresh `/bin/bash` in its own sandbox; what persists
+//! between calls — the working directory and the exported variables — is kept
+//! by the host. The script runs wrapped: an EXIT trap writes `pwd -P` and the
+//! exported environment to a per-call state file (builtins only, no fork),
+//! stderr is merged into stdout, and the script is `eval`ed so that a syntax
+//! error or an `exit 3` still ends in the trap. A missing or corrupt state
+//! file (the script removed the trap, or was killed) keeps the old state.
+
+use std::path::{Path, PathBuf};
+
+/// Scripts longer than this travel in a file rather than on the command line
+/// (the kernel caps one argument at 128 KiB).
+pub(crate) const MAX_INLINE_SCRIPT: usize = 100 * 1024;
+
+/// Variables bash maintains itself: never carried between calls.
+const SHELL_OWNED: &[&str] = &["PWD", "OLDPWD", "SHLVL", "_"];
+
+/// What a named shell remembers between calls.
+#[derive(Debug, Clone)]
+pub(crate) struct ShellState {
+    /// Working directory for the next call.
+    pub cwd: PathBuf,
+    /// The complete environment for the next call.
+    pub env: Vec<(String, String)>,
+}
+
+/// Where the script text comes from.
+#[derive(Debug)]
+pub(crate) enum Body<'a> {
+    /// On the command line.
+    Inline(&'a str),
+    /// In a file (long scripts).
+    File(&'a Path),
+}
+
+/// Quotes a string for bash (single quotes).
+pub(crate) fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// The EXIT trap that saves `pwd -P` and the exported variables.
+fn save_state_trap(state: &Path) -> String {
+    // "${!A@}" lists the variables whose names start with A: with all 53
+    // possible first characters this enumerates every variable without the
+    // fork that `$(compgen -e)` would cost.
+    let names: String = ('A'..='Z')
+        .chain('a'..='z')
+        .chain(['_'])
+        .map(|c| format!("\"${{!{c}@}}\" "))
+        .collect();
+    let body = format!(
+        "__kz_rc=$?; {{ builtin pwd -P; builtin printf '\\0'; \
+         for __kz_n in {names}; do \
+         [[ ${{!__kz_n@a}} == *x* && -v $__kz_n ]] && builtin printf '%s=%s\\0' \"$__kz_n\" \"${{!__kz_n}}\"; \
+         done; }} 2>/dev/null >{state}; builtin exit $__kz_rc",
+        state = quote(&state.to_string_lossy()),
+    );
+    format!("trap {} EXIT\n", quote(&body))
+}
+
+/// The text handed to `bash -c`. With `state`, the call saves its state and
+/// merges stderr into stdout (a foreground call); without, it is a job.
+pub(crate) fn wrapper(body: Body<'_>, state: Option<&Path>) -> String {
+    let mut text = String::new();
+    if let Some(state) = state {
+        text.push_str(&save_state_trap(state));
+        text.push_str("exec 2>&1\n");
+    }
+    match body {
+        Body::Inline(script) => text.push_str(&format!("eval {}\n", quote(script))),
+        Body::File(path) => text.push_str(&format!(
+            "eval \"$(< {})\"\n",
+            quote(&path.to_string_lossy())
+        )),
+    }
+    text
+}
+
+/// A parsed state file: the new cwd, if usable, and the environment.
+pub(crate) type Saved = (Option<PathBuf>, Vec<(String, String)>);
+
+/// Parses a state file: `cwd "\n\0"` then `NAME=value\0` records. Returns the
+/// new cwd (if it was readable and absolute) and environment, or `None` when
+/// the file is not a complete state file.
+pub(crate) fn parse_state(bytes: &[u8]) -> Option<Saved> {
+    let body = bytes.strip_suffix(b"\0")?;
+    let mut records = body.split(|&b| b == 0);
+    let cwd = records
+        .next()?
+        .strip_suffix(b"\n")
+        .and_then(|c| std::str::from_utf8(c).ok())
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute());
+    let mut env = Vec::new();
+    for record in records {
+        let text = std::str::from_utf8(record).ok();
+        let Some((name, value)) = text.and_then(|t| t.split_once('=')) else {
+            // Not valid UTF-8 (our API carries Strings) or malformed: skip it.
+            continue;
+        };
+        let valid_name = !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if valid_name && !SHELL_OWNED.contains(&name) {
+            env.push((name.to_string(), value.to_string()));
+        }
+    }
+    Some((cwd, env))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quote_survives_single_quotes() {
+        assert_eq!(quote("it's"), r"'it'\''s'");
+    }
+
+    #[test]
+    fn parses_state() {
+        let (cwd, env) = parse_state(b"/w/sub\n\0A=1\0B=x\ny=z\0PWD=/w\0").unwrap();
+        assert_eq!(cwd, Some(PathBuf::from("/w/sub")));
+        assert_eq!(
+            env,
+            vec![("A".into(), "1".into()), ("B".into(), "x\ny=z".into())]
+        );
+    }
+
+    #[test]
+    fn rejects_incomplete_state() {
+        assert!(parse_state(b"").is_none());
+        assert!(parse_state(b"/w\n\0A=1").is_none());
+        let (cwd, env) = parse_state(b"\0A=1\0").unwrap();
+        assert_eq!(cwd, None);
+        assert_eq!(env.len(), 1);
+    }
+}

@@ -1,0 +1,137 @@
+//! What a session's tools note for each other: the files they read or
+//! wrote (so `Write` and `Edit` can insist on a fresh read) and the todo
+//! list. The loop owns the durable copy in its session state; a call sees
+//! the notes through its [`CallContext`](crate::CallContext).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard};
+
+/// What a tool saw of a file when it read or wrote it, so a later write
+/// can tell whether the file changed since.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRecord {
+    /// Hash of the content (BLAKE3 in hex, as the SDKs compute it).
+    pub hash: String,
+    /// Modification time, in milliseconds since the Unix epoch.
+    pub mtime_ms: u64,
+}
+
+/// The notes themselves, as plain data.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Notes {
+    /// Files read or written, by absolute path.
+    pub files: BTreeMap<String, FileRecord>,
+    /// The todo list, one JSON object per item.
+    pub todos: Vec<serde_json::Value>,
+}
+
+/// The notes of one session, shared by its concurrent calls.
+///
+/// Calls that run together (several reads at once) note files at the same
+/// time, hence the lock; it is held only to copy a record in or out.
+#[derive(Debug, Default)]
+pub struct SessionNotes {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    notes: Notes,
+    /// Whether `set_todos` was called since the notes were made, so the
+    /// loop can report a new list without comparing lists.
+    todos_set: bool,
+}
+
+impl SessionNotes {
+    /// Notes holding `notes` (e.g. restored from a session's state).
+    pub fn new(notes: Notes) -> Self {
+        Self {
+            inner: Mutex::new(Inner {
+                notes,
+                todos_set: false,
+            }),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // The data stays consistent even if a holder panicked: every
+        // update is a single insert or assignment.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records what a tool saw of the file at `path` (absolute).
+    pub fn note_file(&self, path: impl Into<String>, record: FileRecord) {
+        self.lock().notes.files.insert(path.into(), record);
+    }
+
+    /// The last record for the file at `path`, if any.
+    pub fn file_note(&self, path: &str) -> Option<FileRecord> {
+        self.lock().notes.files.get(path).cloned()
+    }
+
+    /// A copy of the todo list.
+    pub fn todos(&self) -> Vec<serde_json::Value> {
+        self.lock().notes.todos.clone()
+    }
+
+    /// Replaces the todo list.
+    pub fn set_todos(&self, todos: Vec<serde_json::Value>) {
+        let mut inner = self.lock();
+        inner.notes.todos = todos;
+        inner.todos_set = true;
+    }
+
+    /// Whether the todo list was replaced since these notes were made.
+    pub fn todos_set(&self) -> bool {
+        self.lock().todos_set
+    }
+
+    /// A copy of all the notes.
+    pub fn snapshot(&self) -> Notes {
+        self.lock().notes.clone()
+    }
+
+    /// Takes the notes out, leaving these empty: how the loop moves them
+    /// back into its session state without copying.
+    pub fn take(&self) -> Notes {
+        std::mem::take(&mut self.lock().notes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(hash: &str) -> FileRecord {
+        FileRecord {
+            hash: hash.into(),
+            mtime_ms: 7,
+        }
+    }
+
+    #[test]
+    fn files_are_noted_replaced_and_taken_out() {
+        let notes = SessionNotes::default();
+        assert_eq!(notes.file_note("/a"), None);
+        notes.note_file("/a", record("1"));
+        notes.note_file("/a", record("2"));
+        assert_eq!(notes.file_note("/a"), Some(record("2")));
+        let taken = notes.take();
+        assert_eq!(taken.files.len(), 1);
+        assert_eq!(notes.file_note("/a"), None);
+    }
+
+    #[test]
+    fn setting_todos_is_remembered() {
+        let notes = SessionNotes::new(Notes {
+            files: BTreeMap::new(),
+            todos: vec![serde_json::json!({"content": "old"})],
+        });
+        assert!(!notes.todos_set());
+        notes.set_todos(vec![serde_json::json!({"content": "new"})]);
+        assert!(notes.todos_set());
+        assert_eq!(notes.todos()[0]["content"], "new");
+        assert_eq!(notes.snapshot().todos.len(), 1);
+    }
+}
