@@ -9,8 +9,9 @@
 //! Also measured: the kaizen process's CPU time (user+sys, from `wait4`)
 //! and peak RSS (`ru_maxrss`), this process's CPU time during the run (the
 //! model server, plus spawning), and DESIGN.md's session shape (10 tool
-//! calls, 11 model turns). Prints medians against DESIGN.md's budgets;
-//! asserts nothing about time.
+//! calls, 11 model turns) with the built-in `Bash` running `true` in the
+//! OS sandbox. Prints medians against DESIGN.md's budgets; asserts nothing
+//! about time.
 //!
 //! Run with `cargo bench -p kaizen --bench loop_overhead`.
 
@@ -119,10 +120,11 @@ fn spawn(cmd: &mut Command) -> libc::pid_t {
 }
 
 /// N tool-call turns then a final text reply.
-fn script(n: usize) -> Script {
+fn script(n: usize, plugins: Plugins) -> Script {
+    let (tool, input) = plugins.call();
     let mut script = Script::new();
     for _ in 0..n {
-        script = script.reply(Reply::tool("Noop", "{}"));
+        script = script.reply(Reply::tool(tool, input));
     }
     script.reply(Reply::text("done"))
 }
@@ -134,13 +136,16 @@ enum Plugins {
     All,
     /// Only `counter`.
     Counter,
+    /// None: the built-ins alone, calling `Bash` with `true`.
+    BuiltinBash,
 }
 
 impl Plugins {
-    fn dir(self) -> PathBuf {
+    fn dir(self) -> Option<PathBuf> {
         match self {
-            Plugins::All => kaizen_test_artifacts::plugins_root().to_path_buf(),
-            Plugins::Counter => kaizen_test_artifacts::plugin_dir("counter"),
+            Plugins::All => Some(kaizen_test_artifacts::plugins_root().to_path_buf()),
+            Plugins::Counter => Some(kaizen_test_artifacts::plugin_dir("counter")),
+            Plugins::BuiltinBash => None,
         }
     }
 
@@ -148,6 +153,15 @@ impl Plugins {
         match self {
             Plugins::All => "all test plugins",
             Plugins::Counter => "counter only",
+            Plugins::BuiltinBash => "built-ins, Bash",
+        }
+    }
+
+    /// The tool each turn calls, and its input.
+    fn call(self) -> (&'static str, &'static str) {
+        match self {
+            Plugins::All | Plugins::Counter => ("Noop", "{}"),
+            Plugins::BuiltinBash => ("Bash", r#"{"command":"true"}"#),
         }
     }
 }
@@ -173,7 +187,7 @@ fn settle() {
 fn run_once(rt: &tokio::runtime::Runtime, n: usize, plugins: Plugins, cache: &Path) -> Sample {
     let server = rt
         .block_on(ModelServer::start_with(
-            script(n),
+            script(n, plugins),
             Options {
                 pace: None,
                 ..Options::default()
@@ -193,9 +207,14 @@ fn run_once(rt: &tokio::runtime::Runtime, n: usize, plugins: Plugins, cache: &Pa
         .args(["--timeout", "300"])
         .arg("--cwd")
         .arg(workspace.path())
-        .arg("--plugins")
-        .arg(plugins.dir())
-        .arg("Call the Noop tool until told to stop.")
+        .args(
+            plugins
+                .dir()
+                .map(|dir| ["--plugins".into(), dir.into_os_string()])
+                .into_iter()
+                .flatten(),
+        )
+        .arg("Call the tool until told to stop.")
         .env("KAIZEN_HOME", home.path())
         .env("KAIZEN_CACHE_DIR", cache)
         .env("OPENAI_API_KEY", KEY)
@@ -242,7 +261,7 @@ fn run_once(rt: &tokio::runtime::Runtime, n: usize, plugins: Plugins, cache: &Pa
         .flatten()
         .find(|c| c["status"] != "success")
     {
-        panic!("a Noop call did not succeed: {failed}");
+        panic!("a tool call did not succeed: {failed}");
     }
     drop(server);
     Sample {
@@ -312,6 +331,7 @@ fn main() {
     // Warm up: fill the compile cache and the page cache.
     run_once(&rt, 0, Plugins::All, &cache);
     run_once(&rt, SESSION, Plugins::All, &cache);
+    run_once(&rt, SESSION, Plugins::BuiltinBash, &cache);
 
     // Interleaved, so that drift on a shared machine hits every case alike.
     let cases = [
@@ -320,6 +340,8 @@ fn main() {
         (LONG, Plugins::All),
         (0, Plugins::Counter),
         (SESSION, Plugins::Counter),
+        (0, Plugins::BuiltinBash),
+        (SESSION, Plugins::BuiltinBash),
     ];
     let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); cases.len()];
     for _ in 0..REPS {
@@ -436,11 +458,12 @@ fn main() {
 
     println!();
     println!(
-        "DESIGN session shape: {SESSION} tool calls + {} model turns, with counter's Noop standing \
-         in for Bash `true` (Bash arrives later):",
+        "DESIGN session shape: {SESSION} tool calls + {} model turns; `built-ins, Bash` is the \
+         real thing (the built-in Bash running `true` in the OS sandbox), the others call \
+         counter's Noop:",
         SESSION + 1
     );
-    for plugins in [Plugins::Counter, Plugins::All] {
+    for plugins in [Plugins::BuiltinBash, Plugins::Counter, Plugins::All] {
         let session = find(SESSION, plugins);
         println!(
             "  {:<17} wall median {:>6.1} ms (≤ {:.0} ms: {:.2}×)   peak RSS median {:>10} (≤ {SESSION_RSS_BUDGET_MIB:.0} MiB: {:.2}×)",
@@ -452,6 +475,15 @@ fn main() {
             mib(session.max_rss_kib) / SESSION_RSS_BUDGET_MIB
         );
     }
+    let bash = per_cycle_ms(
+        find(SESSION, Plugins::BuiltinBash).wall,
+        find(0, Plugins::BuiltinBash).wall,
+        SESSION,
+    );
+    println!(
+        "  a cycle with Bash `true` (model turn + sandboxed bash round trip): {bash:.2} ms; start-up with the built-ins alone: {:.1} ms",
+        ms(find(0, Plugins::BuiltinBash).wall)
+    );
     println!();
     println!(
         "[1] CPU time of this bench process during the run (getrusage RUSAGE_SELF delta): the \

@@ -254,9 +254,12 @@ impl Setup {
 /// Adds one file's `[sandbox]` table: read directories add up, and the
 /// strictest limit wins.
 fn merge_sandbox(settings: &mut SandboxSettings, section: &SandboxSection, base: &Path) {
-    settings
-        .readable
-        .extend(section.read.iter().map(|dir| absolute(base, dir)));
+    settings.readable.extend(
+        section
+            .read
+            .iter()
+            .map(|dir| absolute(base, &expand_home(dir))),
+    );
     let limits = &mut settings.limits;
     if let Some(max) = section.max_processes {
         limits.max_processes = limits.max_processes.min(max);
@@ -274,5 +277,13 @@ fn absolute(base: &Path, path: &Path) -> PathBuf {
         path.to_path_buf()
     } else {
         base.join(path)
+    }
+}
+
+/// `~/rest` as the user's home joined with `rest`; other paths unchanged.
+fn expand_home(path: &Path) -> PathBuf {
+    match (path.strip_prefix("~"), dirs::home_dir()) {
+        (Ok(rest), Some(home)) => home.join(rest),
+        _ => path.to_path_buf(),
     }
 }

@@ -4,73 +4,28 @@
 
 mod common;
 
-use kaizen_model_server::{ModelServer, Reply, Script};
+use common::run::{Run, call_fields, result_of, results_sent};
+use kaizen_model_server::{ModelServer, Reply, Script, Wire};
 use serde_json::{Value, json};
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
-use tempfile::TempDir;
-
-const KEY: &str = "sk-test-secret-key-0123456789";
 
 /// Only a guard against hangs: nothing here should take more than seconds.
 const HANG_GUARD: Duration = Duration::from_secs(120);
 
-/// A workspace and a home for one run.
-struct Run {
-    home: TempDir,
-    workspace: TempDir,
-}
-
-impl Run {
-    fn new() -> Self {
-        Self {
-            home: tempfile::tempdir().unwrap(),
-            workspace: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    /// `kaizen run --model gpt-4o-mini ARGS`, against `server` over the
-    /// OpenAI wire.
-    fn command(&self, server: &ModelServer, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_kaizen"));
-        cmd.args(["run", "--model", "gpt-4o-mini", "--cwd"])
-            .arg(self.workspace.path())
-            .args(args)
-            .env("KAIZEN_HOME", self.home.path())
-            .env("KAIZEN_CACHE_DIR", common::cache_dir());
-        for var in [
-            "ANTHROPIC_API_KEY",
-            "ANTHROPIC_BASE_URL",
-            "OLLAMA_HOST",
-            "KAIZEN_MODEL",
-            "KAIZEN_LOG",
-        ] {
-            cmd.env_remove(var);
-        }
-        cmd.env("OPENAI_API_KEY", KEY)
-            .env("OPENAI_BASE_URL", server.openai_base_url());
-        cmd
-    }
-}
-
-/// The tool results the model was sent in request `n`, in call order.
-fn results_sent(server: &ModelServer, n: usize) -> Vec<String> {
-    let requests = server.requests();
-    let body = &requests
-        .get(n)
-        .unwrap_or_else(|| panic!("only {} requests were made", requests.len()))
-        .body;
-    body["messages"]
-        .as_array()
-        .unwrap()
+/// `kaizen run --model gpt-4o-mini ARGS` with the built-in plugins, against
+/// `server` over the OpenAI wire.
+fn command(run: &Run, server: &ModelServer, args: &[&str]) -> Command {
+    let args: Vec<&str> = ["--model", "gpt-4o-mini"]
         .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-        .collect()
+        .chain(args)
+        .copied()
+        .collect();
+    run.command(Some((server, Wire::OpenAi)), &args)
 }
 
 fn question(text: &str, header: &str, labels: &[&str], multi_select: bool) -> Value {
@@ -89,19 +44,9 @@ fn ask(questions: &[Value]) -> String {
     json!({ "questions": questions }).to_string()
 }
 
-fn result_of(output: &Output) -> Value {
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    serde_json::from_str(stdout.trim()).unwrap_or_else(|err| {
-        panic!(
-            "not one JSON object ({err}): {stdout}\nstderr: {}",
-            String::from_utf8_lossy(&output.stderr)
-        )
-    })
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn without_a_terminal_the_model_is_told_no_user_is_available() {
-    let run = Run::new();
+    let run = Run::builtins_only();
     let asked = ask(&[question(
         "Which database should we use?",
         "Database",
@@ -114,10 +59,13 @@ async fn without_a_terminal_the_model_is_told_no_user_is_available() {
     let server = ModelServer::start(script).await.unwrap();
     // `output()` gives the child no terminal: stdin is empty, stdout and
     // stderr are pipes.
-    let out = run
-        .command(&server, &["--output-format", "json", "Set up storage"])
-        .output()
-        .unwrap();
+    let out = command(
+        &run,
+        &server,
+        &["--output-format", "json", "Set up storage"],
+    )
+    .output()
+    .unwrap();
     let result = result_of(&out);
     assert_eq!(result["status"], "complete", "{result}");
     assert_eq!(result["tool_calls"][0]["name"], "AskUserQuestion");
@@ -137,7 +85,7 @@ async fn without_a_terminal_the_model_is_told_no_user_is_available() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn questions_outside_the_schema_bounds_are_reported_to_the_model() {
-    let run = Run::new();
+    let run = Run::builtins_only();
     let q = |n: usize| question(&format!("Question {n}?"), "Q", &["a", "b"], false);
     let five = ask(&(1..=5).map(q).collect::<Vec<_>>());
     let one_option = ask(&[question("Sure?", "Confirm", &["yes"], false)]);
@@ -160,8 +108,7 @@ async fn questions_outside_the_schema_bounds_are_reported_to_the_model() {
         )
         .reply(Reply::text("Fixed."));
     let server = ModelServer::start(script).await.unwrap();
-    let out = run
-        .command(&server, &["--output-format", "json", "ask badly"])
+    let out = command(&run, &server, &["--output-format", "json", "ask badly"])
         .output()
         .unwrap();
     let result = result_of(&out);
@@ -188,18 +135,12 @@ async fn questions_outside_the_schema_bounds_are_reported_to_the_model() {
         "{}",
         sent[5]
     );
-    let statuses: Vec<&str> = result["tool_calls"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["status"].as_str().unwrap())
-        .collect();
-    assert_eq!(statuses, ["error"; 6]);
+    assert_eq!(call_fields(&result, "status"), ["error"; 6]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn on_a_terminal_the_users_answers_reach_the_model() {
-    let run = Run::new();
+    let run = Run::builtins_only();
     let asked = ask(&[
         question(
             "Which database should we use?",
@@ -219,7 +160,7 @@ async fn on_a_terminal_the_users_answers_reach_the_model() {
         .reply(Reply::tool("AskUserQuestion", &asked))
         .reply(Reply::text("Setting it up."));
     let server = ModelServer::start(script).await.unwrap();
-    let mut session = Terminal::spawn(run.command(&server, &["Set up the app"]));
+    let mut session = Terminal::spawn(command(&run, &server, &["Set up the app"]));
 
     session.expect("[1/3]");
     session.expect("1. PostgreSQL");
@@ -251,7 +192,7 @@ async fn on_a_terminal_the_users_answers_reach_the_model() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn concurrent_questions_are_asked_one_at_a_time() {
-    let run = Run::new();
+    let run = Run::builtins_only();
     let color = ask(&[question("Which color?", "Color", &["Red", "Blue"], false)]);
     let size = ask(&[question("Which size?", "Size", &["Small", "Large"], false)]);
     // Two read-only calls in one response run concurrently.
@@ -259,7 +200,7 @@ async fn concurrent_questions_are_asked_one_at_a_time() {
         .reply(Reply::tool("AskUserQuestion", &color).with_tool("AskUserQuestion", &size))
         .reply(Reply::text("Noted."));
     let server = ModelServer::start(script).await.unwrap();
-    let mut session = Terminal::spawn(run.command(&server, &["Order a shirt"]));
+    let mut session = Terminal::spawn(command(&run, &server, &["Order a shirt"]));
     session.expect("> ");
     // Questions are shown in bold; tool activity lines are dim.
     let first_is_color = session.transcript().contains("\x1b[1mWhich color?");
@@ -288,13 +229,13 @@ async fn concurrent_questions_are_asked_one_at_a_time() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn ctrl_d_at_the_prompt_declines() {
-    let run = Run::new();
+    let run = Run::builtins_only();
     let asked = ask(&[question("Proceed?", "Confirm", &["Yes", "No"], false)]);
     let script = Script::new()
         .reply(Reply::tool("AskUserQuestion", &asked))
         .reply(Reply::text("Stopping."));
     let server = ModelServer::start(script).await.unwrap();
-    let mut session = Terminal::spawn(run.command(&server, &["Delete the logs"]));
+    let mut session = Terminal::spawn(command(&run, &server, &["Delete the logs"]));
     session.expect("Proceed?");
     session.expect("> ");
     session.type_raw(b"\x04");
@@ -309,11 +250,11 @@ async fn ctrl_d_at_the_prompt_declines() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_interrupt_at_the_prompt_ends_the_run_without_waiting_for_input() {
-    let run = Run::new();
+    let run = Run::builtins_only();
     let asked = ask(&[question("Proceed?", "Confirm", &["Yes", "No"], false)]);
     let script = Script::new().reply(Reply::tool("AskUserQuestion", &asked));
     let server = ModelServer::start(script).await.unwrap();
-    let mut session = Terminal::spawn(run.command(&server, &["Delete the logs"]));
+    let mut session = Terminal::spawn(command(&run, &server, &["Delete the logs"]));
     session.expect("Proceed?");
     session.expect("> ");
     // What Ctrl-C sends; the child has no controlling terminal to send it.

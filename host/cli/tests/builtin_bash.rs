@@ -4,33 +4,9 @@
 
 mod common;
 
-use common::session::Session;
+use common::workspace::Workspace;
 use serde_json::{Value, json};
 use std::path::PathBuf;
-use tempfile::TempDir;
-
-/// A workspace and a home for one session.
-struct Dirs {
-    home: TempDir,
-    workspace: TempDir,
-}
-
-impl Dirs {
-    fn new() -> Self {
-        Self {
-            home: tempfile::tempdir().unwrap(),
-            workspace: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn ws(&self) -> PathBuf {
-        self.workspace.path().canonicalize().unwrap()
-    }
-
-    fn session(&self) -> Session<'_> {
-        Session::new(self.home.path(), self.workspace.path())
-    }
-}
 
 fn bash(command: &str) -> (&'static str, Value) {
     ("Bash", json!({ "command": command, "description": "test" }))
@@ -38,29 +14,28 @@ fn bash(command: &str) -> (&'static str, Value) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn cd_and_export_persist_between_commands() {
-    let dirs = Dirs::new();
-    std::fs::create_dir(dirs.ws().join("sub")).unwrap();
-    let run = dirs
-        .session()
+    let ws = Workspace::new();
+    std::fs::create_dir(ws.path("sub")).unwrap();
+    let run = ws
+        .scripted()
         .run(&[
             bash("cd sub && export GREETING=hello"),
             bash("pwd; echo \"$GREETING\""),
         ])
         .await;
     assert_eq!(run.results[0], "(no output)");
-    let ws = dirs.ws();
     assert_eq!(
         run.results[1],
-        format!("{}\nhello", ws.join("sub").display())
+        format!("{}\nhello", ws.path("sub").display())
     );
     assert_eq!(run.result["status"], "complete");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn exit_codes_and_stderr_are_reported() {
-    let dirs = Dirs::new();
-    let run = dirs
-        .session()
+    let ws = Workspace::new();
+    let run = ws
+        .scripted()
         .run(&[
             bash("echo out; echo err >&2; exit 3"),
             bash("true"),
@@ -94,14 +69,14 @@ async fn exit_codes_and_stderr_are_reported() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_timeout_kills_the_whole_process_group_and_says_so() {
-    let dirs = Dirs::new();
-    let marker = dirs.ws().join("late");
+    let ws = Workspace::new();
+    let marker = ws.path("late");
     let command = format!(
         "echo started; (sleep 2; touch {}) & sleep 30",
         marker.display()
     );
-    let run = dirs
-        .session()
+    let run = ws
+        .scripted()
         .run(&[
             ("Bash", json!({ "command": command, "timeout": 300 })),
             // Long enough for the killed child to have touched the file.
@@ -127,9 +102,9 @@ async fn a_timeout_kills_the_whole_process_group_and_says_so() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn timeouts_above_ten_minutes_are_refused_by_the_schema() {
-    let dirs = Dirs::new();
-    let run = dirs
-        .session()
+    let ws = Workspace::new();
+    let run = ws
+        .scripted()
         .run(&[("Bash", json!({ "command": "true", "timeout": 600_001 }))])
         .await;
     assert!(run.results[0].contains("timeout"), "{}", run.results[0]);
@@ -138,9 +113,9 @@ async fn timeouts_above_ten_minutes_are_refused_by_the_schema() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn output_is_cut_at_30000_characters_with_a_note() {
-    let dirs = Dirs::new();
-    let run = dirs
-        .session()
+    let ws = Workspace::new();
+    let run = ws
+        .scripted()
         .run(&[bash("for i in $(seq 1 20000); do echo \"line $i\"; done")])
         .await;
     let text = &run.results[0];
@@ -153,9 +128,8 @@ async fn output_is_cut_at_30000_characters_with_a_note() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn background_jobs_stream_output_and_can_be_killed() {
-    let dirs = Dirs::new();
-    let ws = dirs.ws();
-    let (go, ready, ready2) = (ws.join("go"), ws.join("ready"), ws.join("ready2"));
+    let ws = Workspace::new();
+    let (go, ready, ready2) = (ws.path("go"), ws.path("ready"), ws.path("ready2"));
     let script = format!(
         "echo first; touch {ready}; while [ ! -e {go} ]; do sleep 0.05; done; echo second; touch {ready2}; sleep 600",
         go = go.display(),
@@ -168,8 +142,8 @@ async fn background_jobs_stream_output_and_can_be_killed() {
             file.display()
         ))
     };
-    let run = dirs
-        .session()
+    let run = ws
+        .scripted()
         .run(&[
             (
                 "Bash",
@@ -210,11 +184,11 @@ async fn background_jobs_stream_output_and_can_be_killed() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn commands_write_the_workspace_and_their_temp_dir_only() {
-    let dirs = Dirs::new();
+    let ws = Workspace::new();
     let outside = tempfile::tempdir().unwrap();
     let target = outside.path().join("x");
-    let run = dirs
-        .session()
+    let run = ws
+        .scripted()
         .run(&[
             bash("echo made > made.txt && cat made.txt"),
             bash("echo tmp > \"$TMPDIR/t\" && cat \"$TMPDIR/t\""),
@@ -225,8 +199,35 @@ async fn commands_write_the_workspace_and_their_temp_dir_only() {
     assert_eq!(run.results[1], "tmp");
     assert!(run.results[2].contains("Exit code 1"), "{}", run.results[2]);
     assert!(!target.exists());
-    assert_eq!(
-        std::fs::read_to_string(dirs.ws().join("made.txt")).unwrap(),
-        "made\n"
+    assert_eq!(ws.read("made.txt"), "made\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_users_sandbox_config_adds_readable_directories() {
+    let ws = Workspace::new();
+    let toolchain = tempfile::tempdir().unwrap();
+    let tool = toolchain.path().canonicalize().unwrap().join("tool.txt");
+    std::fs::write(&tool, "toolchain file").unwrap();
+    std::fs::write(
+        ws.home.path().join("config.toml"),
+        format!(
+            "[sandbox]\nread = [\"{}\"]\n",
+            toolchain.path().canonicalize().unwrap().display()
+        ),
+    )
+    .unwrap();
+    let run = ws
+        .scripted()
+        .run(&[
+            bash(&format!("cat {}", tool.display())),
+            bash(&format!("echo changed > {}", tool.display())),
+        ])
+        .await;
+    assert_eq!(run.results[0], "toolchain file");
+    assert!(
+        run.results[1].contains("Permission denied"),
+        "{}",
+        run.results[1]
     );
+    assert_eq!(std::fs::read_to_string(&tool).unwrap(), "toolchain file");
 }

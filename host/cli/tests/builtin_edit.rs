@@ -307,11 +307,7 @@ async fn edits_outside_the_granted_directories_are_refused() {
 #[test]
 fn the_edit_tools_are_listed_as_a_builtin_with_the_workspace_read_write() {
     let ws = Workspace::new();
-    let out = common::kaizen(
-        ws.home.path(),
-        ws.dir.path(),
-        &["plugins", "list", "--json"],
-    );
+    let out = ws.kaizen(&["plugins", "list", "--json"]);
     let list: Value = serde_json::from_slice(&out.stdout).unwrap();
     let plugins = list.as_array().unwrap();
     let edit = plugins
@@ -323,10 +319,9 @@ fn the_edit_tools_are_listed_as_a_builtin_with_the_workspace_read_write() {
         edit["tools"],
         json!(["Write", "Edit", "MultiEdit", "NotebookEdit"])
     );
-    let root = ws.dir.path().canonicalize().unwrap();
     assert_eq!(
         edit["granted"]["filesystem"][0]["path"],
-        root.to_str().unwrap()
+        ws.root().to_str().unwrap()
     );
     assert_eq!(edit["granted"]["filesystem"][0]["access"], "read-write");
     let todo = plugins

@@ -95,6 +95,28 @@ fn bad_input_gets_errors_that_say_what_to_do() {
 }
 
 #[test]
+fn an_absolute_path_outside_the_grant_is_refused_not_searched_in_the_workspace() {
+    // The same path below the workspace: what the WASI libc would search
+    // instead, if the tool did not refuse.
+    let outside = tempfile::tempdir().unwrap();
+    let outside = outside.path().canonicalize().unwrap();
+    std::fs::write(outside.join("real.txt"), "outside").unwrap();
+    let shadow = outside.strip_prefix("/").unwrap().join("shadow.txt");
+    let ws = workspace(&[(shadow.to_str().unwrap(), 1)]);
+    let root = ws.path().canonicalize().unwrap();
+    for input in [
+        serde_json::json!({"pattern": "*", "path": outside}),
+        serde_json::json!({"pattern": format!("{}/*", outside.display())}),
+    ] {
+        let (ok, out, err) = glob(&ws, &input.to_string());
+        assert!(!ok, "{input}: {out}");
+        common::assert_outside_grant(&err, &outside, &root);
+        assert!(!out.contains("shadow") && !err.contains("shadow"), "{out}");
+        assert!(!out.contains("real.txt"), "{out}");
+    }
+}
+
+#[test]
 fn glob_is_listed_as_a_read_only_builtin() {
     let ws = workspace(&[]);
     let home = tempfile::tempdir().unwrap();

@@ -239,6 +239,29 @@ fn nothing_outside_the_granted_directories_is_readable() {
 }
 
 #[test]
+fn an_absolute_path_outside_the_grant_is_refused_not_searched_in_the_workspace() {
+    // The same path below the workspace: what the WASI libc would search
+    // instead, if the tool did not refuse.
+    let outside = tempfile::tempdir().unwrap();
+    let outside = outside.path().canonicalize().unwrap();
+    std::fs::write(outside.join("real.txt"), "needle outside\n").unwrap();
+    let shadow = outside.strip_prefix("/").unwrap();
+    let ws = workspace(&[
+        (shadow.join("shadow.txt").to_str().unwrap(), "needle\n", 1),
+        (shadow.join("real.txt").to_str().unwrap(), "needle\n", 1),
+    ]);
+    let root = ws.path().canonicalize().unwrap();
+    for path in [outside.clone(), outside.join("real.txt")] {
+        let input =
+            serde_json::json!({"pattern": "needle", "path": path, "output_mode": "content"});
+        let (ok, out, err) = grep(&ws, input);
+        assert!(!ok, "{}: {out}", path.display());
+        common::assert_outside_grant(&err, &path, &root);
+        assert!(!out.contains("needle"), "{out}");
+    }
+}
+
+#[test]
 fn grep_is_listed_as_a_read_only_builtin() {
     let ws = sources();
     let home = tempfile::tempdir().unwrap();

@@ -3,10 +3,9 @@
 
 mod common;
 
+use common::workspace::Workspace;
 use serde_json::{Value, json};
-use std::path::PathBuf;
-use std::process::{Command, Output};
-use tempfile::TempDir;
+use std::process::Output;
 
 /// The smallest valid PNG: one transparent pixel.
 const PNG: &[u8] = &[
@@ -17,84 +16,40 @@ const PNG: &[u8] = &[
     0x42, 0x60, 0x82,
 ];
 
-/// A workspace to read from.
-struct Workspace {
-    dir: TempDir,
-    home: TempDir,
-}
-
-/// What one call printed.
-struct Call {
-    ok: bool,
-    stdout: String,
-    stderr: String,
-}
-
-impl Workspace {
-    fn new() -> Self {
-        Self {
-            dir: tempfile::tempdir().unwrap(),
-            home: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    /// The absolute path of `relative` in the workspace, as the host sees
-    /// it (symlinks resolved).
-    fn path(&self, relative: &str) -> PathBuf {
-        self.dir.path().canonicalize().unwrap().join(relative)
-    }
-
-    /// Writes `relative`; its absolute path.
-    fn write(&self, relative: &str, bytes: impl AsRef<[u8]>) -> String {
-        let path = self.path(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, bytes).unwrap();
-        path.display().to_string()
-    }
-
-    fn kaizen(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_kaizen"))
-            .args(args)
-            .arg("--cwd")
-            .arg(self.dir.path())
-            .env("KAIZEN_HOME", self.home.path())
-            .env("KAIZEN_CACHE_DIR", common::cache_dir())
-            .output()
-            .unwrap()
-    }
-
-    /// `kaizen tools call Read <input>`.
-    fn read(&self, input: Value) -> Call {
-        let out = self.kaizen(&["tools", "call", "Read", &input.to_string()]);
-        Call {
-            ok: out.status.success(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
-    }
+/// `kaizen tools call Read` in a workspace.
+trait ReadCalls {
+    /// The output of `Read` for `input`.
+    fn call(&self, input: Value, args: &[&str]) -> Output;
 
     /// The text `Read` printed for `input`, which must succeed (without
     /// the newline the CLI adds).
     fn text(&self, input: Value) -> String {
-        let call = self.read(input);
-        assert!(call.ok, "{}", call.stderr);
-        call.stdout.strip_suffix('\n').unwrap().to_owned()
+        let stdout = common::succeeded(&self.call(input, &[]));
+        stdout.strip_suffix('\n').unwrap().to_owned()
     }
 
     /// The error message `Read` failed with for `input`.
     fn error(&self, input: Value) -> String {
-        let call = self.read(input);
-        assert!(!call.ok, "expected a failure, got: {}", call.stdout);
-        assert!(call.stderr.contains("Read failed"), "{}", call.stderr);
-        call.stderr
+        let stderr = common::failed(&self.call(input, &[]));
+        assert!(stderr.contains("Read failed"), "{stderr}");
+        stderr
     }
 
     /// The whole result (content parts and metadata) as JSON.
     fn json(&self, input: Value) -> Value {
-        let out = self.kaizen(&["tools", "call", "Read", &input.to_string(), "--json"]);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{stderr}");
-        serde_json::from_slice(&out.stdout).unwrap()
+        let stdout = common::succeeded(&self.call(input, &["--json"]));
+        serde_json::from_str(&stdout).unwrap()
+    }
+}
+
+impl ReadCalls for Workspace {
+    fn call(&self, input: Value, args: &[&str]) -> Output {
+        let input = input.to_string();
+        let all: Vec<&str> = ["tools", "call", "Read", &input]
+            .into_iter()
+            .chain(args.iter().copied())
+            .collect();
+        self.kaizen(&all)
     }
 }
 
@@ -268,26 +223,14 @@ fn directories_missing_files_and_binaries_are_refused_with_advice() {
 #[test]
 fn files_outside_the_granted_directories_cannot_be_read() {
     let ws = Workspace::new();
-    let call = ws.read(json!({"file_path": "/etc/passwd"}));
+    // Refused, not read: the error says why.
+    let err = ws.error(json!({"file_path": "/etc/passwd"}));
     assert!(
-        !call.ok,
-        "/etc/passwd must not be readable: {}",
-        call.stdout
-    );
-    assert!(!call.stdout.contains("root:"), "{}", call.stdout);
-    assert!(
-        call.stderr
-            .contains("outside the directories Kaizen can read"),
-        "{}",
-        call.stderr
+        err.contains("outside the directories Kaizen can read"),
+        "{err}"
     );
     // `..` cannot climb out of the workspace either.
-    let call = ws.read(json!({"file_path": "../../../../../../etc/passwd"}));
-    assert!(
-        !call.ok && !call.stdout.contains("root:"),
-        "{}",
-        call.stdout
-    );
+    ws.error(json!({"file_path": "../../../../../../etc/passwd"}));
 }
 
 #[test]
@@ -364,7 +307,7 @@ fn read_is_listed_as_a_read_only_builtin() {
         .expect("read is built in");
     assert_eq!(read["origin"], "builtin");
     assert_eq!(read["tools"], json!(["Read"]));
-    let root = ws.dir.path().canonicalize().unwrap();
+    let root = ws.root();
     assert_eq!(
         read["granted"]["filesystem"][0]["path"],
         root.to_str().unwrap()

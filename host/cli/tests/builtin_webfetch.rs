@@ -6,7 +6,7 @@
 mod common;
 mod web_server;
 
-use kaizen_model_server::{ModelServer, Reply as ModelReply, Script};
+use common::session::Session;
 use serde_json::{Value, json};
 use std::process::Output;
 use tempfile::TempDir;
@@ -67,23 +67,14 @@ impl Env {
 
     /// The text WebFetch returned for `url`; it must succeed.
     fn text(&self, url: &str) -> String {
-        let out = self.call(json!({"url": url, "prompt": "What does it say?"}));
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{stderr}");
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        common::succeeded(&self.call(json!({"url": url, "prompt": "What does it say?"})))
     }
 
     /// The error WebFetch failed with for `url`.
     fn error(&self, url: &str) -> String {
-        let out = self.call(json!({"url": url, "prompt": "What does it say?"}));
-        assert!(
-            !out.status.success(),
-            "expected a failure, got {}",
-            String::from_utf8_lossy(&out.stdout)
-        );
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(stderr.contains("WebFetch failed"), "{stderr}");
-        stderr
+        let err = common::failed(&self.call(json!({"url": url, "prompt": "What does it say?"})));
+        assert!(err.contains("WebFetch failed"), "{err}");
+        err
     }
 }
 
@@ -229,60 +220,29 @@ fn bad_urls_are_refused_before_any_request() {
     assert!(site.requests().is_empty());
 }
 
-/// The tool results sent to the model in request `n`.
-fn tool_results(server: &ModelServer, n: usize) -> Vec<String> {
-    server.requests()[n].body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-        .collect()
-}
-
-async fn kaizen_run(env: &Env, server: &ModelServer, task: &str) -> Output {
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_kaizen"));
-    cmd.args(["run", "--model", "gpt-4o-mini", "--output-format", "json"])
-        .arg("--cwd")
-        .arg(env.workspace.path())
-        .arg(task)
-        .env("KAIZEN_HOME", env.home.path())
-        .env("KAIZEN_CACHE_DIR", common::cache_dir())
-        .env("OPENAI_API_KEY", "sk-test")
-        .env("OPENAI_BASE_URL", server.openai_base_url());
-    for var in ["ANTHROPIC_API_KEY", "OLLAMA_HOST", "KAIZEN_MODEL"] {
-        cmd.env_remove(var);
-    }
-    cmd.output().await.unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_second_fetch_in_a_session_is_served_from_the_cache() {
     let site = site();
     let env = Env::for_site(&site);
     let url = format!("{}/cached.txt", site.base());
-    let args = json!({"url": url, "prompt": "first line?"}).to_string();
-    let script = Script::new()
-        .reply(ModelReply::tool("WebFetch", &args))
-        .reply(ModelReply::tool("WebFetch", &args))
-        .reply(ModelReply::text("It says: first line."));
-    let server = ModelServer::start(script).await.unwrap();
-    let out = kaizen_run(&env, &server, "Read the notes").await;
+    let fetch = ("WebFetch", json!({"url": url, "prompt": "first line?"}));
+    let run = Session::new(env.home.path(), env.workspace.path())
+        .run(&[fetch.clone(), fetch])
+        .await;
     assert_eq!(
-        out.status.code(),
+        run.output.status.code(),
         Some(0),
         "{}",
-        String::from_utf8_lossy(&out.stderr)
+        String::from_utf8_lossy(&run.output.stderr)
     );
-    let first = tool_results(&server, 1);
-    assert!(first[0].contains("first line"), "{first:?}");
-    assert!(!first[0].contains("Served from the cache"), "{first:?}");
-    let second = tool_results(&server, 2);
+    let (first, second) = (&run.results[0], &run.results[1]);
+    assert!(first.contains("first line"), "{first}");
+    assert!(!first.contains("Served from the cache"), "{first}");
     assert!(
-        second[1].contains("Served from the cache: fetched less than a minute ago"),
-        "{second:?}"
+        second.contains("Served from the cache: fetched less than a minute ago"),
+        "{second}"
     );
-    assert!(second[1].contains("first line"), "{second:?}");
+    assert!(second.contains("first line"), "{second}");
     assert_eq!(
         site.hits("/cached.txt"),
         1,

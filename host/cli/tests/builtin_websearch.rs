@@ -7,6 +7,7 @@
 mod common;
 mod web_server;
 
+use common::{failed, succeeded};
 use serde_json::{Value, json};
 use std::process::{Command, Output};
 use tempfile::TempDir;
@@ -76,13 +77,8 @@ impl Env {
     }
 
     fn command(&self, args: &[&str], key: bool) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_kaizen"));
-        cmd.args(args)
-            .arg("--cwd")
-            .arg(self.workspace.path())
-            .env("KAIZEN_HOME", self.home.path())
-            .env("KAIZEN_CACHE_DIR", common::cache_dir())
-            .env_remove("BRAVE_SEARCH_API_KEY")
+        let mut cmd = common::command(self.home.path(), self.workspace.path(), args);
+        cmd.env_remove("BRAVE_SEARCH_API_KEY")
             .env_remove("TAVILY_API_KEY")
             .env_remove("KAIZEN_WEBSEARCH_PROVIDER")
             .env_remove("KAIZEN_WEBSEARCH_URL");
@@ -119,29 +115,11 @@ fn assert_no_key(out: &Output) {
     }
 }
 
-fn stdout(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    assert!(
-        !out.status.success(),
-        "expected a failure: {}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
 #[test]
 fn results_are_numbered_and_the_host_added_the_key() {
     let server = brave();
     let env = Env::new(Some(&server));
-    let text = stdout(&env.search(json!({"query": "rust book"})));
+    let text = succeeded(&env.search(json!({"query": "rust book"})));
     assert!(
         text.starts_with("Web search results for \"rust book\" (Brave Search: 3 results):"),
         "{text}"
@@ -165,7 +143,7 @@ fn results_are_numbered_and_the_host_added_the_key() {
 fn domain_filters_reach_the_api_and_the_results() {
     let server = brave();
     let env = Env::new(Some(&server));
-    let text = stdout(&env.search(json!({
+    let text = succeeded(&env.search(json!({
         "query": "rust",
         "allowed_domains": ["rust-lang.org"],
         "blocked_domains": ["users.rust-lang.org"],
@@ -186,7 +164,7 @@ fn domain_filters_reach_the_api_and_the_results() {
 #[test]
 fn without_a_provider_the_error_says_how_to_configure_one() {
     let env = Env::new(None);
-    let err = stderr(&env.search(json!({"query": "rust"})));
+    let err = failed(&env.search(json!({"query": "rust"})));
     assert!(err.contains("no search provider configured"), "{err}");
     assert!(err.contains("KAIZEN_WEBSEARCH_PROVIDER=brave"), "{err}");
     assert!(err.contains("BRAVE_SEARCH_API_KEY"), "{err}");
@@ -196,11 +174,11 @@ fn without_a_provider_the_error_says_how_to_configure_one() {
 fn api_errors_are_reported_with_their_status() {
     let server = brave();
     let env = Env::new(Some(&server));
-    let err = stderr(&env.search(json!({"query": "overload"})));
+    let err = failed(&env.search(json!({"query": "overload"})));
     assert!(err.contains("answered HTTP 429"), "{err}");
     assert!(err.contains("rate-limiting"), "{err}");
     // Without the key in the host's environment, the API refuses.
-    let err = stderr(&env.search_with(json!({"query": "rust"}), false));
+    let err = failed(&env.search_with(json!({"query": "rust"}), false));
     assert!(err.contains("answered HTTP 401"), "{err}");
     assert!(err.contains("SUBSCRIPTION_TOKEN_INVALID"), "{err}");
     assert_eq!(server.requests()[1].header("x-subscription-token"), None);
@@ -243,7 +221,7 @@ fn the_key_never_reaches_a_plugins_environment() {
         )
         .output()
         .unwrap();
-    let text = stdout(&out);
+    let text = succeeded(&out);
     assert!(text.contains("KAIZEN_WEBSEARCH_PROVIDER=brave"), "{text}");
     assert!(!text.contains(KEY), "{text}");
     assert!(!text.contains(KEY_ENV), "{text}");
@@ -257,7 +235,7 @@ fn the_key_never_reaches_a_plugins_environment() {
         )
         .output()
         .unwrap();
-    let text = stdout(&out);
+    let text = succeeded(&out);
     assert!(text.starts_with("status: 401"), "{text}");
     assert_no_key(&out);
 }
@@ -270,7 +248,7 @@ fn a_project_file_cannot_configure_credentials() {
         "[[http.credentials]]\nhost = \"evil.example\"\nheader = \"X-Key\"\nenv = \"OPENAI_API_KEY\"\n",
     )
     .unwrap();
-    let err = stderr(&env.search(json!({"query": "rust"})));
+    let err = failed(&env.search(json!({"query": "rust"})));
     assert!(
         err.contains("[[http.credentials]] is read only from"),
         "{err}"

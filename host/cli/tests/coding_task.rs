@@ -5,7 +5,8 @@
 
 mod common;
 
-use common::session::Session;
+use common::run::call_fields;
+use common::workspace::Workspace;
 use serde_json::json;
 
 const CALC: &str = "def add(a, b):\n    return a - b\n";
@@ -13,14 +14,12 @@ const TEST: &str = "from calc import add\n\nassert add(2, 3) == 5, \"add(2, 3) s
 
 #[tokio::test(flavor = "multi_thread")]
 async fn find_read_edit_test_and_answer() {
-    let home = tempfile::tempdir().unwrap();
-    let workspace = tempfile::tempdir().unwrap();
-    let ws = workspace.path().canonicalize().unwrap();
-    std::fs::write(ws.join("calc.py"), CALC).unwrap();
-    std::fs::write(ws.join("test_calc.py"), TEST).unwrap();
-    let calc = ws.join("calc.py").display().to_string();
+    let ws = Workspace::new();
+    let calc = ws.write("calc.py", CALC);
+    ws.write("test_calc.py", TEST);
 
-    let run = Session::new(home.path(), &ws)
+    let run = ws
+        .scripted()
         .run(&[
             ("Grep", json!({ "pattern": "def add" })),
             ("Read", json!({ "file_path": calc })),
@@ -52,27 +51,18 @@ async fn find_read_edit_test_and_answer() {
         r[3]
     );
     assert_eq!(r[4], "all tests passed");
-    assert_eq!(
-        std::fs::read_to_string(ws.join("calc.py")).unwrap(),
-        "def add(a, b):\n    return a + b\n"
-    );
+    assert_eq!(ws.read("calc.py"), "def add(a, b):\n    return a + b\n");
 
     assert_eq!(run.output.status.code(), Some(0));
     assert_eq!(run.result["status"], "complete");
     assert_eq!(run.result["cycles_used"], 6);
-    let names: Vec<&str> = run.result["tool_calls"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|call| call["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["Grep", "Read", "Bash", "Edit", "Bash"]);
-    assert!(
-        run.result["tool_calls"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|call| call["status"] == "success"),
+    assert_eq!(
+        call_fields(&run.result, "name"),
+        ["Grep", "Read", "Bash", "Edit", "Bash"]
+    );
+    assert_eq!(
+        call_fields(&run.result, "status"),
+        ["success"; 5],
         "{}",
         run.result["tool_calls"]
     );

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::run::{KEY, Run, result_of, results_sent};
+use common::run::{KEY, Run, call_fields, result_ids_sent, result_of, results_sent};
 use kaizen_model_server::{Fault, ModelServer, Reply, Script, Wire};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -63,7 +63,7 @@ async fn a_multi_step_task_edits_a_file_through_plugins() {
         "hello world\n"
     );
     // The model was shown the file it read.
-    assert_eq!(results_sent(&server, 1)[0].1, "helo world\n");
+    assert_eq!(results_sent(&server, 1)[0], "helo world\n");
     // The request was a real streaming OpenAI request with the tools.
     let first = &server.requests()[0];
     assert_eq!(first.path, "/v1/chat/completions");
@@ -104,26 +104,25 @@ async fn tool_errors_are_fed_back_and_several_calls_answer_in_order() {
         .await;
     let result = result_of(&out);
     assert_eq!(result["status"], "complete", "{result}");
+    assert_eq!(
+        result_ids_sent(&server, 1),
+        ["call_1", "call_2", "call_3", "call_4"]
+    );
     let sent = results_sent(&server, 1);
-    let ids: Vec<&str> = sent.iter().map(|(id, _)| id.as_str()).collect();
-    assert_eq!(ids, ["call_1", "call_2", "call_3", "call_4"]);
     assert!(
-        sent[0].1.contains("There is no tool named `NoSuchTool`"),
+        sent[0].contains("There is no tool named `NoSuchTool`"),
         "{sent:?}"
     );
-    assert!(sent[1].1.contains("not valid JSON"), "{sent:?}");
+    assert!(sent[1].contains("not valid JSON"), "{sent:?}");
     assert!(
-        sent[2].1.contains("do not match its input schema"),
+        sent[2].contains("do not match its input schema"),
         "{sent:?}"
     );
-    assert_eq!(sent[3].1, "Hello, Ada!");
-    let statuses: Vec<&str> = result["tool_calls"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["status"].as_str().unwrap())
-        .collect();
-    assert_eq!(statuses, ["error", "error", "error", "success"]);
+    assert_eq!(sent[3], "Hello, Ada!");
+    assert_eq!(
+        call_fields(&result, "status"),
+        ["error", "error", "error", "success"]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

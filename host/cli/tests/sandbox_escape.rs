@@ -8,7 +8,8 @@
 
 mod common;
 
-use common::session::{Session, TEST_KEY};
+use common::run::KEY;
+use common::session::Session;
 use serde_json::{Value, json};
 use std::io::Read as _;
 use std::net::TcpListener;
@@ -29,7 +30,7 @@ const SECRETS: &[&str] = &[
     HOME_SECRET,
     KAIZEN_HOME_SECRET,
     TOKEN_SECRET,
-    TEST_KEY,
+    KEY,
 ];
 
 /// A layout with secrets around a workspace.

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Harness, error, manifest, text};
+use common::{Harness, error, manifest, registry_of, text};
 use kaizen_tools::ToolRegistry;
 use serde_json::json;
 
@@ -12,10 +12,7 @@ async fn probe(h: &Harness, access: &str) -> ToolRegistry {
         "[capabilities]\nfilesystem = [{{ path = \"$WORKSPACE\", access = \"{access}\" }}]"
     );
     let dir = h.custom_plugin("fs-probe", "fs-probe", &manifest("fs-probe", &extra));
-    let plugin = h.load_dir(&dir).await.unwrap();
-    let mut registry = ToolRegistry::new();
-    registry.register_all(plugin.tool_handles()).unwrap();
-    registry
+    registry_of(&h.load_dir(&dir).await.unwrap())
 }
 
 fn args(op: &str, path: &str) -> String {
@@ -144,8 +141,7 @@ async fn nothing_is_visible_without_a_filesystem_grant() {
     let dir = h.custom_plugin("fs-probe", "fs-probe", &manifest("fs-probe", ""));
     let plugin = h.load_dir(&dir).await.unwrap();
     assert!(plugin.grant.filesystem.is_empty());
-    let mut registry = ToolRegistry::new();
-    registry.register_all(plugin.tool_handles()).unwrap();
+    let registry = registry_of(&plugin);
     std::fs::write(h.workspace().join("a.txt"), "x").unwrap();
     let path = h.workspace().join("a.txt").display().to_string();
     error(

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Harness, error, manifest, text};
+use common::{Harness, error, manifest, registry_of, text};
 use kaizen_tools::{ToolErrorKind, ToolRegistry};
 
 /// The hostile plugin with tight limits so the tests stay quick.
@@ -13,10 +13,7 @@ async fn hostile(h: &Harness) -> ToolRegistry {
         "hostile",
         &manifest("hostile", "[limits]\nmemory-mib = 64\ncpu-seconds = 0.5"),
     );
-    let plugin = h.load_dir(&dir).await.unwrap();
-    let mut registry = ToolRegistry::new();
-    registry.register_all(plugin.tool_handles()).unwrap();
-    registry
+    registry_of(&h.load_dir(&dir).await.unwrap())
 }
 
 async fn still_serves(registry: &ToolRegistry, h: &Harness) {
@@ -104,8 +101,7 @@ async fn fifty_megabytes_of_output_is_refused() {
     let h = Harness::new();
     let dir = h.custom_plugin("hostile", "hostile", &manifest("hostile", ""));
     let plugin = h.load_dir(&dir).await.unwrap();
-    let mut registry = ToolRegistry::new();
-    registry.register_all(plugin.tool_handles()).unwrap();
+    let registry = registry_of(&plugin);
     let err = error(
         registry
             .call(&h.ctx("s"), "HugeOutput", r#"{"mib": 50}"#)
@@ -127,8 +123,7 @@ async fn a_trap_in_a_stateful_instance_is_replaced() {
     );
     let plugin = h.load_dir(&dir).await.unwrap();
     assert!(plugin.manifest.plugin.stateful);
-    let mut registry = ToolRegistry::new();
-    registry.register_all(plugin.tool_handles()).unwrap();
+    let registry = registry_of(&plugin);
     error(registry.call(&h.ctx("s"), "Panic", "{}").await);
     still_serves(&registry, &h).await;
 }

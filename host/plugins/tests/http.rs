@@ -4,44 +4,18 @@
 
 mod common;
 
-use common::{Harness, manifest, text};
+use common::{Harness, manifest, registry_of, serve_http, text};
 use kaizen_plugins::Capabilities;
 use kaizen_tools::ToolRegistry;
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 /// A loopback HTTP server answering every request with `hello over http`;
 /// counts the requests it served.
 async fn serve() -> (u16, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let hits = Arc::new(AtomicUsize::new(0));
-    let counter = hits.clone();
-    tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            counter.fetch_add(1, Ordering::SeqCst);
-            tokio::spawn(async move {
-                let mut request = Vec::new();
-                let mut buf = [0u8; 1024];
-                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match socket.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => request.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let body = "hello over http";
-                let response = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = socket.write_all(response.as_bytes()).await;
-            });
-        }
-    });
-    (port, hits)
+    serve_http(|_| "hello over http".to_owned()).await
 }
 
 /// The http-probe plugin requesting `requested` under a grant of `granted`.
@@ -71,10 +45,7 @@ async fn probe_with_limits(
             ..Capabilities::default()
         },
     );
-    let plugin = h.load_dir(&dir).await.unwrap();
-    let mut registry = ToolRegistry::new();
-    registry.register_all(plugin.tool_handles()).unwrap();
-    registry
+    registry_of(&h.load_dir(&dir).await.unwrap())
 }
 
 fn fetch(url: &str) -> String {
@@ -259,9 +230,7 @@ async fn a_refusal_is_reported_with_its_own_call_only() {
             ..Capabilities::default()
         },
     );
-    let plugin = h.load_dir(&dir).await.unwrap();
-    let mut registry = ToolRegistry::new();
-    registry.register_all(plugin.tool_handles()).unwrap();
+    let registry = registry_of(&h.load_dir(&dir).await.unwrap());
     let refused = registry
         .call(&h.ctx("s"), "Fetch", &fetch("http://127.0.0.2:1/"))
         .await

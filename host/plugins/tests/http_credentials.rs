@@ -6,14 +6,12 @@
 
 mod common;
 
-use common::{Harness, manifest, text};
+use common::{Harness, manifest, registry_of, serve_http, text};
 use kaizen_plugins::{Capabilities, HttpCredential};
 use kaizen_tools::ToolRegistry;
 use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Once};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
 
 const SECRET: &str = "brave-test-secret-7f3a9c";
 const SECRET_ENV: &str = "KAIZEN_TEST_HTTP_CREDENTIAL_SECRET";
@@ -38,43 +36,28 @@ fn set_secret() {
 /// `token: secret` (the right value, never echoed), `token: absent`, or
 /// `token: other (N values)`. Counts requests.
 async fn serve() -> (u16, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let hits = Arc::new(AtomicUsize::new(0));
-    let counter = hits.clone();
-    tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            counter.fetch_add(1, Ordering::SeqCst);
-            tokio::spawn(async move {
-                let mut request = Vec::new();
-                let mut buf = [0u8; 1024];
-                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match socket.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => request.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let head = String::from_utf8_lossy(&request).to_string();
-                let values: Vec<&str> = head
-                    .lines()
-                    .filter_map(|line| line.split_once(':'))
-                    .filter(|(name, _)| name.eq_ignore_ascii_case("x-subscription-token"))
-                    .map(|(_, value)| value.trim())
-                    .collect();
-                let body = match values[..] {
-                    [] => "token: absent".to_string(),
-                    [only] if only == SECRET => "token: secret".to_string(),
-                    _ => format!("token: other ({} values)", values.len()),
-                };
-                let response = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = socket.write_all(response.as_bytes()).await;
-            });
+    serve_http(|head| {
+        let values: Vec<&str> = head
+            .lines()
+            .filter_map(|line| line.split_once(':'))
+            .filter(|(name, _)| name.eq_ignore_ascii_case("x-subscription-token"))
+            .map(|(_, value)| value.trim())
+            .collect();
+        match values[..] {
+            [] => "token: absent".to_string(),
+            [only] if only == SECRET => "token: secret".to_string(),
+            _ => format!("token: other ({} values)", values.len()),
         }
-    });
-    (port, hits)
+    })
+    .await
+}
+
+/// Sets the secret, starts a [`serve`]r and a harness: the harness, the
+/// server's `host:port` and its request count.
+async fn server_and_harness() -> (Harness, String, Arc<AtomicUsize>) {
+    set_secret();
+    let (port, hits) = serve().await;
+    (Harness::new(), format!("127.0.0.1:{port}"), hits)
 }
 
 fn credential(host: &str, env: &str, plugins: &[&str]) -> HttpCredential {
@@ -112,10 +95,7 @@ async fn probe(
         },
     );
     h.policy.http_credentials = credentials;
-    let plugin = h.load_dir(&dir).await.unwrap();
-    let mut registry = ToolRegistry::new();
-    registry.register_all(plugin.tool_handles()).unwrap();
-    registry
+    registry_of(&h.load_dir(&dir).await.unwrap())
 }
 
 fn fetch(url: &str, token: Option<&str>) -> String {
@@ -125,12 +105,18 @@ fn fetch(url: &str, token: Option<&str>) -> String {
     json!({ "url": url, "headers": headers }).to_string()
 }
 
+/// What the plugin got fetching `url`, with `token` as its own header.
+async fn fetched(h: &Harness, registry: &ToolRegistry, url: &str, token: Option<&str>) -> String {
+    text(
+        registry
+            .call(&h.ctx("s"), "Fetch", &fetch(url, token))
+            .await,
+    )
+}
+
 #[tokio::test]
 async fn the_host_adds_the_key_for_the_named_host_replacing_the_plugins_value() {
-    set_secret();
-    let (port, hits) = serve().await;
-    let mut h = Harness::new();
-    let host = format!("127.0.0.1:{port}");
+    let (mut h, host, hits) = server_and_harness().await;
     let registry = probe(
         &mut h,
         "search",
@@ -139,19 +125,15 @@ async fn the_host_adds_the_key_for_the_named_host_replacing_the_plugins_value() 
     )
     .await;
     let url = format!("http://{host}/res/v1/web/search?q=x");
-    let out = text(
-        registry
-            .call(&h.ctx("s"), "Fetch", &fetch(&url, None))
-            .await,
+    assert_eq!(
+        fetched(&h, &registry, &url, None).await,
+        "status: 200\ntoken: secret"
     );
-    assert_eq!(out, "status: 200\ntoken: secret");
     // A value the plugin set is replaced, not sent beside the key.
-    let out = text(
-        registry
-            .call(&h.ctx("s"), "Fetch", &fetch(&url, Some("forged")))
-            .await,
+    assert_eq!(
+        fetched(&h, &registry, &url, Some("forged")).await,
+        "status: 200\ntoken: secret"
     );
-    assert_eq!(out, "status: 200\ntoken: secret");
     assert_eq!(hits.load(Ordering::SeqCst), 2);
     // The plugin's environment has its grant, never the key.
     let env = text(registry.call(&h.ctx("s"), "ProbeEnv", "{}").await);
@@ -165,75 +147,42 @@ async fn the_host_adds_the_key_for_the_named_host_replacing_the_plugins_value() 
 
 #[tokio::test]
 async fn other_hosts_plugins_and_ports_get_no_key() {
-    set_secret();
-    let (port, _) = serve().await;
+    let (mut h, host, _) = server_and_harness().await;
     let (other_port, _) = serve().await;
-    let mut h = Harness::new();
-    let host = format!("127.0.0.1:{port}");
     let other = format!("127.0.0.1:{other_port}");
     let granted = [format!("http://{host}"), format!("http://{other}")];
-    // The credential names one port: the other port gets nothing.
-    let registry = probe(
-        &mut h,
-        "search",
-        &granted,
-        vec![credential(&host, SECRET_ENV, &[])],
-    )
-    .await;
-    let out = text(
-        registry
-            .call(
-                &h.ctx("s"),
-                "Fetch",
-                &fetch(&format!("http://{other}/"), None),
-            )
-            .await,
-    );
-    assert_eq!(out, "status: 200\ntoken: absent");
-    // A credential for another plugin is not added.
-    let registry = probe(
-        &mut h,
-        "fetcher",
-        &granted,
-        vec![credential(&host, SECRET_ENV, &["search"])],
-    )
-    .await;
-    let out = text(
-        registry
-            .call(
-                &h.ctx("s"),
-                "Fetch",
-                &fetch(&format!("http://{host}/"), None),
-            )
-            .await,
-    );
-    assert_eq!(out, "status: 200\ntoken: absent");
-    // An unset variable means no header (and no failure).
-    let registry = probe(
-        &mut h,
-        "search",
-        &granted,
-        vec![credential(&host, UNSET_ENV, &[])],
-    )
-    .await;
-    let out = text(
-        registry
-            .call(
-                &h.ctx("s"),
-                "Fetch",
-                &fetch(&format!("http://{host}/"), None),
-            )
-            .await,
-    );
-    assert_eq!(out, "status: 200\ntoken: absent");
+    for (plugin, configured, url) in [
+        // The credential names one port: the other port gets nothing.
+        (
+            "search",
+            credential(&host, SECRET_ENV, &[]),
+            format!("http://{other}/"),
+        ),
+        // A credential for another plugin is not added.
+        (
+            "fetcher",
+            credential(&host, SECRET_ENV, &["search"]),
+            format!("http://{host}/"),
+        ),
+        // An unset variable means no header (and no failure).
+        (
+            "search",
+            credential(&host, UNSET_ENV, &[]),
+            format!("http://{host}/"),
+        ),
+    ] {
+        let registry = probe(&mut h, plugin, &granted, vec![configured]).await;
+        assert_eq!(
+            fetched(&h, &registry, &url, None).await,
+            "status: 200\ntoken: absent",
+            "{plugin} fetching {url}"
+        );
+    }
 }
 
 #[tokio::test]
 async fn the_key_is_never_sent_over_plain_http_without_an_explicit_http_grant() {
-    set_secret();
-    let (port, hits) = serve().await;
-    let mut h = Harness::new();
-    let host = format!("127.0.0.1:{port}");
+    let (mut h, host, hits) = server_and_harness().await;
     // Granted without a scheme: plain http is allowed, but not with the key.
     let registry = probe(
         &mut h,

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{Harness, error, text};
+use common::{Harness, error, registry_of, text};
 use kaizen_tools::ToolErrorKind;
 use serde_json::json;
 
@@ -83,8 +83,7 @@ async fn stateless_plugin_gets_a_fresh_instance_per_call() {
         &common::manifest("counter-fresh", ""),
     );
     let plugin = h.load_dir(&dir).await.unwrap();
-    let mut registry = kaizen_tools::ToolRegistry::new();
-    registry.register_all(plugin.tool_handles()).unwrap();
+    let registry = registry_of(&plugin);
     let ctx = h.ctx("s");
     assert_eq!(text(registry.call(&ctx, "Count", "{}").await), "1");
     assert_eq!(text(registry.call(&ctx, "Count", "{}").await), "1");

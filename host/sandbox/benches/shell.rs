@@ -6,7 +6,10 @@
 
 use std::time::{Duration, Instant};
 
-use kaizen_sandbox::{Command, Limits, Policy, Sandbox};
+use kaizen_sandbox::{Command, Sandbox};
+
+#[path = "../tests/common/mod.rs"]
+mod common;
 
 const RUNS: usize = 50;
 
@@ -39,21 +42,22 @@ where
     samples
 }
 
-fn sb_policy(workspace: &std::path::Path) -> Policy {
-    Policy {
-        writable: vec![workspace.to_path_buf()],
-        readable: Vec::new(),
-        network: false,
-        env: Vec::new(),
-        limits: Limits::default(),
-        allow_degraded: false,
-    }
+/// Runs `true` as a plain program in `sb`.
+async fn run_true(sb: &Sandbox) {
+    let out = sb
+        .run(Command {
+            program: "true".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(out.exit_code, Some(0));
 }
 
 fn main() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let ws = tempfile::tempdir().unwrap();
-    let sb = Sandbox::new(sb_policy(ws.path())).unwrap();
+    let sb = Sandbox::new(common::policy(ws.path())).unwrap();
     rt.block_on(async {
         let shell = measure(|| async {
             let out = sb.shell_run("bash", "true", None).await.unwrap();
@@ -61,36 +65,17 @@ fn main() {
         })
         .await;
         report("shell_run(\"bash\", \"true\")", shell);
-        let run = measure(|| async {
-            let out = sb
-                .run(Command {
-                    program: "true".into(),
-                    ..Default::default()
-                })
-                .await
-                .unwrap();
-            assert_eq!(out.exit_code, Some(0));
-        })
-        .await;
-        report("run(true)", run);
+        report("run(true)", measure(|| run_true(&sb)).await);
     });
     // The same with network granted: no network namespace to create.
-    let mut policy = sb_policy(ws.path());
+    let mut policy = common::policy(ws.path());
     policy.network = true;
     let net = Sandbox::new(policy).unwrap();
     rt.block_on(async {
-        let run = measure(|| async {
-            let out = net
-                .run(Command {
-                    program: "true".into(),
-                    ..Default::default()
-                })
-                .await
-                .unwrap();
-            assert_eq!(out.exit_code, Some(0));
-        })
-        .await;
-        report("run(true), network granted", run);
+        report(
+            "run(true), network granted",
+            measure(|| run_true(&net)).await,
+        );
     });
     let check = {
         let mut samples = Vec::new();

@@ -6,7 +6,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use kaizen_sdk::ToolError;
-use kaizen_sdk::paths::{granted_dirs, is_within, normalize, similar_files};
+use kaizen_sdk::paths::{self, normalize, similar_files};
 use kaizen_sdk::session::{self, FileRecord, mtime_ms};
 
 /// Files larger than this are not loaded for editing: the plugin holds a
@@ -37,17 +37,11 @@ pub(crate) fn resolve(cwd: &Path, given: &str, field: &str) -> Result<PathBuf, T
 /// the list of those it may use. Checked before anything else: the WASI
 /// libc would resolve such a path inside the workspace instead.
 pub(crate) fn check_granted(path: &Path, tool: &str) -> Result<(), ToolError> {
-    let dirs = granted_dirs();
-    if is_within(path, &dirs) {
-        return Ok(());
-    }
-    let list: Vec<String> = dirs.iter().map(|dir| dir.display().to_string()).collect();
-    Err(ToolError::permission_denied(format!(
-        "{} is outside the directories Kaizen can change ({}), so {tool} cannot touch it. \
-         Choose a path inside them; the user can grant another directory with --add-dir.",
-        path.display(),
-        list.join(", ")
-    )))
+    paths::check_granted(
+        path,
+        "change",
+        &format!(", so {tool} cannot touch it. Choose a path inside them"),
+    )
 }
 
 /// The metadata of the regular file at `path`, or `None` when nothing is

@@ -29,6 +29,17 @@ pub(crate) enum Mode {
     Delete,
 }
 
+impl Mode {
+    /// The mode as `edit_mode` names it.
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Replace => "replace",
+            Self::Insert => "insert",
+            Self::Delete => "delete",
+        }
+    }
+}
+
 /// The kinds of cell NotebookEdit writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -93,11 +104,7 @@ pub(crate) fn edit_file(
     let record = files::store(path, to_jupyter_json(&notebook).as_bytes(), "NotebookEdit")?;
     let output = Output::text(summary.text(&shown)).with_metadata(json!({
         "path": shown,
-        "edit_mode": match edit.mode {
-            Mode::Replace => "replace",
-            Mode::Insert => "insert",
-            Mode::Delete => "delete",
-        },
+        "edit_mode": edit.mode.as_str(),
         "cell_id": summary.cell,
         "cell_type": summary.kind,
         "cells": summary.cells,
@@ -220,13 +227,7 @@ pub(crate) fn apply(
     };
     match edit.mode {
         Mode::Replace => {
-            let index = target.ok_or_else(|| {
-                Refusal::Input(
-                    "edit_mode \"replace\" needs cell_id: the id of the cell to change, as Read \
-                     shows it."
-                        .into(),
-                )
-            })?;
+            let index = needed_cell(target, edit.mode, "change")?;
             let cell = cell_object(&mut cells[index])?;
             let mut notes = Vec::new();
             if let Some(kind) = edit.kind
@@ -292,13 +293,7 @@ pub(crate) fn apply(
             ))
         }
         Mode::Delete => {
-            let index = target.ok_or_else(|| {
-                Refusal::Input(
-                    "edit_mode \"delete\" needs cell_id: the id of the cell to delete, as Read \
-                     shows it."
-                        .into(),
-                )
-            })?;
+            let index = needed_cell(target, edit.mode, "delete")?;
             let removed = cells.remove(index);
             Ok(summary(
                 Mode::Delete,
@@ -310,6 +305,17 @@ pub(crate) fn apply(
             ))
         }
     }
+}
+
+/// The index of the cell `mode` acts on (to `verb` it), which needs a
+/// `cell_id`.
+fn needed_cell(target: Option<usize>, mode: Mode, verb: &str) -> Result<usize, Refusal> {
+    target.ok_or_else(|| {
+        Refusal::Input(format!(
+            "edit_mode \"{}\" needs cell_id: the id of the cell to {verb}, as Read shows it.",
+            mode.as_str()
+        ))
+    })
 }
 
 fn summary(

@@ -10,7 +10,7 @@
 //! The search logic is plain Rust over `std::fs` and is tested natively:
 //! `cargo test --manifest-path plugins/Cargo.toml`.
 
-use kaizen_sdk::paths::normalize;
+use kaizen_sdk::paths::{check_granted, normalize};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -79,6 +79,8 @@ struct Found {
 fn glob(cwd: &Path, pattern: &str, path: Option<&str>) -> Result<Output, ToolError> {
     let dir = search_dir(cwd, path)?;
     let (base, glob) = split_pattern(&dir, pattern)?;
+    // An absolute pattern, or one climbing out with `..`, names its own.
+    check_readable(&base)?;
     let matcher = compile(&glob, pattern)?;
     let mut found = find(&base, &matcher, max_depth(&glob));
     sort(&mut found);
@@ -97,6 +99,7 @@ fn search_dir(cwd: &Path, path: Option<&str>) -> Result<PathBuf, ToolError> {
         return Ok(normalize(cwd));
     };
     let dir = normalize(&cwd.join(path));
+    check_readable(&dir)?;
     match std::fs::metadata(&dir) {
         Ok(meta) if meta.is_dir() => Ok(dir),
         Ok(_) => Err(ToolError::invalid_input(format!(
@@ -121,6 +124,15 @@ fn search_dir(cwd: &Path, path: Option<&str>) -> Result<PathBuf, ToolError> {
         }
         Err(err) => Err(ToolError::from(err).context(dir.display())),
     }
+}
+
+/// Refuses a directory to search outside the granted ones, naming them.
+fn check_readable(dir: &Path) -> Result<(), ToolError> {
+    check_granted(
+        dir,
+        "read",
+        ". Search inside them, or omit `path` to search the current working directory",
+    )
 }
 
 /// Splits `pattern` into the directory its leading literal components name

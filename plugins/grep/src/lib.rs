@@ -23,7 +23,7 @@ mod search;
 mod sink;
 mod walk;
 
-use kaizen_sdk::paths::normalize;
+use kaizen_sdk::paths::{check_granted, normalize};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -167,6 +167,11 @@ fn search_target(cwd: &Path, path: Option<&str>) -> Result<Target, ToolError> {
         return Ok(Target::Dir(normalize(cwd)));
     };
     let target = normalize(&cwd.join(path));
+    check_granted(
+        &target,
+        "read",
+        ". Search inside them, or omit `path` to search the current working directory",
+    )?;
     match std::fs::metadata(&target) {
         Ok(meta) if meta.is_dir() => Ok(Target::Dir(target)),
         Ok(_) => Ok(Target::File(target)),

@@ -1,7 +1,7 @@
 //! Finding the file: resolving the path the model gave, and saying what
 //! to do when nothing is there.
 
-use kaizen_sdk::paths::{granted_dirs, is_within, normalize, similar_files};
+use kaizen_sdk::paths::{self, normalize, similar_files};
 use std::fs::{self, Metadata};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -24,17 +24,7 @@ pub(crate) fn resolve(cwd: &Path, file_path: &str) -> Result<PathBuf, ToolError>
 /// them. The WASI libc would otherwise resolve it inside the workspace
 /// (`/etc/passwd` as `<workspace>/etc/passwd`).
 pub(crate) fn check_granted(path: &Path) -> Result<(), ToolError> {
-    let dirs = granted_dirs();
-    if is_within(path, &dirs) {
-        return Ok(());
-    }
-    let list: Vec<String> = dirs.iter().map(|dir| dir.display().to_string()).collect();
-    Err(ToolError::permission_denied(format!(
-        "{} is outside the directories Kaizen can read ({}). Read files inside them; the user \
-         can grant another directory with --add-dir.",
-        path.display(),
-        list.join(", ")
-    )))
+    paths::check_granted(path, "read", ". Read files inside them")
 }
 
 /// The metadata of `path` (which the model gave as `given`), or an error

@@ -4,6 +4,8 @@
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
+use crate::ToolError;
+
 /// At most this many close names are suggested for a missing file.
 const MAX_SUGGESTIONS: usize = 3;
 
@@ -55,6 +57,28 @@ pub fn granted_dirs() -> Vec<PathBuf> {
 /// [`granted_dirs`]).
 pub fn is_within(path: &Path, dirs: &[PathBuf]) -> bool {
     dirs.iter().any(|dir| path.starts_with(dir))
+}
+
+/// Refuses the absolute, normalized `path` when none of the
+/// [`granted_dirs`] covers it, with an error naming them: "`<path>` is
+/// outside the directories Kaizen can `<can>` (`<dirs>`)`<advice>`; the
+/// user can grant another directory with --add-dir." `advice` starts with
+/// its own punctuation (`". Read files inside them"`).
+///
+/// Check before touching the path: the WASI libc would resolve it inside
+/// the workspace instead (see [`granted_dirs`]).
+pub fn check_granted(path: &Path, can: &str, advice: &str) -> Result<(), ToolError> {
+    let dirs = granted_dirs();
+    if is_within(path, &dirs) {
+        return Ok(());
+    }
+    let list: Vec<String> = dirs.iter().map(|dir| dir.display().to_string()).collect();
+    Err(ToolError::permission_denied(format!(
+        "{} is outside the directories Kaizen can {can} ({}){advice}; the user can grant \
+         another directory with --add-dir.",
+        path.display(),
+        list.join(", ")
+    )))
 }
 
 /// Files in the directory of `path` whose names are close to its name
@@ -127,6 +151,19 @@ mod tests {
         assert_eq!(normalize(Path::new("/a/../../b")), Path::new("/b"));
         assert_eq!(normalize(Path::new("/a/b/")), Path::new("/a/b"));
         assert_eq!(normalize(Path::new("../x")), Path::new("../x"));
+    }
+
+    #[test]
+    fn paths_outside_the_granted_directories_are_refused_naming_them() {
+        // Natively everything below `/` is granted.
+        assert!(check_granted(Path::new("/etc/passwd"), "read", ". Advice").is_ok());
+        let err = check_granted(Path::new("etc/passwd"), "read", ". Read inside them").unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::PermissionDenied);
+        assert_eq!(
+            err.message(),
+            "etc/passwd is outside the directories Kaizen can read (/). Read inside them; the \
+             user can grant another directory with --add-dir."
+        );
     }
 
     #[test]

@@ -2,18 +2,15 @@
 //! per run, the provider's variables pointing at the server, and what the
 //! model was sent.
 
-use kaizen_model_server::{ModelServer, Wire};
-use std::path::PathBuf;
-use std::process::Output;
+use kaizen_model_server::{ModelServer, Recorded, Wire};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 use tempfile::TempDir;
 
-// Shared with the scripted sessions; not every suite uses them.
-/// The API key the runs use; it must never show up in what the user sees.
-#[allow(unused_imports)]
-pub use super::session::TEST_KEY as KEY;
-/// The one JSON object `--output-format json` printed.
-#[allow(unused_imports)]
-pub use super::session::result_of;
+/// The API key the runs use; it must never show up in what the user sees,
+/// nor reach a tool.
+pub const KEY: &str = "sk-test-secret-key-0123456789";
 
 /// A workspace and a home for one run.
 pub struct Run {
@@ -49,72 +46,117 @@ impl Run {
         self.workspace.path().canonicalize().unwrap()
     }
 
-    /// `kaizen run ARGS`, against `server` through `wire`'s environment
-    /// variables (and no other provider's).
-    pub fn command(
-        &self,
-        server: Option<(&ModelServer, Wire)>,
-        args: &[&str],
-    ) -> tokio::process::Command {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_kaizen"));
-        cmd.arg("run")
-            .args(args)
-            .arg("--cwd")
-            .arg(self.workspace.path())
-            .env("KAIZEN_HOME", self.home.path())
-            .env("KAIZEN_CACHE_DIR", super::cache_dir());
+    /// `kaizen run ARGS` here (see [`run_command`]), with the test plugins
+    /// when the run has them.
+    pub fn command(&self, server: Option<(&ModelServer, Wire)>, args: &[&str]) -> Command {
+        let mut cmd = run_command(self.home.path(), self.workspace.path(), server, args);
         if self.test_plugins {
             cmd.arg("--plugins")
                 .arg(kaizen_test_artifacts::plugins_root());
-        }
-        for var in [
-            "OPENAI_API_KEY",
-            "OPENAI_BASE_URL",
-            "ANTHROPIC_API_KEY",
-            "ANTHROPIC_BASE_URL",
-            "OLLAMA_HOST",
-            "KAIZEN_MODEL",
-            "KAIZEN_LOG",
-        ] {
-            cmd.env_remove(var);
-        }
-        match server {
-            Some((server, Wire::OpenAi)) => {
-                cmd.env("OPENAI_API_KEY", KEY)
-                    .env("OPENAI_BASE_URL", server.openai_base_url());
-            }
-            Some((server, Wire::Anthropic)) => {
-                cmd.env("ANTHROPIC_API_KEY", KEY)
-                    .env("ANTHROPIC_BASE_URL", server.anthropic_base_url());
-            }
-            Some((server, Wire::Ollama)) => {
-                cmd.env("OLLAMA_HOST", server.ollama_host());
-            }
-            None => {}
         }
         cmd
     }
 
     /// Runs [`Self::command`] to its end.
     pub async fn kaizen(&self, server: Option<(&ModelServer, Wire)>, args: &[&str]) -> Output {
-        self.command(server, args).output().await.unwrap()
+        tokio::process::Command::from(self.command(server, args))
+            .output()
+            .await
+            .unwrap()
     }
 }
 
-/// The tool results the model was sent in request `n` over the OpenAI
-/// wire, as (id, text).
-pub fn results_sent(server: &ModelServer, n: usize) -> Vec<(String, String)> {
-    let body = &server.requests()[n].body;
-    body["messages"]
+/// `kaizen run ARGS --cwd WORKSPACE` with its own `KAIZEN_HOME`, against
+/// `server` through `wire`'s environment variables (and no other
+/// provider's).
+pub fn run_command(
+    home: &Path,
+    workspace: &Path,
+    server: Option<(&ModelServer, Wire)>,
+    args: &[&str],
+) -> Command {
+    let mut cmd = super::command(home, workspace, ["run"].iter().chain(args));
+    for var in [
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "OLLAMA_HOST",
+        "KAIZEN_MODEL",
+        "KAIZEN_LOG",
+    ] {
+        cmd.env_remove(var);
+    }
+    match server {
+        Some((server, Wire::OpenAi)) => {
+            cmd.env("OPENAI_API_KEY", KEY)
+                .env("OPENAI_BASE_URL", server.openai_base_url());
+        }
+        Some((server, Wire::Anthropic)) => {
+            cmd.env("ANTHROPIC_API_KEY", KEY)
+                .env("ANTHROPIC_BASE_URL", server.anthropic_base_url());
+        }
+        Some((server, Wire::Ollama)) => {
+            cmd.env("OLLAMA_HOST", server.ollama_host());
+        }
+        None => {}
+    }
+    cmd
+}
+
+/// The one JSON object `--output-format json` printed.
+pub fn result_of(output: &Output) -> Value {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|err| {
+        panic!(
+            "not one JSON object ({err}): {stdout}\nstderr: {}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+/// `field` (`"name"`, `"status"`) of each tool call in a result object, in
+/// call order.
+pub fn call_fields<'a>(result: &'a Value, field: &str) -> Vec<&'a str> {
+    result["tool_calls"]
         .as_array()
         .unwrap()
         .iter()
+        .map(|call| call[field].as_str().unwrap())
+        .collect()
+}
+
+/// The tool results in an OpenAI-style request body, in call order.
+pub fn tool_results(body: &Value) -> Vec<String> {
+    tool_messages(body, "content")
+}
+
+/// The tool results the model was sent in request `n` over the OpenAI
+/// wire, in call order.
+pub fn results_sent(server: &ModelServer, n: usize) -> Vec<String> {
+    tool_results(&request(server, n).body)
+}
+
+/// The call ids of the tool results in request `n` over the OpenAI wire.
+pub fn result_ids_sent(server: &ModelServer, n: usize) -> Vec<String> {
+    tool_messages(&request(server, n).body, "tool_call_id")
+}
+
+/// Request `n` the server received.
+fn request(server: &ModelServer, n: usize) -> Recorded {
+    let mut requests = server.requests();
+    let count = requests.len();
+    assert!(n < count, "only {count} requests were made");
+    requests.swap_remove(n)
+}
+
+/// `field` of each tool message in an OpenAI-style request body.
+fn tool_messages(body: &Value, field: &str) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
         .filter(|m| m["role"] == "tool")
-        .map(|m| {
-            (
-                m["tool_call_id"].as_str().unwrap_or_default().to_string(),
-                m["content"].as_str().unwrap_or_default().to_string(),
-            )
-        })
+        .map(|m| m[field].as_str().unwrap_or_default().to_string())
         .collect()
 }

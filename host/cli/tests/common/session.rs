@@ -2,13 +2,11 @@
 //! model server asks for each call in turn, then answers; the results are
 //! read back from what the binary sent the model.
 
-use kaizen_model_server::{ModelServer, Reply, Script};
+use super::run::{result_of, run_command, tool_results};
+use kaizen_model_server::{ModelServer, Reply, Script, Wire};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Output;
-
-/// The key the test provider is given; it must never reach a tool.
-pub const TEST_KEY: &str = "sk-test-secret-key-0123456789";
 
 /// What one scripted session did.
 pub struct SessionRun {
@@ -73,50 +71,18 @@ impl<'a> Session<'a> {
     }
 
     async fn kaizen(&self, server: &ModelServer) -> Output {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_kaizen"));
-        cmd.args(["run", "--model", "gpt-4o-mini", "--output-format", "json"])
-            .args(&self.args)
-            .arg("--cwd")
-            .arg(self.workspace)
-            .arg("Do the task.")
-            .env("KAIZEN_HOME", self.home)
-            .env("KAIZEN_CACHE_DIR", super::cache_dir())
-            .env("OPENAI_API_KEY", TEST_KEY)
-            .env("OPENAI_BASE_URL", server.openai_base_url())
-            .envs(self.env.iter().map(|(k, v)| (k, v)));
-        for var in [
-            "ANTHROPIC_API_KEY",
-            "OLLAMA_HOST",
-            "KAIZEN_MODEL",
-            "KAIZEN_LOG",
-        ] {
-            cmd.env_remove(var);
-        }
-        cmd.output().await.unwrap()
+        let args: Vec<&str> = ["--model", "gpt-4o-mini", "--output-format", "json"]
+            .into_iter()
+            .chain(self.args.iter().map(String::as_str))
+            .collect();
+        let mut cmd = run_command(
+            self.home,
+            self.workspace,
+            Some((server, Wire::OpenAi)),
+            &args,
+        );
+        cmd.arg("Do the task.");
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
+        tokio::process::Command::from(cmd).output().await.unwrap()
     }
-}
-
-/// The tool results in an OpenAI-style request body, in order.
-pub fn tool_results(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .map(|messages| {
-            messages
-                .iter()
-                .filter(|m| m["role"] == "tool")
-                .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The one JSON object `--output-format json` printed.
-pub fn result_of(output: &Output) -> Value {
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    serde_json::from_str(stdout.trim()).unwrap_or_else(|err| {
-        panic!(
-            "not one JSON object ({err}): {stdout}\nstderr: {}",
-            String::from_utf8_lossy(&output.stderr)
-        )
-    })
 }

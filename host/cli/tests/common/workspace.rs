@@ -5,6 +5,7 @@
 use super::session::{Session, SessionRun};
 use serde_json::Value;
 use std::path::PathBuf;
+use std::process::Output;
 use tempfile::TempDir;
 
 /// A workspace and a home for one session.
@@ -24,10 +25,15 @@ impl Workspace {
         }
     }
 
+    /// The workspace as the host sees it (symlinks resolved).
+    pub fn root(&self) -> PathBuf {
+        self.dir.path().canonicalize().unwrap()
+    }
+
     /// The absolute path of `relative`, as the host sees it (symlinks
     /// resolved).
     pub fn path(&self, relative: &str) -> PathBuf {
-        self.dir.path().canonicalize().unwrap().join(relative)
+        self.root().join(relative)
     }
 
     /// The absolute path of `relative` as a string, for tool inputs.
@@ -48,9 +54,19 @@ impl Workspace {
         std::fs::read_to_string(self.path(relative)).unwrap()
     }
 
+    /// `kaizen ARGS` here (see [`super::kaizen`]).
+    pub fn kaizen(&self, args: &[&str]) -> Output {
+        super::kaizen(self.home.path(), self.dir.path(), args)
+    }
+
+    /// A scripted session here, to add arguments to and run.
+    pub fn scripted(&self) -> Session<'_> {
+        Session::new(self.home.path(), self.dir.path())
+    }
+
     /// Runs `calls` in one session here, with `args` added to `kaizen run`.
     pub async fn session(&self, calls: &[(&str, Value)], args: &[&str]) -> Calls {
-        let mut session = Session::new(self.home.path(), self.dir.path());
+        let mut session = self.scripted();
         session.args = args.iter().map(|arg| arg.to_string()).collect();
         Calls(session.run(calls).await)
     }

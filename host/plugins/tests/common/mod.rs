@@ -11,7 +11,10 @@ use kaizen_plugins::{
 use kaizen_tools::{CallContext, ToolError, ToolOutput, ToolRegistry};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use tempfile::TempDir;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
 
 /// A workspace, a cache and a host, all in temporary directories.
 pub struct Harness {
@@ -114,6 +117,13 @@ impl Harness {
     }
 }
 
+/// A registry of `plugin`'s tools.
+pub fn registry_of(plugin: &LoadedPlugin) -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    registry.register_all(plugin.tool_handles()).unwrap();
+    registry
+}
+
 pub fn source(dir: &Path) -> PluginSource {
     PluginSource {
         origin: Origin::Flag,
@@ -140,4 +150,35 @@ pub fn error(result: Result<ToolOutput, ToolError>) -> ToolError {
         Ok(output) => panic!("expected an error, got {:?}", output.joined_text()),
         Err(err) => err,
     }
+}
+
+/// A loopback HTTP server answering every request `200 OK` with the body
+/// `answer` gives for the request's head; counts the requests it served.
+pub async fn serve_http(answer: fn(&str) -> String) -> (u16, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counter = hits.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            counter.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                let mut request = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match socket.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => request.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let body = answer(&String::from_utf8_lossy(&request));
+                let response = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(response.as_bytes()).await;
+            });
+        }
+    });
+    (port, hits)
 }
