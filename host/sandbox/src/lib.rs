@@ -74,6 +74,7 @@ mod plan;
 mod sandbox;
 mod seccomp;
 mod shell;
+mod stale;
 mod state_dir;
 mod types;
 

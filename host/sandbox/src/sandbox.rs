@@ -16,6 +16,7 @@ use crate::lifeline;
 use crate::plan::{Layers, Plan};
 use crate::seccomp;
 use crate::shell::{self, Body, ShellState};
+use crate::stale;
 use crate::state_dir::{StateDir, StateFile};
 use crate::types::{Command, JobOutput, Output, Policy, ProcessError};
 
@@ -121,10 +122,14 @@ impl Sandbox {
         let layers = choose_layers(&policy, features::cached())?;
         let io_err = |what: &str, e: std::io::Error| ProcessError::Failed(format!("{what}: {e}"));
         // 0700: the session's files are nobody else's business on this host.
+        let parent = std::env::temp_dir();
+        stale::sweep_once(&parent);
         let root = tempfile::Builder::new()
-            .prefix("kaizen-sandbox-")
+            .prefix(stale::PREFIX)
             .permissions(std::fs::Permissions::from_mode(0o700))
-            .tempdir()
+            .tempdir_in(&parent)
+            .map_err(|e| io_err("creating the private temp directory", e))?;
+        stale::mark_owner(root.path())
             .map_err(|e| io_err("creating the private temp directory", e))?;
         let temp = root.path().join("tmp");
         let state_dir = root.path().join("state");
