@@ -29,7 +29,7 @@ pub struct SandboxSettings {
 /// dropped (with everything they started) when the session ends.
 pub(crate) struct SessionSandboxes {
     policy: Policy,
-    programs: Vec<String>,
+    programs: Arc<[String]>,
     sessions: Mutex<HashMap<String, Arc<Sandbox>>>,
 }
 
@@ -60,7 +60,7 @@ impl SessionSandboxes {
         };
         Some(Self {
             policy,
-            programs,
+            programs: programs.into(),
             sessions: Mutex::default(),
         })
     }
@@ -98,7 +98,7 @@ impl SessionSandboxes {
 /// A store's way to the session's sandbox.
 pub(crate) struct ProcessAccess {
     sandbox: Result<Arc<Sandbox>, String>,
-    programs: Vec<String>,
+    programs: Arc<[String]>,
 }
 
 impl ProcessAccess {

@@ -146,15 +146,16 @@ impl PluginRuntime {
     ) -> (Result<ToolOutput, ToolError>, bool) {
         let plugin = &self.identity.name;
         let store = &mut live.store;
+        // A stateful instance serves many calls: each sees its own
+        // directory, sandbox and notes.
         let state = store.data_mut();
         state.cwd = Some(ctx.cwd.clone());
         state.process = self
             .sandboxes
             .as_ref()
             .map(|sandboxes| sandboxes.access(&ctx.session_id));
-        store.data_mut().clock.restart();
-        // A stateful instance serves many calls: each sees its own notes.
-        store.data_mut().notes = ctx.notes.clone();
+        state.notes = ctx.notes.clone();
+        state.clock.restart();
         store.set_epoch_deadline(PluginEngine::ticks_for(store.data().clock.limit()));
         let wit_ctx = guest_tools::CallContext {
             session_id: ctx.session_id.clone(),
