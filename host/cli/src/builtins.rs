@@ -33,7 +33,10 @@ pub fn sources() -> Vec<PluginSource> {
 /// - `webfetch`: `http = ["*"]`, public hosts (a wildcard never reaches
 ///   loopback or private addresses; a grant naming such a host does);
 /// - `websearch`: the providers' API hosts over https, and the variables
-///   that choose the provider and its URL.
+///   that choose the provider and its URL;
+/// - `task`: `agent`, to start sub-agents (which spend from the session's
+///   budget);
+/// - `bash`: `bash` as its one program, without network.
 pub fn default_grants() -> Vec<(&'static str, Capabilities)> {
     let strings = |items: &[&str]| items.iter().map(|s| s.to_string()).collect();
     vec![
@@ -49,6 +52,13 @@ pub fn default_grants() -> Vec<(&'static str, Capabilities)> {
             Capabilities {
                 http: strings(&["https://api.search.brave.com", "https://api.tavily.com"]),
                 env: strings(&["KAIZEN_WEBSEARCH_PROVIDER", "KAIZEN_WEBSEARCH_URL"]),
+                ..Capabilities::default()
+            },
+        ),
+        (
+            "task",
+            Capabilities {
+                agent: true,
                 ..Capabilities::default()
             },
         ),

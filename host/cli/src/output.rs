@@ -117,6 +117,11 @@ impl Observer for Printer {
             Event::ToolCall { name, .. } => {
                 self.progress(&mut state, &format!("kaizen: running {name}…"))
             }
+            Event::SubAgent { event, .. } => {
+                if let Event::ToolCall { name, .. } = &**event {
+                    self.progress(&mut state, &format!("kaizen: sub-agent running {name}…"))
+                }
+            }
             Event::Retry { attempt, error } => self.progress(
                 &mut state,
                 &format!("kaizen: provider failed ({error}); attempt {attempt}…"),
@@ -152,7 +157,7 @@ impl Observer for Printer {
             }
             OutputFormat::StreamJson => {
                 // Deltas would repeat what the assistant event carries.
-                if !matches!(event, Event::TextDelta { .. }) {
+                if !is_delta(event) {
                     self.clear_progress(&mut state);
                     print_json(event);
                 }
@@ -164,20 +169,8 @@ impl Observer for Printer {
 impl Printer {
     /// One dim line per tool call and failure, between the answer's text.
     fn show_activity(&self, state: &mut PrintState, event: &Event) {
-        let line = match event {
-            Event::ToolCall {
-                name, arguments, ..
-            } => format!("→ {name} {}", shorten(&arguments.to_string(), 100)),
-            Event::ToolResult {
-                name,
-                status,
-                output,
-                ..
-            } if status == "error" => {
-                let first = output.lines().next().unwrap_or_default();
-                format!("  ✗ {name}: {}", shorten(first, 100))
-            }
-            _ => return,
+        let Some(line) = activity_line(event) else {
+            return;
         };
         self.clear_progress(state);
         let mut out = std::io::stdout().lock();
@@ -188,6 +181,37 @@ impl Printer {
         let _ = out.flush();
         eprintln!("\x1b[2m{line}\x1b[0m");
     }
+}
+
+/// True for a streamed piece of text, the parent's or a sub-agent's.
+fn is_delta(event: &Event) -> bool {
+    match event {
+        Event::TextDelta { .. } => true,
+        Event::SubAgent { event, .. } => is_delta(event),
+        _ => false,
+    }
+}
+
+/// The dim line shown for a tool call or failure; a sub-agent's are
+/// indented under the call that started it.
+fn activity_line(event: &Event) -> Option<String> {
+    let line = match event {
+        Event::ToolCall {
+            name, arguments, ..
+        } => format!("→ {name} {}", shorten(&arguments.to_string(), 100)),
+        Event::ToolResult {
+            name,
+            status,
+            output,
+            ..
+        } if status == "error" => {
+            let first = output.lines().next().unwrap_or_default();
+            format!("  ✗ {name}: {}", shorten(first, 100))
+        }
+        Event::SubAgent { event, .. } => format!("    {}", activity_line(event)?),
+        _ => return None,
+    };
+    Some(line)
 }
 
 fn shorten(text: &str, max: usize) -> String {

@@ -105,6 +105,7 @@ async fn main() {
         workspace: workspace.clone(),
         cwd: workspace.clone(),
         notes: Default::default(),
+        sub_agents: Default::default(),
     };
 
     println!(

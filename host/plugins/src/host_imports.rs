@@ -1,9 +1,9 @@
-//! The contract's host interfaces `log`, `session` and `interaction`
-//! (`process` is in `process_host`). `agent` and `llm` are defined in the contract; until
-//! the host implements them, a component importing them is refused at load
-//! time (see `linking`).
+//! The contract's host interfaces `log`, `session`, `interaction` and
+//! `agent` (`process` is in `process_host`). `llm` is defined in the
+//! contract; until the host implements it, a component importing it is
+//! refused at load time (see `linking`).
 
-use crate::bindings::{interaction, log, session, types};
+use crate::bindings::{agent, interaction, log, session, types};
 use crate::state::PluginState;
 use std::time::Duration;
 
@@ -100,5 +100,30 @@ impl session::Host for PluginState {
                 "set-todos was given something other than a JSON array; the todo list is unchanged"
             ),
         }
+    }
+}
+
+impl agent::Host for PluginState {
+    async fn run(&mut self, req: agent::AgentRequest) -> Result<agent::AgentResult, String> {
+        let request = kaizen_tools::SubAgentRequest {
+            description: req.description,
+            prompt: req.prompt,
+            subagent_type: req.subagent_type,
+        };
+        let run = self.sub_agents.run(&self.call_id, request);
+        // The sub-agent's time is bounded by the session, not the plugin's
+        // CPU allowance.
+        self.clock.begin_wait();
+        let report = run.await;
+        self.clock.end_wait();
+        let report = report?;
+        Ok(agent::AgentResult {
+            output: report.output,
+            status: report.status,
+            error: report.error,
+            cycles: report.cycles,
+            cost_usd: report.cost_usd,
+            tool_calls: report.tool_calls,
+        })
     }
 }

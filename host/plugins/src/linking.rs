@@ -2,7 +2,7 @@
 //! Imports are checked before instantiation so that a missing capability
 //! is a load error that names it, never a trap at call time.
 
-use crate::bindings::{interaction, log, process, session, types};
+use crate::bindings::{agent, interaction, log, process, session, types};
 use crate::grant::EffectiveGrant;
 use crate::manifest::CONTRACT_VERSION;
 use crate::state::PluginState;
@@ -32,6 +32,9 @@ pub(crate) fn linker_for(
     if grant.process.is_some() {
         process::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |state| state)?;
     }
+    if grant.agent {
+        agent::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |state| state)?;
+    }
     Ok(linker)
 }
 
@@ -54,7 +57,7 @@ fn needed_for(import: &str, grant: &EffectiveGrant) -> Option<Needed> {
     match interface {
         "kaizen:plugin/interaction" => need("interaction", grant.interaction, true),
         "kaizen:plugin/process" => need("process", grant.process.is_some(), true),
-        "kaizen:plugin/agent" => need("agent", grant.agent, false),
+        "kaizen:plugin/agent" => need("agent", grant.agent, true),
         "kaizen:plugin/llm" => need("llm", grant.llm, false),
         "wasi:http/outgoing-handler" | "wasi:http/types" => {
             need("http", !grant.http.is_empty(), true)

@@ -155,6 +155,8 @@ impl PluginRuntime {
             .as_ref()
             .map(|sandboxes| sandboxes.access(&ctx.session_id));
         state.notes = ctx.notes.clone();
+        state.sub_agents = ctx.sub_agents.clone();
+        state.call_id.clone_from(&ctx.call_id);
         state.clock.restart();
         store.set_epoch_deadline(PluginEngine::ticks_for(store.data().clock.limit()));
         let wit_ctx = guest_tools::CallContext {

@@ -8,7 +8,7 @@ use crate::http_policy::HttpPolicy;
 use crate::interaction::Interaction;
 use crate::process_host::ProcessAccess;
 use crate::tail_output::TailOutput;
-use kaizen_tools::SessionNotes;
+use kaizen_tools::{SessionNotes, SubAgentLink};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -48,6 +48,10 @@ pub(crate) struct PluginState {
     /// The notes of the session whose call the store serves; set for each
     /// call.
     pub notes: Arc<SessionNotes>,
+    /// Where the current call may start sub-agents; set for each call.
+    pub sub_agents: SubAgentLink,
+    /// The model's id for the current call.
+    pub call_id: String,
     /// The directory the current call works in.
     pub cwd: Option<PathBuf>,
     /// The session's sandbox, when the plugin may run programs; set for
@@ -110,6 +114,8 @@ impl PluginState {
             stderr,
             interaction: identity.interaction.clone(),
             notes: Arc::default(),
+            sub_agents: SubAgentLink::default(),
+            call_id: String::new(),
             cwd: cwd.map(Path::to_path_buf),
             process: None,
         })

@@ -8,12 +8,14 @@ use crate::events::{Event, Observer};
 use crate::prompt::{system_prompt, today};
 use crate::result::{RunResult, RunStart};
 use crate::state::{SessionState, Status, ToolCallRecord};
+use crate::sub_agent::{self, Meter, Scope};
 use kaizen_llm::{
     Block, Message, Provider, Request, Response, Role, StreamEvent, ToolDefinition, Usage,
 };
-use kaizen_tools::{CallContext, Notes, SessionNotes, ToolRegistry};
+use kaizen_tools::{CallContext, Notes, SessionNotes, SubAgentLink, ToolRegistry};
 use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -44,6 +46,9 @@ pub struct AgentConfig {
     pub max_tokens: u32,
     /// Characters of one tool result the model sees.
     pub max_result_chars: usize,
+    /// Added to the end of the system prompt (a sub-agent's role, an
+    /// embedder's rules).
+    pub instructions: Option<String>,
 }
 
 impl AgentConfig {
@@ -57,6 +62,7 @@ impl AgentConfig {
             timeout: None,
             max_tokens: DEFAULT_MAX_TOKENS,
             max_result_chars: DEFAULT_MAX_RESULT_CHARS,
+            instructions: None,
         }
     }
 }
@@ -96,14 +102,40 @@ impl Agent<'_> {
         task: &str,
         interrupt: &CancellationToken,
     ) -> RunResult {
+        let deadline = self.config.timeout.map(|limit| Instant::now() + limit);
+        self.run_in(state, task, interrupt, &Scope::outermost(deadline))
+            .await
+    }
+
+    /// Runs `task` within `scope`: the outermost run's, or a sub-agent's
+    /// share of its parent's. Boxed because a run may contain runs.
+    pub(crate) fn run_in<'r>(
+        &'r self,
+        state: &'r mut SessionState,
+        task: &'r str,
+        interrupt: &'r CancellationToken,
+        scope: &'r Scope,
+    ) -> Pin<Box<dyn Future<Output = RunResult> + Send + 'r>> {
+        Box::pin(self.run_scoped(state, task, interrupt, scope))
+    }
+
+    async fn run_scoped(
+        &self,
+        state: &mut SessionState,
+        task: &str,
+        interrupt: &CancellationToken,
+        scope: &Scope,
+    ) -> RunResult {
         let started = Instant::now();
-        let deadline = self.config.timeout.map(|limit| started + limit);
         let start = RunStart::of(state);
         state.messages.push(Message {
             role: Role::User,
             content: vec![Block::Text { text: task.into() }],
         });
-        let system = system_prompt(&self.config.workspace, &today());
+        let mut system = system_prompt(&self.config.workspace, &today());
+        if let Some(instructions) = &self.config.instructions {
+            system.push_str(&format!("\n{instructions}\n"));
+        }
         let mut tools = self.tool_definitions();
         self.observer.on_event(&Event::SessionStart {
             session_id: state.session_id.clone(),
@@ -114,15 +146,20 @@ impl Agent<'_> {
         let mut output = String::new();
         let mut model_used = self.config.model.clone();
         let (status, error) = loop {
-            if let Some(ending) = self.limit_reached(state, &start) {
+            if let Some(ending) = self.limit_reached(state, &start, scope) {
                 break ending;
             }
             if interrupt.is_cancelled() {
                 break (Status::Interrupted, Some("interrupted".into()));
             }
+            // A step that ended as time ran out (a sub-agent's did) must not
+            // be followed by another model call.
+            if scope.deadline.is_some_and(|at| Instant::now() >= at) {
+                break self.cut_ending(Cut::Timeout, "starting the next step");
+            }
             // THINK
             let response = match self
-                .think(state, &system, &mut tools, deadline, interrupt)
+                .think(state, &system, &mut tools, scope, interrupt)
                 .await
             {
                 Ok(response) => response,
@@ -147,7 +184,7 @@ impl Agent<'_> {
                 break (Status::Complete, None);
             }
             // ACT and OBSERVE
-            if let Err(ending) = self.act(state, calls, deadline, interrupt).await {
+            if let Err(ending) = self.act(state, calls, scope, interrupt).await {
                 break ending;
             }
         };
@@ -176,7 +213,12 @@ impl Agent<'_> {
     }
 
     /// Cycle and budget limits, checked before each model call.
-    fn limit_reached(&self, state: &SessionState, start: &RunStart) -> Option<Ending> {
+    fn limit_reached(
+        &self,
+        state: &SessionState,
+        start: &RunStart,
+        scope: &Scope,
+    ) -> Option<Ending> {
         let cycles = state.cycles - start.cycles;
         if cycles >= self.config.max_cycles {
             return Some((
@@ -187,7 +229,8 @@ impl Agent<'_> {
                 )),
             ));
         }
-        let spent = state.cost_usd - start.cost;
+        // Sub-agents spend from the same budget as the run that started them.
+        let spent = scope.spent.cost();
         if spent >= self.config.budget_usd {
             return Some((
                 Status::BudgetExceeded,
@@ -206,7 +249,7 @@ impl Agent<'_> {
         state: &mut SessionState,
         system: &str,
         tools: &mut Vec<ToolDefinition>,
-        deadline: Option<Instant>,
+        scope: &Scope,
         interrupt: &CancellationToken,
     ) -> Result<Response, Ending> {
         // The history moves into the request and back: copying it on every
@@ -227,7 +270,7 @@ impl Agent<'_> {
             StreamEvent::ToolCallStarted { .. } => {}
         };
         let call = self.provider.complete(&request, &sink);
-        let outcome = bounded(call, deadline, interrupt).await;
+        let outcome = bounded(call, scope.deadline, interrupt).await;
         state.messages = request.messages;
         *tools = request.tools;
         let response = match outcome {
@@ -236,8 +279,10 @@ impl Agent<'_> {
             Err(cut) => return Err(self.cut_ending(cut, "waiting for the model")),
         };
         state.cycles += 1;
+        let cost = (self.pricing)(&response.model, &response.usage);
         state.usage.add(&response.usage);
-        state.cost_usd += (self.pricing)(&response.model, &response.usage);
+        state.cost_usd += cost;
+        scope.charge(&response.usage, cost);
         self.observer.on_event(&Event::Assistant {
             cycle: state.cycles,
             text: response.text(),
@@ -250,7 +295,7 @@ impl Agent<'_> {
         &self,
         state: &mut SessionState,
         calls: Vec<PendingCall>,
-        deadline: Option<Instant>,
+        scope: &Scope,
         interrupt: &CancellationToken,
     ) -> Result<(), Ending> {
         for call in &calls {
@@ -266,14 +311,36 @@ impl Agent<'_> {
             files: std::mem::take(&mut state.read_files),
             todos: std::mem::take(&mut state.todos),
         }));
+        let (sub_agents, requests) = sub_agent::channel();
         let ctx = CallContext {
             session_id: state.session_id.clone(),
             call_id: String::new(),
             workspace: self.config.workspace.clone(),
             cwd: self.config.workspace.clone(),
             notes: notes.clone(),
+            sub_agents: if scope.may_delegate {
+                sub_agents
+            } else {
+                SubAgentLink::default()
+            },
         };
-        let run = bounded(run_calls(self.tools, &ctx, calls), deadline, interrupt).await;
+        let tally = Arc::new(Meter::default());
+        let sub_scope = Scope {
+            tally: Some(tally.clone()),
+            ..scope.clone()
+        };
+        let work = self.serving_sub_agents(
+            run_calls(self.tools, &ctx, calls),
+            requests,
+            state,
+            &sub_scope,
+            interrupt,
+        );
+        let run = bounded(work, scope.deadline, interrupt).await;
+        // Sub-agents' spending belongs to this session, even when cut.
+        let (usage, cost) = tally.take();
+        state.usage.add(&usage);
+        state.cost_usd += cost;
         // Even a cut step keeps what its finished calls noted.
         let Notes { files, todos } = notes.take();
         state.read_files = files;
@@ -363,6 +430,8 @@ async fn bounded<F: Future>(
         }
     };
     tokio::select! {
+        // Work that is done counts, even when time ran out at once.
+        biased;
         output = work => Ok(output),
         () = expiry => Err(Cut::Timeout),
         () = interrupt.cancelled() => Err(Cut::Interrupted),

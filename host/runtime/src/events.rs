@@ -64,6 +64,14 @@ pub enum Event {
         /// What failed.
         error: String,
     },
+    /// Something happened in a sub-agent started by the tool call
+    /// `call_id`.
+    SubAgent {
+        /// The parent's tool call that started the sub-agent.
+        call_id: String,
+        /// What happened.
+        event: Box<Event>,
+    },
     /// The run ended.
     Result(RunResult),
 }

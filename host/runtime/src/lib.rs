@@ -12,6 +12,7 @@ mod events;
 mod prompt;
 mod result;
 mod state;
+mod sub_agent;
 
 pub use agent::{
     Agent, AgentConfig, DEFAULT_BUDGET_USD, DEFAULT_MAX_CYCLES, DEFAULT_MAX_RESULT_CHARS,
@@ -21,4 +22,5 @@ pub use events::{Event, Observer, Silent};
 pub use prompt::{INSTRUCTION_FILES, system_prompt, today};
 pub use result::{RUNTIME_NAME, RunResult, TokensUsed};
 pub use state::{FileRecord, SessionState, Status, ToolCallRecord, new_session_id};
+pub use sub_agent::TASK_TOOL;
 pub use tokio_util::sync::CancellationToken;

@@ -6,11 +6,13 @@
 //! JSON Schema before the tool runs, and turns every failure into a
 //! [`ToolError`] whose message a model can act on. Each call's
 //! [`CallContext`] carries the session's [`SessionNotes`] (files read, the
-//! todo list), which tools share and the loop keeps in its session state.
+//! todo list), which tools share and the loop keeps in its session state,
+//! and a [`SubAgentLink`] through which a tool can hand work to a sub-agent.
 
 mod registry;
 mod session;
 mod spec;
+mod sub_agent;
 
 pub use registry::{DEFAULT_MAX_OUTPUT_BYTES, RegistryError, ToolRegistry};
 pub use session::{FileRecord, Notes, SessionNotes};
@@ -18,3 +20,4 @@ pub use spec::{
     CallContext, ContentPart, Danger, Tool, ToolError, ToolErrorKind, ToolFuture, ToolOutput,
     ToolSpec,
 };
+pub use sub_agent::{SubAgentFuture, SubAgentLink, SubAgentReport, SubAgentRequest, SubAgents};

@@ -47,9 +47,11 @@ pub enum RegistryError {
     },
 }
 
+#[derive(Clone)]
 struct Entry {
     tool: Arc<dyn Tool>,
-    validator: jsonschema::Validator,
+    // Shared so that a subset registry need not compile schemas again.
+    validator: Arc<jsonschema::Validator>,
 }
 
 /// All tools a session can call.
@@ -120,9 +122,28 @@ impl ToolRegistry {
         for (tool, validator) in tools.into_iter().zip(checked) {
             self.by_name
                 .insert(tool.spec().name.clone(), self.entries.len());
-            self.entries.push(Entry { tool, validator });
+            self.entries.push(Entry {
+                tool,
+                validator: Arc::new(validator),
+            });
         }
         Ok(())
+    }
+
+    /// A registry of the tools for which `keep` holds, sharing them (and
+    /// their compiled schemas) with this one: a sub-agent's tool subset.
+    pub fn subset(&self, keep: impl Fn(&ToolSpec) -> bool) -> ToolRegistry {
+        let mut subset = ToolRegistry {
+            max_output_bytes: self.max_output_bytes,
+            ..ToolRegistry::new()
+        };
+        for entry in self.entries.iter().filter(|e| keep(e.tool.spec())) {
+            subset
+                .by_name
+                .insert(entry.tool.spec().name.clone(), subset.entries.len());
+            subset.entries.push(entry.clone());
+        }
+        subset
     }
 
     /// The specs of every tool, in registration order.

@@ -1,6 +1,7 @@
 //! The tool abstraction: specs, call context, outputs and errors.
 
 use crate::session::SessionNotes;
+use crate::sub_agent::SubAgentLink;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::future::Future;
@@ -50,6 +51,9 @@ pub struct CallContext {
     /// serialized: the session's state keeps the durable copy.
     #[serde(skip)]
     pub notes: Arc<SessionNotes>,
+    /// Where the call may start sub-agents; empty when it may not.
+    #[serde(skip)]
+    pub sub_agents: SubAgentLink,
 }
 
 /// One piece of a tool result as the model sees it.

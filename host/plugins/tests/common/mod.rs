@@ -113,6 +113,7 @@ impl Harness {
             workspace: self.workspace(),
             cwd: self.workspace(),
             notes: Default::default(),
+            sub_agents: Default::default(),
         }
     }
 }

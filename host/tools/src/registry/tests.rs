@@ -54,6 +54,7 @@ fn ctx() -> CallContext {
         workspace: "/w".into(),
         cwd: "/w".into(),
         notes: Default::default(),
+        sub_agents: Default::default(),
     }
 }
 
@@ -187,4 +188,31 @@ fn register_all_is_all_or_nothing() {
         .unwrap_err();
     assert!(err.to_string().contains("`Twin`"), "{err}");
     assert_eq!(registry.len(), 1);
+}
+
+#[tokio::test]
+async fn a_subset_keeps_only_the_chosen_tools_and_still_validates() {
+    let mut registry = registry();
+    registry.register(Echo::tool("Other", "p2")).unwrap();
+    registry.set_max_output_bytes(4);
+    let subset = registry.subset(|spec| spec.name == "Echo");
+    assert_eq!(
+        subset.specs().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+        ["Echo"]
+    );
+    let err = subset.call(&ctx(), "Other", "{}").await.unwrap_err();
+    assert_eq!(err.kind, ToolErrorKind::UnknownTool);
+    assert!(err.message.contains("Available tools: Echo."), "{err}");
+    let err = subset.call(&ctx(), "Echo", "{}").await.unwrap_err();
+    assert_eq!(err.kind, ToolErrorKind::SchemaViolation);
+    let err = subset
+        .call(&ctx(), "Echo", r#"{"text": "12345"}"#)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.kind,
+        ToolErrorKind::ResourceLimit,
+        "the output bound carries over"
+    );
+    assert_eq!(registry.len(), 2, "the original is untouched");
 }
