@@ -98,6 +98,7 @@ pub async fn run(options: RunOptions) -> Result<u8, SetupError> {
         pricing: &pricing,
         config,
         observer: &*printer,
+        journal: None,
     };
     let mut state = SessionState::new(new_session_id(), &model);
     let interrupt = CancellationToken::new();

@@ -5,6 +5,7 @@
 
 use crate::act::{PendingCall, result_block, result_text, run_calls};
 use crate::events::{Event, Observer};
+use crate::journal::{Entry, Journal, lost_results};
 use crate::prompt::{system_prompt, today};
 use crate::result::{RunResult, RunStart};
 use crate::state::{SessionState, Status, ToolCallRecord};
@@ -82,6 +83,8 @@ pub struct Agent<'a> {
     pub config: AgentConfig,
     /// Who hears about each step.
     pub observer: &'a dyn Observer,
+    /// Who keeps each change to the session, when it is kept.
+    pub journal: Option<&'a dyn Journal>,
 }
 
 /// Why a step was cut short.
@@ -102,9 +105,31 @@ impl Agent<'_> {
         task: &str,
         interrupt: &CancellationToken,
     ) -> RunResult {
+        self.resume(state, Some(task), interrupt).await
+    }
+
+    /// Goes on with a session that ran before (restored from a
+    /// checkpoint and its log). Calls that were cut off get a result
+    /// saying so, never a silent repeat; `task`, if any, follows as the
+    /// user's next message. Without either, the model continues from the
+    /// last results.
+    pub async fn resume(
+        &self,
+        state: &mut SessionState,
+        task: Option<&str>,
+        interrupt: &CancellationToken,
+    ) -> RunResult {
         let deadline = self.config.timeout.map(|limit| Instant::now() + limit);
         self.run_in(state, task, interrupt, &Scope::outermost(deadline))
             .await
+    }
+
+    /// Applies `entry` to `state` and tells the journal.
+    fn commit(&self, state: &mut SessionState, entry: Entry) {
+        state.apply(&entry);
+        if let Some(journal) = self.journal {
+            journal.record(&entry, state);
+        }
     }
 
     /// Runs `task` within `scope`: the outermost run's, or a sub-agent's
@@ -112,7 +137,7 @@ impl Agent<'_> {
     pub(crate) fn run_in<'r>(
         &'r self,
         state: &'r mut SessionState,
-        task: &'r str,
+        task: Option<&'r str>,
         interrupt: &'r CancellationToken,
         scope: &'r Scope,
     ) -> Pin<Box<dyn Future<Output = RunResult> + Send + 'r>> {
@@ -122,27 +147,36 @@ impl Agent<'_> {
     async fn run_scoped(
         &self,
         state: &mut SessionState,
-        task: &str,
+        task: Option<&str>,
         interrupt: &CancellationToken,
         scope: &Scope,
     ) -> RunResult {
         let started = Instant::now();
         let start = RunStart::of(state);
-        state.messages.push(Message {
-            role: Role::User,
-            content: vec![Block::Text { text: task.into() }],
-        });
         let mut system = system_prompt(&self.config.workspace, &today());
         if let Some(instructions) = &self.config.instructions {
             system.push_str(&format!("\n{instructions}\n"));
         }
         let mut tools = self.tool_definitions();
+        let cwd = self.config.workspace.display().to_string();
+        let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
         self.observer.on_event(&Event::SessionStart {
             session_id: state.session_id.clone(),
             model: self.config.model.clone(),
-            cwd: self.config.workspace.display().to_string(),
-            tools: tools.iter().map(|t| t.name.clone()).collect(),
+            cwd: cwd.clone(),
+            tools: names.clone(),
         });
+        self.commit(
+            state,
+            Entry::Start {
+                model: self.config.model.clone(),
+                cwd,
+                tools: names,
+            },
+        );
+        if let Some(message) = opening_message(state, task) {
+            self.commit(state, Entry::User { message });
+        }
         let mut output = String::new();
         let mut model_used = self.config.model.clone();
         let (status, error) = loop {
@@ -158,11 +192,11 @@ impl Agent<'_> {
                 break self.cut_ending(Cut::Timeout, "starting the next step");
             }
             // THINK
-            let response = match self
+            let (response, cost) = match self
                 .think(state, &system, &mut tools, scope, interrupt)
                 .await
             {
-                Ok(response) => response,
+                Ok(answer) => answer,
                 Err(ending) => break ending,
             };
             model_used.clone_from(&response.model);
@@ -176,9 +210,21 @@ impl Agent<'_> {
                     arguments: arguments.into(),
                 })
                 .collect();
-            state.messages.push(Message {
-                role: Role::Assistant,
-                content: response.content,
+            let text = response.text();
+            self.commit(
+                state,
+                Entry::Turn {
+                    message: Message {
+                        role: Role::Assistant,
+                        content: response.content,
+                    },
+                    usage: response.usage,
+                    cost_usd: cost,
+                },
+            );
+            self.observer.on_event(&Event::Assistant {
+                cycle: state.cycles,
+                text,
             });
             if calls.is_empty() {
                 break (Status::Complete, None);
@@ -188,7 +234,13 @@ impl Agent<'_> {
                 break ending;
             }
         };
-        state.status = Some(status);
+        self.commit(
+            state,
+            Entry::End {
+                status,
+                error: error.clone(),
+            },
+        );
         let result = start.result(
             state,
             status,
@@ -243,7 +295,8 @@ impl Agent<'_> {
         None
     }
 
-    /// One model call; its usage and cost are added to the session.
+    /// One model call, charged to the scope's budget; the response and its
+    /// price.
     async fn think(
         &self,
         state: &mut SessionState,
@@ -251,7 +304,7 @@ impl Agent<'_> {
         tools: &mut Vec<ToolDefinition>,
         scope: &Scope,
         interrupt: &CancellationToken,
-    ) -> Result<Response, Ending> {
+    ) -> Result<(Response, f64), Ending> {
         // The history moves into the request and back: copying it on every
         // call would make a long session quadratic.
         let request = Request {
@@ -278,16 +331,9 @@ impl Agent<'_> {
             Ok(Err(err)) => return Err((Status::Error, Some(err.message))),
             Err(cut) => return Err(self.cut_ending(cut, "waiting for the model")),
         };
-        state.cycles += 1;
         let cost = (self.pricing)(&response.model, &response.usage);
-        state.usage.add(&response.usage);
-        state.cost_usd += cost;
         scope.charge(&response.usage, cost);
-        self.observer.on_event(&Event::Assistant {
-            cycle: state.cycles,
-            text: response.text(),
-        });
-        Ok(response)
+        Ok((response, cost))
     }
 
     /// Runs the calls and adds their results to the conversation.
@@ -337,21 +383,29 @@ impl Agent<'_> {
             interrupt,
         );
         let run = bounded(work, scope.deadline, interrupt).await;
-        // Sub-agents' spending belongs to this session, even when cut.
-        let (usage, cost) = tally.take();
-        state.usage.add(&usage);
-        state.cost_usd += cost;
-        // Even a cut step keeps what its finished calls noted.
+        // Sub-agents' spending belongs to this session, and what finished
+        // calls noted is kept, even when the step was cut.
+        let (sub_agent_usage, sub_agent_cost_usd) = tally.take();
+        let changes = notes.changes();
         let Notes { files, todos } = notes.take();
         state.read_files = files;
         state.todos = todos;
+        let mut step = Entry::Results {
+            message: None,
+            calls: Vec::new(),
+            notes: changes,
+            sub_agent_usage,
+            sub_agent_cost_usd,
+        };
         let outcomes = match run {
             Ok(outcomes) => outcomes,
             Err(cut) => {
+                self.commit(state, step);
                 self.report_todos(&notes, state);
                 return Err(self.cut_ending(cut, "running tools"));
             }
         };
+        let mut records = Vec::with_capacity(outcomes.len());
         let mut blocks = Vec::with_capacity(outcomes.len());
         for outcome in &outcomes {
             let block = result_block(outcome, self.config.max_result_chars);
@@ -367,7 +421,7 @@ impl Agent<'_> {
                 duration_ms,
                 output: result_text(&block),
             });
-            state.tool_calls.push(ToolCallRecord {
+            records.push(ToolCallRecord {
                 id: outcome.call.id.clone(),
                 name: outcome.call.name.clone(),
                 arguments: arguments_value(&outcome.call.arguments),
@@ -377,12 +431,16 @@ impl Agent<'_> {
             });
             blocks.push(block);
         }
+        if let Entry::Results { message, calls, .. } = &mut step {
+            *message = Some(Message {
+                role: Role::User,
+                content: blocks,
+            });
+            *calls = records;
+        }
+        self.commit(state, step);
         // After the results, so that a reader sees the call that set it first.
         self.report_todos(&notes, state);
-        state.messages.push(Message {
-            role: Role::User,
-            content: blocks,
-        });
         Ok(())
     }
 
@@ -410,6 +468,26 @@ impl Agent<'_> {
             ),
         }
     }
+}
+
+/// The user message a run opens with: results for calls a cut-off step
+/// left unanswered, then the task; none when there is neither.
+fn opening_message(state: &SessionState, task: Option<&str>) -> Option<Message> {
+    let unanswered = state.unanswered_calls();
+    let mut message = (!unanswered.is_empty()).then(|| lost_results(&unanswered));
+    if let Some(task) = task {
+        let text = Block::Text { text: task.into() };
+        match &mut message {
+            Some(lost) => lost.content.push(text),
+            None => {
+                message = Some(Message {
+                    role: Role::User,
+                    content: vec![text],
+                })
+            }
+        }
+    }
+    message
 }
 
 /// The arguments as JSON when they parse, else as the raw string.

@@ -9,6 +9,7 @@
 mod act;
 mod agent;
 mod events;
+mod journal;
 mod prompt;
 mod result;
 mod state;
@@ -19,6 +20,7 @@ pub use agent::{
     DEFAULT_MAX_TOKENS, Pricing,
 };
 pub use events::{Event, Observer, Silent};
+pub use journal::{Entry, Journal, lost_results};
 pub use prompt::{INSTRUCTION_FILES, system_prompt, today};
 pub use result::{RUNTIME_NAME, RunResult, TokensUsed};
 pub use state::{FileRecord, SessionState, Status, ToolCallRecord, new_session_id};

@@ -226,6 +226,7 @@ impl Agent<'_> {
             pricing: self.pricing,
             config,
             observer: &observer,
+            journal: None,
         };
         let mut state = SessionState::new(
             format!("{parent_session}/{}", job.call_id),
@@ -236,7 +237,7 @@ impl Agent<'_> {
             ..scope.clone()
         };
         let result = agent
-            .run_in(&mut state, &job.request.prompt, interrupt, &scope)
+            .run_in(&mut state, Some(&job.request.prompt), interrupt, &scope)
             .await;
         let _ = job.reply.send(Ok(SubAgentReport {
             output: result.output,

@@ -168,6 +168,7 @@ async fn run(
         pricing: &pricing,
         config: agent_config,
         observer: &observer,
+        journal: None,
     };
     let mut state = SessionState::new("s-test", "scripted-model");
     let result = agent.run(&mut state, "do the task", interrupt).await;
@@ -481,6 +482,7 @@ async fn tools_notes_live_in_the_session_state_between_steps() {
         pricing: &pricing,
         config: AgentConfig::new("scripted-model", std::env::temp_dir()),
         observer: &observer,
+        journal: None,
     };
     let mut state = SessionState::new("s-notes", "scripted-model");
     // What an earlier run (or a resumed checkpoint) left in the state.

@@ -222,6 +222,7 @@ async fn run(
         pricing: &pricing,
         config: agent_config,
         observer: &observer,
+        journal: None,
     };
     let mut state = SessionState::new("parent", "scripted-model");
     let result = agent.run(&mut state, "main task", interrupt).await;

@@ -15,7 +15,7 @@ mod spec;
 mod sub_agent;
 
 pub use registry::{DEFAULT_MAX_OUTPUT_BYTES, RegistryError, ToolRegistry};
-pub use session::{FileRecord, Notes, SessionNotes};
+pub use session::{FileRecord, NoteChanges, Notes, SessionNotes};
 pub use spec::{
     CallContext, ContentPart, Danger, Tool, ToolError, ToolErrorKind, ToolFuture, ToolOutput,
     ToolSpec,

@@ -4,7 +4,7 @@
 //! the notes through its [`CallContext`](crate::CallContext).
 
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Mutex, MutexGuard};
 
 /// What a tool saw of a file when it read or wrote it, so a later write
@@ -41,6 +41,8 @@ struct Inner {
     /// Whether `set_todos` was called since the notes were made, so the
     /// loop can report a new list without comparing lists.
     todos_set: bool,
+    /// Paths noted since the notes were made, for [`NoteChanges`].
+    noted: BTreeSet<String>,
 }
 
 impl SessionNotes {
@@ -50,6 +52,7 @@ impl SessionNotes {
             inner: Mutex::new(Inner {
                 notes,
                 todos_set: false,
+                noted: BTreeSet::new(),
             }),
         }
     }
@@ -62,7 +65,10 @@ impl SessionNotes {
 
     /// Records what a tool saw of the file at `path` (absolute).
     pub fn note_file(&self, path: impl Into<String>, record: FileRecord) {
-        self.lock().notes.files.insert(path.into(), record);
+        let path = path.into();
+        let mut inner = self.lock();
+        inner.noted.insert(path.clone());
+        inner.notes.files.insert(path, record);
     }
 
     /// The last record for the file at `path`, if any.
@@ -92,10 +98,48 @@ impl SessionNotes {
         self.lock().notes.clone()
     }
 
+    /// What changed since the notes were made: the files noted (with
+    /// their latest records) and the new todo list, if one was set. A
+    /// session's log keeps these instead of the whole notes every step.
+    pub fn changes(&self) -> NoteChanges {
+        let inner = self.lock();
+        NoteChanges {
+            files: inner
+                .noted
+                .iter()
+                .filter_map(|path| Some((path.clone(), inner.notes.files.get(path)?.clone())))
+                .collect(),
+            todos: inner.todos_set.then(|| inner.notes.todos.clone()),
+        }
+    }
+
     /// Takes the notes out, leaving these empty: how the loop moves them
     /// back into its session state without copying.
     pub fn take(&self) -> Notes {
         std::mem::take(&mut self.lock().notes)
+    }
+}
+
+/// What a step changed in the notes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NoteChanges {
+    /// Files noted, with their latest records.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub files: BTreeMap<String, FileRecord>,
+    /// The new todo list, when one was set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub todos: Option<Vec<serde_json::Value>>,
+}
+
+impl NoteChanges {
+    /// Applies the changes to `notes`.
+    pub fn apply_to(&self, notes: &mut Notes) {
+        notes
+            .files
+            .extend(self.files.iter().map(|(k, v)| (k.clone(), v.clone())));
+        if let Some(todos) = &self.todos {
+            notes.todos.clone_from(todos);
+        }
     }
 }
 
@@ -120,6 +164,24 @@ mod tests {
         let taken = notes.take();
         assert_eq!(taken.files.len(), 1);
         assert_eq!(notes.file_note("/a"), None);
+    }
+
+    #[test]
+    fn changes_name_what_was_noted_and_apply_to_old_notes() {
+        let old = Notes {
+            files: BTreeMap::from([("/a".to_string(), record("1")), ("/b".into(), record("1"))]),
+            todos: vec![],
+        };
+        let notes = SessionNotes::new(old.clone());
+        assert_eq!(notes.changes(), NoteChanges::default());
+        notes.note_file("/b", record("2"));
+        notes.note_file("/c", record("3"));
+        notes.set_todos(vec![serde_json::json!("t")]);
+        let changes = notes.changes();
+        assert_eq!(changes.files.keys().collect::<Vec<_>>(), ["/b", "/c"]);
+        let mut replayed = old;
+        changes.apply_to(&mut replayed);
+        assert_eq!(replayed, notes.take());
     }
 
     #[test]

@@ -1,0 +1,185 @@
+//! The session as a sequence of entries: each change the loop makes to its
+//! [`SessionState`] is also told to a [`Journal`] as one [`Entry`], in
+//! order, as soon as it is complete. Replaying the entries after a
+//! checkpoint onto that checkpoint's state gives back the state the loop
+//! had, which is how a killed session loses at most its in-flight step.
+
+use crate::state::{SessionState, Status, ToolCallRecord};
+use kaizen_llm::{Block, Message, Role, Usage};
+use kaizen_tools::{NoteChanges, Notes};
+use serde::{Deserialize, Serialize};
+
+/// One completed change to a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Entry {
+    /// A run began (or resumed): what it ran with. Changes nothing.
+    Start {
+        /// The model.
+        model: String,
+        /// The workspace.
+        cwd: String,
+        /// The tools on offer.
+        tools: Vec<String>,
+    },
+    /// A user message: a task, or what a resume has to report.
+    User {
+        /// The message.
+        message: Message,
+    },
+    /// One model call and its response.
+    Turn {
+        /// The response, as it joins the conversation.
+        message: Message,
+        /// Its tokens.
+        usage: Usage,
+        /// Its price.
+        cost_usd: f64,
+    },
+    /// A step's tool calls finished, or were cut off.
+    Results {
+        /// The results, as they join the conversation; none when the step
+        /// was cut off (an interrupt, the time limit).
+        message: Option<Message>,
+        /// The calls, as they were recorded.
+        calls: Vec<ToolCallRecord>,
+        /// What the calls noted.
+        #[serde(default)]
+        notes: NoteChanges,
+        /// What sub-agents started by the calls spent.
+        #[serde(default)]
+        sub_agent_usage: Usage,
+        /// Their price.
+        #[serde(default)]
+        sub_agent_cost_usd: f64,
+    },
+    /// The run ended.
+    End {
+        /// How.
+        status: Status,
+        /// Why, when it ended early.
+        error: Option<String>,
+    },
+}
+
+/// Hears every entry of a session as it completes.
+pub trait Journal: Send + Sync {
+    /// Keeps `entry`; `state` already includes it.
+    fn record(&self, entry: &Entry, state: &SessionState);
+}
+
+impl SessionState {
+    /// Applies `entry`: the one way the loop changes a session, live and
+    /// when replaying a log. Notes are merged, so applying a step's notes
+    /// to state that already has them changes nothing.
+    pub fn apply(&mut self, entry: &Entry) {
+        match entry {
+            Entry::Start { model, .. } => self.model.clone_from(model),
+            Entry::User { message } => self.messages.push(message.clone()),
+            Entry::Turn {
+                message,
+                usage,
+                cost_usd,
+            } => {
+                self.cycles += 1;
+                self.usage.add(usage);
+                self.cost_usd += cost_usd;
+                self.messages.push(message.clone());
+            }
+            Entry::Results {
+                message,
+                calls,
+                notes,
+                sub_agent_usage,
+                sub_agent_cost_usd,
+            } => {
+                self.usage.add(sub_agent_usage);
+                self.cost_usd += sub_agent_cost_usd;
+                let mut kept = Notes {
+                    files: std::mem::take(&mut self.read_files),
+                    todos: std::mem::take(&mut self.todos),
+                };
+                notes.apply_to(&mut kept);
+                self.read_files = kept.files;
+                self.todos = kept.todos;
+                self.tool_calls.extend(calls.iter().cloned());
+                self.messages.extend(message.iter().cloned());
+            }
+            Entry::End { status, .. } => self.status = Some(*status),
+        }
+    }
+
+    /// Tool calls of the last model response that have no result: the
+    /// step was cut (an interrupt, a kill) while they ran. Their ids and
+    /// names, in call order.
+    pub fn unanswered_calls(&self) -> Vec<(String, String)> {
+        match self.messages.last() {
+            Some(last) if last.role == Role::Assistant => last
+                .content
+                .iter()
+                .filter_map(|block| match block {
+                    Block::ToolUse { id, name, .. } => Some((id.clone(), name.clone())),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// The results a resumed session gives the model for calls that were cut
+/// off: their effects are unknown, and they are not run again by
+/// themselves.
+pub fn lost_results(calls: &[(String, String)]) -> Message {
+    let content = calls
+        .iter()
+        .map(|(id, name)| Block::ToolResult {
+            tool_use_id: id.clone(),
+            content: vec![Block::Text {
+                text: format!(
+                    "This {name} call was cut off when the session stopped, before its result \
+                     came back. It may have done part or all of its work, or none; background \
+                     processes it started are gone. Check the current state before relying \
+                     on it, and call it again if it is still needed."
+                ),
+            }],
+            is_error: true,
+        })
+        .collect();
+    Message {
+        role: Role::User,
+        content,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unanswered_calls_are_those_of_a_last_response_without_results() {
+        let mut state = SessionState::new("s", "m");
+        assert!(state.unanswered_calls().is_empty());
+        state.apply(&Entry::Turn {
+            message: Message {
+                role: Role::Assistant,
+                content: vec![
+                    Block::Text { text: "x".into() },
+                    Block::ToolUse {
+                        id: "a".into(),
+                        name: "Bash".into(),
+                        arguments: "{}".into(),
+                    },
+                ],
+            },
+            usage: Usage::default(),
+            cost_usd: 0.5,
+        });
+        assert_eq!(state.cycles, 1);
+        let calls = state.unanswered_calls();
+        assert_eq!(calls, [("a".to_string(), "Bash".to_string())]);
+        let lost = lost_results(&calls);
+        state.apply(&Entry::User { message: lost });
+        assert!(state.unanswered_calls().is_empty());
+    }
+}

@@ -1,0 +1,265 @@
+//! The journal: every change a run makes is told as one entry, and
+//! replaying the entries onto the state they started from gives back the
+//! live state exactly; a resumed run answers calls that were cut off.
+
+use kaizen_llm::{
+    Block, CompletionFuture, EventSink, Provider, Request, Response, Role, StopReason, Usage,
+};
+use kaizen_runtime::{
+    Agent, AgentConfig, CancellationToken, Entry, Journal, SessionState, Silent, Status,
+};
+use kaizen_tools::{
+    CallContext, Danger, FileRecord, Tool, ToolError, ToolErrorKind, ToolFuture, ToolOutput,
+    ToolRegistry, ToolSpec,
+};
+use serde_json::json;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Answers in order; hangs when the script runs out.
+struct Scripted(Mutex<Vec<Response>>);
+
+impl Scripted {
+    fn new(mut replies: Vec<Response>) -> Self {
+        replies.reverse();
+        Self(Mutex::new(replies))
+    }
+}
+
+impl Provider for Scripted {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+    fn complete<'a>(&'a self, _: &'a Request, _: EventSink<'a>) -> CompletionFuture<'a> {
+        Box::pin(async move {
+            let next = self.0.lock().unwrap().pop();
+            match next {
+                Some(reply) => Ok(reply),
+                None => std::future::pending().await,
+            }
+        })
+    }
+}
+
+fn reply(text: &str, calls: &[(&str, serde_json::Value)]) -> Response {
+    let mut content = vec![Block::Text { text: text.into() }];
+    for (i, (name, args)) in calls.iter().enumerate() {
+        content.push(Block::ToolUse {
+            id: format!("c{i}_{text}"),
+            name: (*name).into(),
+            arguments: args.to_string(),
+        });
+    }
+    Response {
+        content,
+        usage: Usage {
+            input_tokens: 10,
+            output_tokens: 1,
+            ..Usage::default()
+        },
+        stop_reason: if calls.is_empty() {
+            StopReason::EndTurn
+        } else {
+            StopReason::ToolUse
+        },
+        model: "m".into(),
+    }
+}
+
+/// Notes a file and sets the todos; fails when asked; sleeps when asked.
+struct Noter(ToolSpec);
+
+impl Tool for Noter {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    fn source(&self) -> &str {
+        "test"
+    }
+    fn call<'a>(&'a self, ctx: &'a CallContext, input: &'a serde_json::Value) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let path = input["path"].as_str().unwrap_or_default();
+            ctx.notes.note_file(
+                path,
+                FileRecord {
+                    hash: format!("h-{path}"),
+                    mtime_ms: 1,
+                },
+            );
+            ctx.notes.set_todos(vec![json!(path)]);
+            if input["sleep"].as_bool() == Some(true) {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+            }
+            if input["fail"].as_bool() == Some(true) {
+                return Err(ToolError::new(ToolErrorKind::Failed, "asked to fail"));
+            }
+            Ok(ToolOutput::text(format!("noted {path}")))
+        })
+    }
+}
+
+fn registry() -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    registry
+        .register(std::sync::Arc::new(Noter(ToolSpec {
+            name: "Note".into(),
+            description: "notes".into(),
+            input_schema: json!({"type": "object"}),
+            danger: Danger::Safe,
+            read_only: false,
+        })))
+        .unwrap();
+    registry
+}
+
+#[derive(Default)]
+struct Kept(Mutex<Vec<Entry>>);
+
+impl Journal for Kept {
+    fn record(&self, entry: &Entry, _: &SessionState) {
+        // Through JSON, as a log on disk would keep it.
+        let line = serde_json::to_string(entry).unwrap();
+        self.0
+            .lock()
+            .unwrap()
+            .push(serde_json::from_str(&line).unwrap());
+    }
+}
+
+async fn resume(
+    provider: &Scripted,
+    state: &mut SessionState,
+    task: Option<&str>,
+    journal: &Kept,
+    interrupt: &CancellationToken,
+) -> kaizen_runtime::RunResult {
+    let pricing = |_: &str, _: &Usage| 0.25;
+    let tools = registry();
+    let agent = Agent {
+        provider,
+        tools: &tools,
+        pricing: &pricing,
+        config: AgentConfig::new("m", std::env::temp_dir()),
+        observer: &Silent,
+        journal: Some(journal),
+    };
+    agent.resume(state, task, interrupt).await
+}
+
+fn replay(entries: &[Entry]) -> SessionState {
+    let mut state = SessionState::new("s", "m");
+    for entry in entries {
+        state.apply(entry);
+    }
+    state
+}
+
+#[tokio::test]
+async fn replaying_the_entries_gives_back_the_live_state() {
+    let provider = Scripted::new(vec![
+        reply("one", &[("Note", json!({"path": "/a"}))]),
+        reply(
+            "two",
+            &[
+                ("Note", json!({"path": "/b", "fail": true})),
+                ("Missing", json!({})),
+            ],
+        ),
+        reply("done", &[]),
+    ]);
+    let journal = Kept::default();
+    let mut state = SessionState::new("s", "m");
+    let result = resume(
+        &provider,
+        &mut state,
+        Some("task"),
+        &journal,
+        &CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(result.status, Status::Complete);
+    let entries = journal.0.lock().unwrap().clone();
+    let kinds: Vec<String> = entries
+        .iter()
+        .map(|e| {
+            serde_json::to_value(e).unwrap()["kind"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "start", "user", "turn", "results", "turn", "results", "turn", "end"
+        ]
+    );
+    assert_eq!(replay(&entries), state);
+    assert_eq!(
+        state.read_files.len(),
+        2,
+        "a failed call's notes are kept too"
+    );
+    assert_eq!(state.todos, [json!("/b")]);
+    assert_eq!(state.cost_usd, 0.75);
+}
+
+#[tokio::test]
+async fn a_cut_step_is_logged_and_its_calls_are_answered_as_lost_on_resume() {
+    let provider = Scripted::new(vec![reply(
+        "slow",
+        &[("Note", json!({"path": "/x", "sleep": true}))],
+    )]);
+    let journal = Kept::default();
+    let mut state = SessionState::new("s", "m");
+    let interrupt = CancellationToken::new();
+    let stop = interrupt.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        stop.cancel();
+    });
+    let result = resume(&provider, &mut state, Some("task"), &journal, &interrupt).await;
+    assert_eq!(result.status, Status::Interrupted);
+    let entries = journal.0.lock().unwrap().clone();
+    assert_eq!(replay(&entries), state);
+    assert!(state.read_files.contains_key("/x"), "noted before the cut");
+    assert_eq!(state.unanswered_calls().len(), 1);
+
+    // Resume from the replayed state with a new task.
+    let mut resumed = replay(&entries);
+    let provider = Scripted::new(vec![reply("fine", &[])]);
+    let again = Kept::default();
+    let result = resume(
+        &provider,
+        &mut resumed,
+        Some("and now this"),
+        &again,
+        &CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(result.status, Status::Complete);
+    let opening = &resumed.messages[2];
+    assert_eq!(opening.role, Role::User);
+    match &opening.content[..] {
+        [
+            Block::ToolResult {
+                tool_use_id,
+                content,
+                is_error: true,
+            },
+            Block::Text { text },
+        ] => {
+            assert_eq!(tool_use_id, "c0_slow");
+            let Block::Text { text: lost } = &content[0] else {
+                panic!("{content:?}")
+            };
+            assert!(lost.contains("cut off when the session stopped"), "{lost}");
+            assert_eq!(text, "and now this");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(resumed.unanswered_calls().is_empty());
+    let mut whole = entries;
+    whole.extend(again.0.lock().unwrap().iter().cloned());
+    assert_eq!(replay(&whole), resumed);
+}
