@@ -354,6 +354,7 @@ pub async fn call(
         // A fresh session: nothing was read before it.
         notes: Default::default(),
         sub_agents: Default::default(),
+        history: Default::default(),
     };
     let mut latencies = Vec::with_capacity(repeat as usize);
     let mut result = set.registry.call(&ctx, name, &input).await;

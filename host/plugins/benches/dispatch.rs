@@ -106,6 +106,7 @@ async fn main() {
         cwd: workspace.clone(),
         notes: Default::default(),
         sub_agents: Default::default(),
+        history: Default::default(),
     };
 
     println!(

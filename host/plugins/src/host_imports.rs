@@ -4,7 +4,9 @@
 //! refused at load time (see `linking`).
 
 use crate::bindings::{agent, interaction, log, session, types};
+use crate::capability::Access;
 use crate::state::PluginState;
+use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 /// Longest a question to the user may stay unanswered.
@@ -99,6 +101,51 @@ impl session::Host for PluginState {
                 plugin = &*self.name,
                 "set-todos was given something other than a JSON array; the todo list is unchanged"
             ),
+        }
+    }
+
+    async fn will_change(&mut self, path: String) -> Result<(), String> {
+        let path = self.writable(&path)?;
+        self.history.keep(&path)
+    }
+}
+
+impl PluginState {
+    /// `path` when the plugin may write it: absolute, and inside one of
+    /// its read-write directories once symlinks are resolved, so that a
+    /// link cannot make the host copy a file from elsewhere into the
+    /// session.
+    fn writable(&self, path: &str) -> Result<PathBuf, String> {
+        let path = Path::new(path);
+        if !path.is_absolute() || path.components().any(|c| c == Component::ParentDir) {
+            return Err(format!(
+                "`{}` is not an absolute path without `..`",
+                path.display()
+            ));
+        }
+        // A file about to be created does not exist yet: resolve the
+        // deepest ancestor that does.
+        let resolved = path
+            .ancestors()
+            .find_map(|dir| {
+                let real = dir.canonicalize().ok()?;
+                Some(real.join(path.strip_prefix(dir).ok()?))
+            })
+            .ok_or_else(|| format!("`{}` cannot be resolved", path.display()))?;
+        let inside = self.grant.filesystem.iter().any(|dir| {
+            dir.access == Access::ReadWrite
+                && dir
+                    .path
+                    .canonicalize()
+                    .is_ok_and(|root| resolved.starts_with(root))
+        });
+        if inside {
+            Ok(path.to_path_buf())
+        } else {
+            Err(format!(
+                "`{}` is outside the directories this plugin may write; its content was not kept",
+                path.display()
+            ))
         }
     }
 }

@@ -156,6 +156,7 @@ impl PluginRuntime {
             .map(|sandboxes| sandboxes.access(&ctx.session_id));
         state.notes = ctx.notes.clone();
         state.sub_agents = ctx.sub_agents.clone();
+        state.history = ctx.history.clone();
         state.call_id.clone_from(&ctx.call_id);
         state.clock.restart();
         store.set_epoch_deadline(PluginEngine::ticks_for(store.data().clock.limit()));

@@ -8,7 +8,7 @@ use crate::http_policy::HttpPolicy;
 use crate::interaction::Interaction;
 use crate::process_host::ProcessAccess;
 use crate::tail_output::TailOutput;
-use kaizen_tools::{SessionNotes, SubAgentLink};
+use kaizen_tools::{FileHistoryLink, SessionNotes, SubAgentLink};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -50,6 +50,11 @@ pub(crate) struct PluginState {
     pub notes: Arc<SessionNotes>,
     /// Where the current call may start sub-agents; set for each call.
     pub sub_agents: SubAgentLink,
+    /// Where files are kept before the current call changes them; set
+    /// for each call.
+    pub history: FileHistoryLink,
+    /// What the plugin may use.
+    pub grant: Arc<EffectiveGrant>,
     /// The model's id for the current call.
     pub call_id: String,
     /// The directory the current call works in.
@@ -115,6 +120,8 @@ impl PluginState {
             interaction: identity.interaction.clone(),
             notes: Arc::default(),
             sub_agents: SubAgentLink::default(),
+            history: FileHistoryLink::default(),
+            grant: grant.clone(),
             call_id: String::new(),
             cwd: cwd.map(Path::to_path_buf),
             process: None,

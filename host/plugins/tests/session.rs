@@ -5,9 +5,13 @@
 mod common;
 
 use common::{Harness, text};
-use kaizen_tools::{CallContext, FileRecord, Notes, SessionNotes, ToolRegistry};
+use kaizen_tools::{
+    CallContext, FileHistory, FileHistoryLink, FileRecord, Notes, SessionNotes, ToolRegistry,
+};
 use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::Mutex;
 
 fn with_notes(ctx: CallContext, notes: &Arc<SessionNotes>) -> CallContext {
     CallContext {
@@ -99,4 +103,61 @@ async fn todo_items_are_kept_as_the_plugin_gave_them() {
     )
     .await;
     assert_eq!(notes.todos(), [json!("a"), json!({"b": 1})]);
+}
+
+/// Remembers the paths it was asked to keep.
+#[derive(Default)]
+struct Kept(Mutex<Vec<PathBuf>>);
+
+impl FileHistory for Kept {
+    fn keep(&self, path: &Path) -> Result<(), String> {
+        self.0.lock().unwrap().push(path.to_path_buf());
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn only_files_the_plugin_may_write_are_kept_before_a_change() {
+    let h = Harness::new();
+    let registry = h.registry(&["notes"]).await;
+    let kept = Arc::new(Kept::default());
+    let ctx = CallContext {
+        history: FileHistoryLink::new(kept.clone()),
+        ..h.ctx("s")
+    };
+    let ws = h.workspace();
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("secret");
+    std::fs::write(&secret, "x").unwrap();
+    std::os::unix::fs::symlink(&secret, ws.join("link")).unwrap();
+    let answers = [
+        (ws.join("a.txt"), true),
+        (ws.join("new/dir/b.txt"), true),
+        (secret.clone(), false),
+        (ws.join("link"), false),
+        (ws.join("../escape"), false),
+        (PathBuf::from("relative.txt"), false),
+    ];
+    for (path, allowed) in &answers {
+        let report = call(
+            &registry,
+            &ctx,
+            json!({"path": "/w/a", "keep": path.to_string_lossy()}),
+        )
+        .await;
+        if *allowed {
+            assert_eq!(report["kept"], "kept", "{path:?}: {report}");
+        } else {
+            let why = report["kept"]["error"].as_str().unwrap_or_default();
+            assert!(
+                why.contains("outside the directories this plugin may write")
+                    || why.contains("not an absolute path"),
+                "{path:?}: {report}"
+            );
+        }
+    }
+    assert_eq!(
+        *kept.0.lock().unwrap(),
+        [ws.join("a.txt"), ws.join("new/dir/b.txt")]
+    );
 }

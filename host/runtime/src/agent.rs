@@ -5,7 +5,7 @@
 
 use crate::act::{PendingCall, result_block, result_text, run_calls};
 use crate::events::{Event, Observer};
-use crate::journal::{Entry, Journal, lost_results};
+use crate::journal::{Entry, Journal, StepFiles, lost_results};
 use crate::prompt::{system_prompt, today};
 use crate::result::{RunResult, RunStart};
 use crate::state::{SessionState, Status, ToolCallRecord};
@@ -13,7 +13,7 @@ use crate::sub_agent::{self, Meter, Scope};
 use kaizen_llm::{
     Block, Message, Provider, Request, Response, Role, StreamEvent, ToolDefinition, Usage,
 };
-use kaizen_tools::{CallContext, Notes, SessionNotes, SubAgentLink, ToolRegistry};
+use kaizen_tools::{CallContext, FileHistoryLink, Notes, SessionNotes, SubAgentLink, ToolRegistry};
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -83,8 +83,9 @@ pub struct Agent<'a> {
     pub config: AgentConfig,
     /// Who hears about each step.
     pub observer: &'a dyn Observer,
-    /// Who keeps each change to the session, when it is kept.
-    pub journal: Option<&'a dyn Journal>,
+    /// Who keeps each change to the session, and files before tools
+    /// change them, when they are kept.
+    pub journal: Option<Arc<dyn Journal>>,
 }
 
 /// Why a step was cut short.
@@ -127,7 +128,7 @@ impl Agent<'_> {
     /// Applies `entry` to `state` and tells the journal.
     fn commit(&self, state: &mut SessionState, entry: Entry) {
         state.apply(&entry);
-        if let Some(journal) = self.journal {
+        if let Some(journal) = &self.journal {
             journal.record(&entry, state);
         }
     }
@@ -369,6 +370,10 @@ impl Agent<'_> {
             } else {
                 SubAgentLink::default()
             },
+            history: match &self.journal {
+                Some(journal) => FileHistoryLink::new(Arc::new(self.step_files(journal, state))),
+                None => FileHistoryLink::default(),
+            },
         };
         let tally = Arc::new(Meter::default());
         let sub_scope = Scope {
@@ -442,6 +447,15 @@ impl Agent<'_> {
         // After the results, so that a reader sees the call that set it first.
         self.report_todos(&notes, state);
         Ok(())
+    }
+
+    /// The file history for the calls of the current step: the cycle that
+    /// asked for them.
+    pub(crate) fn step_files(&self, journal: &Arc<dyn Journal>, state: &SessionState) -> StepFiles {
+        StepFiles {
+            journal: journal.clone(),
+            step: state.cycles,
+        }
     }
 
     /// Tells the observer the session's new todo list, if a tool set one.

@@ -6,8 +6,10 @@
 
 use crate::state::{SessionState, Status, ToolCallRecord};
 use kaizen_llm::{Block, Message, Role, Usage};
-use kaizen_tools::{NoteChanges, Notes};
+use kaizen_tools::{FileHistory, NoteChanges, Notes};
 use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::sync::Arc;
 
 /// One completed change to a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -62,10 +64,40 @@ pub enum Entry {
     },
 }
 
-/// Hears every entry of a session as it completes.
+/// Hears every entry of a session as it completes, and keeps files'
+/// contents before tools change them.
 pub trait Journal: Send + Sync {
     /// Keeps `entry`; `state` already includes it.
     fn record(&self, entry: &Entry, state: &SessionState);
+
+    /// Keeps what `path` holds now, before a tool of step `step` (the
+    /// cycle whose calls are running) changes it.
+    fn keep_file(&self, step: u32, path: &Path) -> Result<(), String>;
+}
+
+/// A step's file history: what the step's tool calls use to keep files
+/// before they change them.
+pub(crate) struct StepFiles {
+    pub journal: Arc<dyn Journal>,
+    pub step: u32,
+}
+
+impl FileHistory for StepFiles {
+    fn keep(&self, path: &Path) -> Result<(), String> {
+        self.journal.keep_file(self.step, path)
+    }
+}
+
+/// A sub-agent's journal: its conversation is its own, but the files it
+/// changes belong to its parent's step.
+pub(crate) struct ParentFiles(pub StepFiles);
+
+impl Journal for ParentFiles {
+    fn record(&self, _: &Entry, _: &SessionState) {}
+
+    fn keep_file(&self, _: u32, path: &Path) -> Result<(), String> {
+        self.0.keep(path)
+    }
 }
 
 impl SessionState {

@@ -7,6 +7,7 @@
 
 use crate::agent::Agent;
 use crate::events::{Event, Observer};
+use crate::journal::{Journal, ParentFiles};
 use crate::state::SessionState;
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
@@ -188,7 +189,7 @@ impl Agent<'_> {
             tokio::select! {
                 done = &mut calls => return done,
                 Some(job) = requests.recv() => {
-                    running.push(self.sub_agent(job, &parent.session_id, scope, interrupt));
+                    running.push(self.sub_agent(job, parent, scope, interrupt));
                 }
                 Some(()) = running.next(), if !running.is_empty() => {}
             }
@@ -199,7 +200,7 @@ impl Agent<'_> {
     async fn sub_agent(
         &self,
         job: Job,
-        parent_session: &str,
+        parent: &SessionState,
         scope: &Scope,
         interrupt: &CancellationToken,
     ) {
@@ -226,10 +227,12 @@ impl Agent<'_> {
             pricing: self.pricing,
             config,
             observer: &observer,
-            journal: None,
+            journal: self.journal.as_ref().map(|journal| {
+                Arc::new(ParentFiles(self.step_files(journal, parent))) as Arc<dyn Journal>
+            }),
         };
         let mut state = SessionState::new(
-            format!("{parent_session}/{}", job.call_id),
+            format!("{}/{}", parent.session_id, job.call_id),
             &self.config.model,
         );
         let scope = Scope {

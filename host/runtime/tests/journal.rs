@@ -13,7 +13,8 @@ use kaizen_tools::{
     ToolRegistry, ToolSpec,
 };
 use serde_json::json;
-use std::sync::Mutex;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Answers in order; hangs when the script runs out.
@@ -79,6 +80,7 @@ impl Tool for Noter {
     fn call<'a>(&'a self, ctx: &'a CallContext, input: &'a serde_json::Value) -> ToolFuture<'a> {
         Box::pin(async move {
             let path = input["path"].as_str().unwrap_or_default();
+            ctx.history.keep(Path::new(path)).unwrap();
             ctx.notes.note_file(
                 path,
                 FileRecord {
@@ -112,10 +114,16 @@ fn registry() -> ToolRegistry {
     registry
 }
 
+/// The entries, and the files kept with their steps.
 #[derive(Default)]
-struct Kept(Mutex<Vec<Entry>>);
+struct Kept(Mutex<Vec<Entry>>, Mutex<Vec<(u32, PathBuf)>>);
 
 impl Journal for Kept {
+    fn keep_file(&self, step: u32, path: &Path) -> Result<(), String> {
+        self.1.lock().unwrap().push((step, path.to_path_buf()));
+        Ok(())
+    }
+
     fn record(&self, entry: &Entry, _: &SessionState) {
         // Through JSON, as a log on disk would keep it.
         let line = serde_json::to_string(entry).unwrap();
@@ -130,7 +138,7 @@ async fn resume(
     provider: &Scripted,
     state: &mut SessionState,
     task: Option<&str>,
-    journal: &Kept,
+    journal: &Arc<Kept>,
     interrupt: &CancellationToken,
 ) -> kaizen_runtime::RunResult {
     let pricing = |_: &str, _: &Usage| 0.25;
@@ -141,7 +149,7 @@ async fn resume(
         pricing: &pricing,
         config: AgentConfig::new("m", std::env::temp_dir()),
         observer: &Silent,
-        journal: Some(journal),
+        journal: Some(journal.clone()),
     };
     agent.resume(state, task, interrupt).await
 }
@@ -167,7 +175,7 @@ async fn replaying_the_entries_gives_back_the_live_state() {
         ),
         reply("done", &[]),
     ]);
-    let journal = Kept::default();
+    let journal = Arc::new(Kept::default());
     let mut state = SessionState::new("s", "m");
     let result = resume(
         &provider,
@@ -202,6 +210,11 @@ async fn replaying_the_entries_gives_back_the_live_state() {
     );
     assert_eq!(state.todos, [json!("/b")]);
     assert_eq!(state.cost_usd, 0.75);
+    // Each file was kept before its step's call changed it.
+    assert_eq!(
+        *journal.1.lock().unwrap(),
+        [(1, PathBuf::from("/a")), (2, PathBuf::from("/b"))]
+    );
 }
 
 #[tokio::test]
@@ -210,7 +223,7 @@ async fn a_cut_step_is_logged_and_its_calls_are_answered_as_lost_on_resume() {
         "slow",
         &[("Note", json!({"path": "/x", "sleep": true}))],
     )]);
-    let journal = Kept::default();
+    let journal = Arc::new(Kept::default());
     let mut state = SessionState::new("s", "m");
     let interrupt = CancellationToken::new();
     let stop = interrupt.clone();
@@ -228,7 +241,7 @@ async fn a_cut_step_is_logged_and_its_calls_are_answered_as_lost_on_resume() {
     // Resume from the replayed state with a new task.
     let mut resumed = replay(&entries);
     let provider = Scripted::new(vec![reply("fine", &[])]);
-    let again = Kept::default();
+    let again = Arc::new(Kept::default());
     let result = resume(
         &provider,
         &mut resumed,

@@ -9,11 +9,13 @@
 //! todo list), which tools share and the loop keeps in its session state,
 //! and a [`SubAgentLink`] through which a tool can hand work to a sub-agent.
 
+mod history;
 mod registry;
 mod session;
 mod spec;
 mod sub_agent;
 
+pub use history::{FileHistory, FileHistoryLink};
 pub use registry::{DEFAULT_MAX_OUTPUT_BYTES, RegistryError, ToolRegistry};
 pub use session::{FileRecord, NoteChanges, Notes, SessionNotes};
 pub use spec::{

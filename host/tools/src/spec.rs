@@ -1,5 +1,6 @@
 //! The tool abstraction: specs, call context, outputs and errors.
 
+use crate::history::FileHistoryLink;
 use crate::session::SessionNotes;
 use crate::sub_agent::SubAgentLink;
 use serde::{Deserialize, Serialize};
@@ -54,6 +55,9 @@ pub struct CallContext {
     /// Where the call may start sub-agents; empty when it may not.
     #[serde(skip)]
     pub sub_agents: SubAgentLink,
+    /// Where files are kept before the call changes them.
+    #[serde(skip)]
+    pub history: FileHistoryLink,
 }
 
 /// One piece of a tool result as the model sees it.

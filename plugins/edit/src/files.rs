@@ -180,6 +180,12 @@ pub(crate) fn store(path: &Path, bytes: &[u8], tool: &str) -> Result<FileRecord,
     {
         fs::create_dir_all(parent).map_err(|err| write_error(path, err, tool))?;
     }
+    // The host keeps what the file holds now, for `kaizen rewind`. Only a
+    // component has a host; the change goes ahead either way.
+    #[cfg(target_arch = "wasm32")]
+    if let Err(why) = session::will_change(path) {
+        kaizen_sdk::log::warn(format!("{tool}: {why}"));
+    }
     // In place, not through a temporary file and a rename: the file keeps
     // its permissions, owner and hard links.
     fs::write(path, bytes).map_err(|err| write_error(path, err, tool))?;

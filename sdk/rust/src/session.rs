@@ -127,6 +127,15 @@ pub fn set_todos(todos: &[Value]) {
     host::set_todos(&Value::from(todos).to_string());
 }
 
+/// Tells the host that this tool is about to change or create the file at
+/// `path` (absolute), so that it keeps the current content for
+/// `kaizen rewind`. Call it right before writing. An error says why the
+/// content was not kept (e.g. the file is outside the plugin's writable
+/// directories); the write may still go ahead.
+pub fn will_change(path: &Path) -> Result<(), String> {
+    host::will_change(&path.to_string_lossy())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,6 +17,9 @@ struct NotesInput {
     hash: Option<String>,
     /// The todo list to set next.
     todos: Option<Vec<Value>>,
+    /// A file to announce a change of (`will-change`) first; the report's
+    /// `kept` is the host's answer.
+    keep: Option<String>,
 }
 
 /// Reports the notes, then changes them.
@@ -25,13 +28,23 @@ struct Notes;
 impl Tool for Notes {
     const NAME: &'static str = "Notes";
     const DESCRIPTION: &'static str = "Returns {\"seen\": the note for `path` or null, \
-        \"todos\": the todo list}, then notes `hash` for `path` and sets `todos` when given.";
+        \"todos\": the todo list}, then notes `hash` for `path` and sets `todos` when given. With `keep`, first announces a \
+        change of that file, and reports the host's answer as `kept`.";
     type Input = NotesInput;
 
     fn call(_ctx: &CallContext, input: NotesInput) -> Result<Output, ToolError> {
+        let kept = input
+            .keep
+            .map(|keep| match session::will_change(Path::new(&keep)) {
+                Ok(()) => json!("kept"),
+                Err(why) => json!({ "error": why }),
+            });
         let path = Path::new(&input.path);
         let seen = session::file_note(path).map(|note| json!([note.hash, note.mtime_ms]));
-        let report = json!({"seen": seen, "todos": session::todos()});
+        let mut report = json!({"seen": seen, "todos": session::todos()});
+        if let Some(kept) = kept {
+            report["kept"] = kept;
+        }
         if let Some(hash) = input.hash {
             session::note_file(path, &FileRecord { hash, mtime_ms: 42 });
         }
