@@ -57,6 +57,12 @@ pub struct Options {
     /// network. `None` is a zero-latency model: one frame per event, no
     /// pause (for benchmarks). Non-streamed answers are never paced.
     pub pace: Option<Duration>,
+    /// Answer each request with the turn at its position in the
+    /// conversation (the number of assistant messages it carries) instead
+    /// of the next turn in order; turns are then never used up. A client
+    /// that repeats a request (after a crash, on resume) gets the same
+    /// answer, as from a deterministic model.
+    pub by_position: bool,
 }
 
 impl Default for Options {
@@ -65,6 +71,7 @@ impl Default for Options {
             port: 0,
             log: None,
             pace: Some(PACE),
+            by_position: false,
         }
     }
 }
@@ -85,6 +92,7 @@ struct State {
     calls_emitted: u64,
     log: Option<File>,
     pace: Option<Duration>,
+    by_position: bool,
 }
 
 fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
@@ -113,6 +121,7 @@ impl ModelServer {
             calls_emitted: 0,
             log,
             pace: options.pace,
+            by_position: options.by_position,
         }));
         let (shutdown, watcher) = watch::channel(());
         let accept = tokio::spawn(accept_loop(listener, state.clone(), watcher));
@@ -255,6 +264,7 @@ async fn handle(req: Request<Incoming>, state: Arc<Mutex<State>>) -> Answer {
             line.push(b'\n');
             let _ = log.write_all(&line);
         }
+        let position = assistant_messages(&recorded.body);
         st.requests.push(recorded);
         let seq = st.requests.len() as u64;
         if let Some(e) = invalid {
@@ -262,7 +272,12 @@ async fn handle(req: Request<Incoming>, state: Arc<Mutex<State>>) -> Answer {
             let message = format!("request body is not valid JSON: {e}");
             return Ok(error(wire, 400, &message, None));
         }
-        let action = match st.turns.pop_front() {
+        let turn = if st.by_position {
+            st.turns.get(position).cloned()
+        } else {
+            st.turns.pop_front()
+        };
+        let action = match turn {
             None => Action::Exhausted,
             Some(Turn::Reply(r)) => Action::Reply(resolve(&r, &mut st, seq, &model, include_usage)),
             Some(Turn::Fault(Fault::Status {
@@ -438,4 +453,12 @@ fn truncated(
         resp
     };
     with_request_id(resp, wire)
+}
+
+/// How many assistant messages a request's conversation holds: its
+/// position in the conversation, the same in every wire format.
+fn assistant_messages(body: &Value) -> usize {
+    body["messages"].as_array().map_or(0, |messages| {
+        messages.iter().filter(|m| m["role"] == "assistant").count()
+    })
 }

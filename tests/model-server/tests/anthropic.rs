@@ -181,3 +181,28 @@ async fn streaming_empty_reply_still_pings_and_stops() {
         ["message_start", "ping", "message_delta", "message_stop"]
     );
 }
+
+#[tokio::test]
+async fn by_position_answers_by_the_conversation_not_the_order() {
+    let script = Script::new()
+        .reply(Reply::text("first"))
+        .reply(Reply::text("second"));
+    let options = kaizen_model_server::Options {
+        by_position: true,
+        ..Default::default()
+    };
+    let server = ModelServer::start_with(script, options).await.unwrap();
+    let opening = json!({"model": "m", "max_tokens": 8, "messages": [
+        {"role": "user", "content": "hi"}
+    ]});
+    let later = json!({"model": "m", "max_tokens": 8, "messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "first"},
+        {"role": "user", "content": "again"}
+    ]});
+    for (request, expected) in [(&opening, "first"), (&opening, "first"), (&later, "second")] {
+        let body: Value = send(&server, request).await.json().await.unwrap();
+        assert_eq!(body["content"][0]["text"], expected, "{body}");
+    }
+    assert_eq!(server.remaining(), 2, "turns are not used up");
+}
