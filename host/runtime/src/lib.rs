@@ -4,14 +4,18 @@
 //! calls, bounded by cycles, budget, wall clock and interrupts. The loop
 //! sees models through [`kaizen_llm::Provider`] and tools through
 //! [`kaizen_tools::ToolRegistry`]; it knows nothing of wasmtime or of where
-//! a tool came from.
+//! a tool came from. Sessions persist through [`session_store`]: the
+//! loop tells a [`Journal`] each change, and a [`SessionRecorder`] keeps
+//! them as a log and checkpoints that [`restore`] reads back.
 
 mod act;
 mod agent;
 mod events;
 mod journal;
 mod prompt;
+mod recorder;
 mod result;
+pub mod session_store;
 mod state;
 mod sub_agent;
 
@@ -22,6 +26,7 @@ pub use agent::{
 pub use events::{Event, Observer, Silent};
 pub use journal::{Entry, Journal, lost_results};
 pub use prompt::{INSTRUCTION_FILES, system_prompt, today};
+pub use recorder::{CheckpointPolicy, LogRecord, Restored, SessionRecorder, restore, restore_at};
 pub use result::{RUNTIME_NAME, RunResult, TokensUsed};
 pub use state::{FileRecord, SessionState, Status, ToolCallRecord, new_session_id};
 pub use sub_agent::TASK_TOOL;

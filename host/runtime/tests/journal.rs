@@ -276,3 +276,151 @@ async fn a_cut_step_is_logged_and_its_calls_are_answered_as_lost_on_resume() {
     whole.extend(again.0.lock().unwrap().iter().cloned());
     assert_eq!(replay(&whole), resumed);
 }
+
+mod recorded {
+    //! The same runs kept by a `SessionRecorder` in a real store on disk.
+
+    use super::*;
+    use kaizen_runtime::session_store::{SessionMeta, SessionStore};
+    use kaizen_runtime::{CheckpointPolicy, SessionRecorder, restore, restore_at};
+
+    fn session(store: &SessionStore, id: &str) {
+        store
+            .create(&SessionMeta {
+                id: id.into(),
+                started: "2026-11-22T00:00:00.000Z".into(),
+                updated: "2026-11-22T00:00:00.000Z".into(),
+                status: "running".into(),
+                task: "task".into(),
+                model: "m".into(),
+                cwd: "/w".into(),
+                cycles: 0,
+                cost_usd: 0.0,
+                parent: None,
+            })
+            .unwrap();
+    }
+
+    async fn run_recorded(
+        replies: Vec<Response>,
+        interrupt: &CancellationToken,
+    ) -> (tempfile::TempDir, SessionStore, SessionState) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::open(dir.path()).unwrap();
+        session(&store, "s");
+        let mut state = SessionState::new("s", "m");
+        let policy = CheckpointPolicy {
+            every_cycles: 2,
+            every: Duration::from_secs(3600),
+        };
+        let recorder =
+            Arc::new(SessionRecorder::new(store.clone(), "s", 0, policy, &state).unwrap());
+        let pricing = |_: &str, _: &Usage| 0.25;
+        let tools = registry();
+        let provider = Scripted::new(replies);
+        let agent = Agent {
+            provider: &provider,
+            tools: &tools,
+            pricing: &pricing,
+            config: AgentConfig::new("m", std::env::temp_dir()),
+            observer: &Silent,
+            journal: Some(recorder.clone()),
+        };
+        agent.resume(&mut state, Some("task"), interrupt).await;
+        assert!(recorder.problems().is_empty(), "{:?}", recorder.problems());
+        (dir, store, state)
+    }
+
+    fn five_cycles() -> Vec<Response> {
+        let mut replies: Vec<Response> = (0..4)
+            .map(|i| {
+                reply(
+                    &format!("step{i}"),
+                    &[("Note", json!({"path": format!("/f{i}")}))],
+                )
+            })
+            .collect();
+        replies.push(reply("done", &[]));
+        replies
+    }
+
+    #[tokio::test]
+    async fn a_recorded_session_is_restored_exactly() {
+        let (_dir, store, live) = run_recorded(five_cycles(), &CancellationToken::new()).await;
+        let restored = restore(&store, "s").unwrap();
+        assert_eq!(restored.state, live);
+        assert!(restored.warnings.is_empty(), "{:?}", restored.warnings);
+        // Checkpoints at cycles 2 and 4, and at the end.
+        let steps: Vec<Option<u64>> = store
+            .list_checkpoints("s")
+            .unwrap()
+            .iter()
+            .map(|c| c.step)
+            .collect();
+        assert_eq!(steps.len(), 3, "{steps:?}");
+        let meta = store.meta("s").unwrap();
+        assert_eq!((meta.status.as_str(), meta.cycles), ("complete", 5));
+    }
+
+    #[tokio::test]
+    async fn a_damaged_newest_checkpoint_falls_back_to_an_older_one_and_the_log() {
+        let (_dir, store, live) = run_recorded(five_cycles(), &CancellationToken::new()).await;
+        let newest = store.list_checkpoints("s").unwrap().pop().unwrap().path;
+        let mut bytes = std::fs::read(&newest).unwrap();
+        let at = bytes.len() / 2 + 30;
+        bytes[at] ^= 1;
+        std::fs::write(&newest, bytes).unwrap();
+        let restored = restore(&store, "s").unwrap();
+        assert_eq!(
+            restored.state, live,
+            "the log makes up for the lost checkpoint"
+        );
+        assert_eq!(restored.warnings.len(), 1);
+        assert!(
+            restored.warnings[0].contains("checksum mismatch"),
+            "{:?}",
+            restored.warnings
+        );
+    }
+
+    #[tokio::test]
+    async fn a_fork_point_is_the_state_after_that_cycles_results() {
+        let (_dir, store, live) = run_recorded(five_cycles(), &CancellationToken::new()).await;
+        let at_three = restore_at(&store, "s", 3).unwrap().state;
+        assert_eq!(at_three.cycles, 3);
+        assert_eq!(at_three.tool_calls.len(), 3);
+        assert_eq!(
+            at_three.messages.len(),
+            1 + 3 * 2,
+            "task, then 3 turns with results"
+        );
+        assert_eq!(at_three.messages[..], live.messages[..7]);
+        assert_eq!(at_three.read_files.len(), 3);
+        let at_zero = restore_at(&store, "s", 0).unwrap().state;
+        assert_eq!(at_zero.messages.len(), 1);
+        let err = restore_at(&store, "s", 9).unwrap_err().to_string();
+        assert!(err.contains("has no cycle 9"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn an_interrupted_run_is_checkpointed_with_its_cut_calls_unanswered() {
+        let interrupt = CancellationToken::new();
+        let stop = interrupt.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            stop.cancel();
+        });
+        let replies = vec![reply(
+            "slow",
+            &[("Note", json!({"path": "/x", "sleep": true}))],
+        )];
+        let (_dir, store, live) = run_recorded(replies, &interrupt).await;
+        assert_eq!(live.status, Some(Status::Interrupted));
+        let meta = store.meta("s").unwrap();
+        assert_eq!(meta.status, "interrupted");
+        // The end's checkpoint holds everything: nothing to replay.
+        let restored = restore(&store, "s").unwrap();
+        assert_eq!(restored.state, live);
+        assert_eq!(restored.state.unanswered_calls().len(), 1);
+    }
+}
