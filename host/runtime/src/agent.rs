@@ -27,6 +27,8 @@ pub const DEFAULT_MAX_CYCLES: u32 = 50;
 pub const DEFAULT_BUDGET_USD: f64 = 5.0;
 /// Default cap on output tokens per model call.
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+/// Default time running tool calls get to finish after an interrupt.
+pub const DEFAULT_INTERRUPT_GRACE: Duration = Duration::from_secs(10);
 /// Default cap on the characters of one tool result the model sees.
 pub const DEFAULT_MAX_RESULT_CHARS: usize = 30_000;
 
@@ -50,6 +52,9 @@ pub struct AgentConfig {
     /// Added to the end of the system prompt (a sub-agent's role, an
     /// embedder's rules).
     pub instructions: Option<String>,
+    /// After an interrupt, how long running tool calls may take to finish
+    /// before they are cut off (a model call is cut at once).
+    pub interrupt_grace: Duration,
 }
 
 impl AgentConfig {
@@ -64,6 +69,7 @@ impl AgentConfig {
             max_tokens: DEFAULT_MAX_TOKENS,
             max_result_chars: DEFAULT_MAX_RESULT_CHARS,
             instructions: None,
+            interrupt_grace: DEFAULT_INTERRUPT_GRACE,
         }
     }
 }
@@ -387,7 +393,10 @@ impl Agent<'_> {
             &sub_scope,
             interrupt,
         );
-        let run = bounded(work, scope.deadline, interrupt).await;
+        // An interrupt lets the step finish, within a grace period, so that
+        // a resumed session neither repeats nor loses it.
+        let run =
+            bounded_with_grace(work, scope.deadline, interrupt, self.config.interrupt_grace).await;
         // Sub-agents' spending belongs to this session, and what finished
         // calls noted is kept, even when the step was cut.
         let (sub_agent_usage, sub_agent_cost_usd) = tally.take();
@@ -515,17 +524,36 @@ async fn bounded<F: Future>(
     deadline: Option<Instant>,
     interrupt: &CancellationToken,
 ) -> Result<F::Output, Cut> {
+    bounded_with_grace(work, deadline, interrupt, Duration::ZERO).await
+}
+
+/// Runs `work` unless the deadline passes first; after an interrupt it
+/// still has `grace` to finish.
+async fn bounded_with_grace<F: Future>(
+    work: F,
+    deadline: Option<Instant>,
+    interrupt: &CancellationToken,
+    grace: Duration,
+) -> Result<F::Output, Cut> {
     let expiry = async {
         match deadline {
             Some(at) => tokio::time::sleep_until(at.into()).await,
             None => std::future::pending().await,
         }
     };
+    let mut work = std::pin::pin!(work);
+    let mut expiry = std::pin::pin!(expiry);
     tokio::select! {
         // Work that is done counts, even when time ran out at once.
         biased;
+        output = &mut work => return Ok(output),
+        () = &mut expiry => return Err(Cut::Timeout),
+        () = interrupt.cancelled() => {}
+    }
+    tokio::select! {
+        biased;
         output = work => Ok(output),
         () = expiry => Err(Cut::Timeout),
-        () = interrupt.cancelled() => Err(Cut::Interrupted),
+        () = tokio::time::sleep(grace) => Err(Cut::Interrupted),
     }
 }

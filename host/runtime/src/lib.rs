@@ -20,8 +20,8 @@ mod state;
 mod sub_agent;
 
 pub use agent::{
-    Agent, AgentConfig, DEFAULT_BUDGET_USD, DEFAULT_MAX_CYCLES, DEFAULT_MAX_RESULT_CHARS,
-    DEFAULT_MAX_TOKENS, Pricing,
+    Agent, AgentConfig, DEFAULT_BUDGET_USD, DEFAULT_INTERRUPT_GRACE, DEFAULT_MAX_CYCLES,
+    DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_TOKENS, Pricing,
 };
 pub use events::{Event, Observer, Silent};
 pub use journal::{Entry, Journal, lost_results};

@@ -89,8 +89,8 @@ impl Tool for Noter {
                 },
             );
             ctx.notes.set_todos(vec![json!(path)]);
-            if input["sleep"].as_bool() == Some(true) {
-                tokio::time::sleep(Duration::from_secs(3600)).await;
+            if let Some(ms) = input["sleep_ms"].as_u64() {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
             }
             if input["fail"].as_bool() == Some(true) {
                 return Err(ToolError::new(ToolErrorKind::Failed, "asked to fail"));
@@ -147,11 +147,18 @@ async fn resume(
         provider,
         tools: &tools,
         pricing: &pricing,
-        config: AgentConfig::new("m", std::env::temp_dir()),
+        config: config(),
         observer: &Silent,
         journal: Some(journal.clone()),
     };
     agent.resume(state, task, interrupt).await
+}
+
+/// An interrupt gives running calls 300 ms to finish.
+fn config() -> AgentConfig {
+    let mut config = AgentConfig::new("m", std::env::temp_dir());
+    config.interrupt_grace = Duration::from_millis(300);
+    config
 }
 
 fn replay(entries: &[Entry]) -> SessionState {
@@ -218,10 +225,32 @@ async fn replaying_the_entries_gives_back_the_live_state() {
 }
 
 #[tokio::test]
+async fn an_interrupt_lets_the_running_step_finish_within_its_grace() {
+    let provider = Scripted::new(vec![reply(
+        "busy",
+        &[("Note", json!({"path": "/y", "sleep_ms": 150}))],
+    )]);
+    let journal = Arc::new(Kept::default());
+    let mut state = SessionState::new("s", "m");
+    let interrupt = CancellationToken::new();
+    let stop = interrupt.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        stop.cancel();
+    });
+    let result = resume(&provider, &mut state, Some("task"), &journal, &interrupt).await;
+    assert_eq!(result.status, Status::Interrupted);
+    assert_eq!(result.cycles_used, 1);
+    assert!(state.unanswered_calls().is_empty(), "the step finished");
+    assert_eq!(state.tool_calls.len(), 1);
+    assert_eq!(replay(&journal.0.lock().unwrap()), state);
+}
+
+#[tokio::test]
 async fn a_cut_step_is_logged_and_its_calls_are_answered_as_lost_on_resume() {
     let provider = Scripted::new(vec![reply(
         "slow",
-        &[("Note", json!({"path": "/x", "sleep": true}))],
+        &[("Note", json!({"path": "/x", "sleep_ms": 3_600_000}))],
     )]);
     let journal = Arc::new(Kept::default());
     let mut state = SessionState::new("s", "m");
@@ -322,7 +351,7 @@ mod recorded {
             provider: &provider,
             tools: &tools,
             pricing: &pricing,
-            config: AgentConfig::new("m", std::env::temp_dir()),
+            config: config(),
             observer: &Silent,
             journal: Some(recorder.clone()),
         };
@@ -412,7 +441,7 @@ mod recorded {
         });
         let replies = vec![reply(
             "slow",
-            &[("Note", json!({"path": "/x", "sleep": true}))],
+            &[("Note", json!({"path": "/x", "sleep_ms": 3_600_000}))],
         )];
         let (_dir, store, live) = run_recorded(replies, &interrupt).await;
         assert_eq!(live.status, Some(Status::Interrupted));
