@@ -35,6 +35,48 @@ pub struct ConfigFile {
     /// Outbound HTTP: credentials the host adds to plugins' requests.
     #[serde(default)]
     pub http: HttpSection,
+    /// How sessions are kept.
+    #[serde(default)]
+    pub sessions: SessionsSection,
+}
+
+/// The `[sessions]` table: when a session is checkpointed and how many
+/// checkpoints are kept.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct SessionsSection {
+    /// Checkpoint after this many cycles (default 10).
+    pub checkpoint_every_cycles: Option<u32>,
+    /// Checkpoint after this many seconds (default 60).
+    pub checkpoint_every_seconds: Option<f64>,
+    /// Checkpoints kept per session (default 5).
+    pub keep_checkpoints: Option<usize>,
+    /// Compress checkpoints larger than this many KiB (default 64).
+    pub compress_above_kib: Option<usize>,
+}
+
+impl SessionsSection {
+    /// Checkpoints kept per session.
+    pub fn keep(&self) -> usize {
+        self.keep_checkpoints.unwrap_or(5).max(1)
+    }
+
+    /// The size above which checkpoints are compressed.
+    pub fn compress_above_bytes(&self) -> usize {
+        self.compress_above_kib.unwrap_or(64) << 10
+    }
+
+    /// `other`'s settings over these.
+    fn merge(&mut self, other: &SessionsSection) {
+        self.checkpoint_every_cycles = other
+            .checkpoint_every_cycles
+            .or(self.checkpoint_every_cycles);
+        self.checkpoint_every_seconds = other
+            .checkpoint_every_seconds
+            .or(self.checkpoint_every_seconds);
+        self.keep_checkpoints = other.keep_checkpoints.or(self.keep_checkpoints);
+        self.compress_above_kib = other.compress_above_kib.or(self.compress_above_kib);
+    }
 }
 
 /// The `[http]` table.
@@ -137,6 +179,8 @@ pub struct Setup {
     pub prices: PriceTable,
     /// The OS sandbox's settings.
     pub sandbox: SandboxSettings,
+    /// How sessions are kept (the project's file over the user's).
+    pub sessions: SessionsSection,
 }
 
 /// `KAIZEN_HOME`, else the user's data directory.
@@ -178,6 +222,7 @@ impl Setup {
             allow_degraded: user.sandbox.allow_degraded,
             ..SandboxSettings::default()
         };
+        let mut sessions = SessionsSection::default();
         let mut plugin_roots = vec![
             (kaizen_home.join("plugins"), Origin::User),
             (workspace.join(".kaizen").join("plugins"), Origin::Workspace),
@@ -214,6 +259,7 @@ impl Setup {
                 policy.max_cpu_seconds = policy.max_cpu_seconds.min(max);
             }
             merge_sandbox(&mut sandbox, &config.sandbox, base);
+            sessions.merge(&config.sessions);
         }
         // A built-in's default grant holds until a config file grants
         // that plugin something itself.
@@ -247,6 +293,7 @@ impl Setup {
             plugin_roots,
             prices,
             sandbox,
+            sessions,
         })
     }
 }

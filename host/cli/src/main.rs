@@ -7,6 +7,8 @@ mod output;
 mod plugins_cmd;
 mod run_cmd;
 mod sandbox_cmd;
+mod session;
+mod sessions_cmd;
 mod terminal;
 
 use clap::{Args, Parser, Subcommand};
@@ -40,6 +42,57 @@ enum Command {
     /// The OS sandbox that programs run in.
     #[command(subcommand)]
     Sandbox(SandboxCommand),
+    /// Sessions kept under $KAIZEN_HOME/sessions: every run's log,
+    /// checkpoints and the files its tools changed.
+    #[command(subcommand)]
+    Sessions(SessionsCommand),
+    /// Put back the files a session's Write, Edit, MultiEdit and
+    /// NotebookEdit calls changed, as they were before cycle --to (before
+    /// the session, by default). Files changed by Bash or other programs
+    /// are not tracked and stay as they are.
+    Rewind {
+        /// The session (an id, or `last`).
+        id: String,
+        /// Restore the files as they were before this cycle's tool calls.
+        #[arg(long, value_name = "CYCLE", default_value_t = 1)]
+        to: u32,
+        /// Only show what would be restored.
+        #[arg(long)]
+        dry_run: bool,
+        /// Also start a new session from the conversation as it was before
+        /// cycle --to, to go on with `kaizen run --resume NEW_ID`.
+        #[arg(long)]
+        fork: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum SessionsCommand {
+    /// Every session, newest first: id, start, status, cycles, cost, task.
+    List {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A session's transcript: every run, model turn, tool call and result.
+    Show {
+        /// The session (an id, or `last`).
+        id: String,
+        /// Print the log's entries as JSON, one per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a session and everything kept for it.
+    Rm {
+        /// The session (an id, or `last`).
+        id: String,
+    },
+    /// Delete the sessions not updated for a while.
+    Prune {
+        /// Age, e.g. 30d, 12h, 90m.
+        #[arg(long, value_name = "AGE", value_parser = sessions_cmd::parse_age)]
+        older_than: std::time::Duration,
+    },
 }
 
 #[derive(Subcommand)]
@@ -137,6 +190,20 @@ struct RunArgs {
     /// network, no key).
     #[arg(long, value_name = "FILE")]
     replay: Option<PathBuf>,
+    /// Go on with a session (an id from `kaizen sessions list`, or `last`):
+    /// from its last checkpoint and log, in its workspace and with its
+    /// model unless given. TASK, if any, is the next user message. Calls
+    /// that were cut off are reported to the model as such, never silently
+    /// redone; programs it started are gone.
+    #[arg(long, value_name = "ID", conflicts_with = "fork")]
+    resume: Option<String>,
+    /// Start a new session from another one's state (at its end, or after
+    /// cycle --at), leaving the original untouched.
+    #[arg(long, value_name = "ID")]
+    fork: Option<String>,
+    /// With --fork: the cycle to fork after (0: before the first model call).
+    #[arg(long, value_name = "CYCLE", requires = "fork")]
+    at: Option<u32>,
 }
 
 /// Where to work and which plugins to load.
@@ -205,6 +272,16 @@ async fn dispatch(command: Command) -> u8 {
             repeat,
         }) => plugins_cmd::call(&workspace.into(), &name, input, json, repeat).await,
         Command::Sandbox(SandboxCommand::Check) => return sandbox_cmd::check(),
+        Command::Sessions(SessionsCommand::List { json }) => sessions_cmd::list(json),
+        Command::Sessions(SessionsCommand::Show { id, json }) => sessions_cmd::show(&id, json),
+        Command::Sessions(SessionsCommand::Rm { id }) => sessions_cmd::remove(&id),
+        Command::Sessions(SessionsCommand::Prune { older_than }) => sessions_cmd::prune(older_than),
+        Command::Rewind {
+            id,
+            to,
+            dry_run,
+            fork,
+        } => sessions_cmd::rewind(&id, to, dry_run, fork),
     };
     match result {
         Ok(()) => 0,
@@ -228,6 +305,11 @@ impl RunArgs {
             record: self.record,
             replay: self.replay,
             plugins: self.workspace.into(),
+            session: match (self.resume, self.fork) {
+                (Some(id), _) => session::Choice::Resume(id),
+                (None, Some(id)) => session::Choice::Fork { id, at: self.at },
+                (None, None) => session::Choice::New,
+            },
         }
     }
 }

@@ -2,6 +2,7 @@
 
 use crate::output::{OutputFormat, Printer};
 use crate::plugins_cmd::{self, Selection as PluginSelection};
+use crate::session::{self, Choice};
 use crate::terminal::TerminalInteraction;
 use anyhow::Context as _;
 use kaizen_llm::{
@@ -9,7 +10,7 @@ use kaizen_llm::{
 };
 use kaizen_plugins::interaction::{Interaction, NoUser};
 use kaizen_runtime::{
-    Agent, AgentConfig, CancellationToken, RunResult, SessionState, new_session_id,
+    Agent, AgentConfig, CancellationToken, RunResult, SessionState, Status, new_session_id,
 };
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
@@ -39,6 +40,8 @@ pub struct RunOptions {
     pub replay: Option<PathBuf>,
     /// Workspace and plugins.
     pub plugins: PluginSelection,
+    /// A new session, `--resume` or `--fork`.
+    pub session: Choice,
 }
 
 /// A failure before the loop could start, with its exit code.
@@ -63,9 +66,35 @@ fn usage(error: anyhow::Error) -> SetupError {
 }
 
 /// Runs the task; returns the process exit code.
-pub async fn run(options: RunOptions) -> Result<u8, SetupError> {
+pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
     check_limits(&options)?;
-    let task = read_task(options.task.clone())?;
+    let store = session::open_store()?;
+    let continued = session::continue_from(&store, &options.session).map_err(usage)?;
+    let task = match &continued {
+        None => Some(read_task(options.task.clone())?),
+        Some(continued) => {
+            let task = optional_task(options.task.clone())?;
+            if let Some(why) = session::nothing_to_do(continued, task.as_deref()) {
+                return Err(usage(anyhow::anyhow!(why)));
+            }
+            for warning in &continued.restored.warnings {
+                eprintln!("kaizen: warning: {warning}");
+            }
+            // The session goes on where it was, with what it was using,
+            // unless the flags say otherwise.
+            options
+                .model
+                .get_or_insert_with(|| continued.meta.model.clone());
+            options
+                .plugins
+                .cwd
+                .get_or_insert_with(|| PathBuf::from(&continued.meta.cwd));
+            Some(match task {
+                Some(task) => format!("{}\n\n{task}", continued.notice),
+                None => continued.notice.clone(),
+            })
+        }
+    };
     let (model, provider) = provider_for(&options)?;
     let printer = Arc::new(Printer::new(options.format));
     let interaction = interaction_for(&options, &printer);
@@ -88,6 +117,23 @@ pub async fn run(options: RunOptions) -> Result<u8, SetupError> {
                 0.0
             })
     };
+    let secret_vars: Vec<String> = setup
+        .policy
+        .http_credentials
+        .iter()
+        .map(|credential| credential.env.clone())
+        .collect();
+    let store = session::configure(store, &setup.sessions, &secret_vars);
+    let (mut state, seq) = match continued {
+        Some(continued) => (continued.restored.state, continued.restored.seq),
+        None => {
+            let state = SessionState::new(new_session_id(), &model);
+            let first = task.as_deref().unwrap_or_default();
+            session::create(&store, &state, first, &setup.policy.workspace)?;
+            (state, 0)
+        }
+    };
+    let recorder = session::recorder(&store, &state, seq, session::policy(&setup.sessions))?;
     let mut config = AgentConfig::new(&model, &setup.policy.workspace);
     config.max_cycles = options.max_cycles;
     config.budget_usd = options.budget_usd;
@@ -98,15 +144,24 @@ pub async fn run(options: RunOptions) -> Result<u8, SetupError> {
         pricing: &pricing,
         config,
         observer: &*printer,
-        journal: None,
+        journal: Some(recorder.clone()),
     };
-    let mut state = SessionState::new(new_session_id(), &model);
     let interrupt = CancellationToken::new();
     let signals = tokio::spawn(watch_signals(interrupt.clone()));
-    let result: RunResult = agent.run(&mut state, &task, &interrupt).await;
+    let result: RunResult = agent.resume(&mut state, task.as_deref(), &interrupt).await;
     signals.abort();
     plugins.end_session(&state.session_id);
     printer.finish(&result);
+    for problem in recorder.problems() {
+        eprintln!("kaizen: warning: the session could not be kept in full: {problem}");
+    }
+    if result.status != Status::Complete {
+        eprintln!(
+            "kaizen: session {id} stopped ({status}); continue it with: kaizen run --resume {id}",
+            id = state.session_id,
+            status = result.status.as_str()
+        );
+    }
     Ok(result.status.exit_code())
 }
 
@@ -166,6 +221,19 @@ fn check_limits(options: &RunOptions) -> Result<(), SetupError> {
     Ok(())
 }
 
+/// A resumed session's new task: the argument, or stdin when it is not a
+/// terminal and says something; none otherwise.
+fn optional_task(task: Option<String>) -> Result<Option<String>, SetupError> {
+    if task.is_some() || std::io::stdin().is_terminal() {
+        return Ok(task.filter(|task| !task.trim().is_empty()));
+    }
+    let mut text = String::new();
+    std::io::stdin()
+        .read_to_string(&mut text)
+        .context("reading the task from stdin")?;
+    Ok(Some(text).filter(|task| !task.trim().is_empty()))
+}
+
 fn read_task(task: Option<String>) -> Result<String, SetupError> {
     let task = match task {
         Some(task) => task,
@@ -197,7 +265,9 @@ async fn watch_signals(interrupt: CancellationToken) {
             eprintln!("\nkaizen: interrupted again; stopping now");
             std::process::exit(130);
         }
-        eprintln!("\nkaizen: interrupting (press Ctrl-C again to stop at once)…");
+        eprintln!(
+            "\nkaizen: interrupting: finishing the current step (press Ctrl-C again to stop at once)…"
+        );
         interrupt.cancel();
     }
 }

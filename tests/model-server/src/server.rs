@@ -63,6 +63,11 @@ pub struct Options {
     /// that repeats a request (after a crash, on resume) gets the same
     /// answer, as from a deterministic model.
     pub by_position: bool,
+    /// With `by_position`, count the times this text occurs in the
+    /// request's messages instead of the assistant messages: put it in the
+    /// output of each step that succeeded (and nowhere else), and a step
+    /// whose result is missing or failed is asked for again.
+    pub position_marker: Option<String>,
 }
 
 impl Default for Options {
@@ -72,6 +77,7 @@ impl Default for Options {
             log: None,
             pace: Some(PACE),
             by_position: false,
+            position_marker: None,
         }
     }
 }
@@ -93,6 +99,7 @@ struct State {
     log: Option<File>,
     pace: Option<Duration>,
     by_position: bool,
+    position_marker: Option<String>,
 }
 
 fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
@@ -122,6 +129,7 @@ impl ModelServer {
             log,
             pace: options.pace,
             by_position: options.by_position,
+            position_marker: options.position_marker,
         }));
         let (shutdown, watcher) = watch::channel(());
         let accept = tokio::spawn(accept_loop(listener, state.clone(), watcher));
@@ -264,7 +272,13 @@ async fn handle(req: Request<Incoming>, state: Arc<Mutex<State>>) -> Answer {
             line.push(b'\n');
             let _ = log.write_all(&line);
         }
-        let position = assistant_messages(&recorded.body);
+        let position = match &st.position_marker {
+            Some(marker) => recorded.body["messages"]
+                .to_string()
+                .matches(marker.as_str())
+                .count(),
+            None => assistant_messages(&recorded.body),
+        };
         st.requests.push(recorded);
         let seq = st.requests.len() as u64;
         if let Some(e) = invalid {
