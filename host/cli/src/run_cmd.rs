@@ -97,7 +97,8 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
     };
     let (model, provider) = provider_for(&options)?;
     let printer = Arc::new(Printer::new(options.format));
-    let interaction = interaction_for(&options, &printer);
+    let interrupt = CancellationToken::new();
+    let interaction = interaction_for(&options, &printer, &interrupt);
     let (setup, _host, plugins) = plugins_cmd::load_with(&options.plugins, interaction).await?;
     for failure in &plugins.failed {
         tracing::warn!("{}", failure.summary());
@@ -146,7 +147,6 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
         observer: &*printer,
         journal: Some(recorder.clone()),
     };
-    let interrupt = CancellationToken::new();
     let signals = tokio::spawn(watch_signals(interrupt.clone()));
     let result: RunResult = agent.resume(&mut state, task.as_deref(), &interrupt).await;
     signals.abort();
@@ -168,11 +168,15 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
 /// Who answers plugins' questions: the terminal when a person is at it
 /// (stdin and stderr are terminals, and stdin is not where the task came
 /// from), else nobody, and the plugin is told no user is available.
-fn interaction_for(options: &RunOptions, printer: &Arc<Printer>) -> Arc<dyn Interaction> {
+fn interaction_for(
+    options: &RunOptions,
+    printer: &Arc<Printer>,
+    interrupt: &CancellationToken,
+) -> Arc<dyn Interaction> {
     let interactive =
         options.task.is_some() && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     if interactive {
-        Arc::new(TerminalInteraction::new(printer.clone()))
+        Arc::new(TerminalInteraction::new(printer.clone(), interrupt.clone()))
     } else {
         Arc::new(NoUser)
     }

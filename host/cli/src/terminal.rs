@@ -11,6 +11,7 @@ mod prompt;
 use kaizen_plugins::interaction::{
     Answer, AskFuture, Interaction, InteractionError, NoUser, Question,
 };
+use kaizen_runtime::CancellationToken;
 use std::io::{self, BufRead, Write};
 use std::sync::{Arc, Mutex, mpsc};
 use tokio::sync::oneshot;
@@ -29,16 +30,20 @@ pub trait StatusLine: Send + Sync {
 /// Asks plugins' questions on the terminal (stderr out, stdin in).
 pub struct TerminalInteraction {
     status: Arc<dyn StatusLine>,
+    /// The run's interrupt: Ctrl-C at a prompt declines it at once.
+    interrupt: CancellationToken,
     /// Held for the whole of one `ask`: one prompt at a time.
     turn: tokio::sync::Mutex<()>,
     reader: LineReader,
 }
 
 impl TerminalInteraction {
-    /// Asks on this process's terminal; progress goes to `status`.
-    pub fn new(status: Arc<dyn StatusLine>) -> Self {
+    /// Asks on this process's terminal; progress goes to `status`; an
+    /// `interrupt` declines the open prompt.
+    pub fn new(status: Arc<dyn StatusLine>, interrupt: CancellationToken) -> Self {
         Self {
             status,
+            interrupt,
             turn: tokio::sync::Mutex::new(()),
             reader: LineReader::default(),
         }
@@ -63,7 +68,14 @@ impl TerminalInteraction {
             say(&prompt::render(question, index, questions.len()));
             let selected = loop {
                 say("> ");
-                let line = match self.reader.read_line().await {
+                let read = tokio::select! {
+                    read = self.reader.read_line() => read,
+                    () = self.interrupt.cancelled() => {
+                        say("\n(interrupted)\n");
+                        return Err(InteractionError::Declined);
+                    }
+                };
+                let line = match read {
                     Ok(Some(line)) => line,
                     Ok(None) => {
                         say("\n(declined)\n");

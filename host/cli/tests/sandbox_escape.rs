@@ -8,6 +8,7 @@
 
 mod common;
 
+use common::host_processes_with;
 use common::run::KEY;
 use common::session::Session;
 use serde_json::{Value, json};
@@ -165,23 +166,6 @@ impl Drop for NetnsHost {
             .args(["netns", "del", &self.name])
             .status();
     }
-}
-
-/// Host processes whose command line contains `marker`.
-fn host_processes_with(marker: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        if String::from_utf8_lossy(&cmdline).contains(marker) {
-            found.push(pid);
-        }
-    }
-    found
 }
 
 fn bash(command: impl Into<String>) -> (&'static str, Value) {

@@ -439,3 +439,35 @@ async fn sessions_are_listed_shown_removed_and_keep_no_key() {
         stderr(&out)
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn after_ctrl_c_nothing_the_session_started_is_left_running() {
+    let place = Place::new();
+    let marker = "317.25";
+    let script = Script::new()
+        .reply(Reply::tool(
+            "Bash",
+            &json!({"command": format!("sleep {marker}"), "run_in_background": true}).to_string(),
+        ))
+        .reply(step(1, 1.0))
+        .reply(Reply::text("never reached"));
+    let server = server(script).await;
+    let child = place
+        .run(&server, &["Start a job, then step."])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(60);
+    while common::host_processes_with(&format!("sleep {marker}")).is_empty() {
+        assert!(Instant::now() < until, "the job never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    signal(&child, libc::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(
+        common::host_processes_with(&format!("sleep {marker}")).is_empty(),
+        "the background job outlived the run"
+    );
+}

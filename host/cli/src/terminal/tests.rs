@@ -129,7 +129,7 @@ fn progress_goes_to_the_status_line_without_control_characters() {
         available: true,
         ..Recorder::default()
     });
-    let terminal = TerminalInteraction::new(status.clone());
+    let terminal = TerminalInteraction::new(status.clone(), Default::default());
     terminal.progress("fetch", "downloading\x1b[2J page\nnow", Some(0.5));
     terminal.progress("fetch", "done", None);
     assert_eq!(
@@ -141,6 +141,6 @@ fn progress_goes_to_the_status_line_without_control_characters() {
     );
     // Without a display it is logged instead, and nothing breaks.
     let silent = Arc::new(Recorder::default());
-    TerminalInteraction::new(silent.clone()).progress("fetch", "done", None);
+    TerminalInteraction::new(silent.clone(), Default::default()).progress("fetch", "done", None);
     assert!(silent.shown.lock().unwrap().is_empty());
 }

@@ -67,3 +67,20 @@ pub fn assert_outside_grant(err: &str, path: &Path, root: &Path) {
     assert!(err.contains(&refusal), "{err}");
     assert!(err.contains("--add-dir"), "{err}");
 }
+
+/// Host processes whose command line contains `marker`.
+pub fn host_processes_with(marker: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        if String::from_utf8_lossy(&cmdline).contains(marker) {
+            found.push(pid);
+        }
+    }
+    found
+}
