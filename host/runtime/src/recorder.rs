@@ -8,9 +8,10 @@
 //! checkpoint and the log lines after it; [`restore_at`] rebuilds it as it
 //! was after a given cycle, for forks.
 
+use crate::checkpoint_writer::CheckpointWriter;
 use crate::journal::{Entry, Journal};
 use crate::session_store::{EventsRead, LogWriter, Result, SessionStore, StoreError, now};
-use crate::state::{SessionState, Status};
+use crate::state::SessionState;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
@@ -53,6 +54,7 @@ pub struct SessionRecorder {
     id: String,
     policy: CheckpointPolicy,
     inner: Mutex<Inner>,
+    writer: CheckpointWriter,
 }
 
 struct Inner {
@@ -76,6 +78,7 @@ impl SessionRecorder {
     ) -> Result<Self> {
         let log = store.log_writer(id)?;
         Ok(Self {
+            writer: CheckpointWriter::start(store.clone(), id.to_string()),
             store,
             id: id.to_string(),
             policy,
@@ -94,33 +97,24 @@ impl SessionRecorder {
         &self.id
     }
 
-    /// Checkpoints `state` now (a fork's starting point, say).
-    pub fn checkpoint(&self, state: &SessionState) -> Result<u64> {
-        let mut inner = self.lock();
-        self.checkpoint_locked(&mut inner, state)
-    }
-
-    /// What could not be written, for the user (the run went on).
+    /// What could not be written, for the user (the run went on). Waits
+    /// for checkpoints still being written.
     pub fn problems(&self) -> Vec<String> {
-        self.lock().problems.clone()
+        self.writer.flush();
+        let mut problems = self.lock().problems.clone();
+        problems.extend(self.writer.problems());
+        problems
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn checkpoint_locked(&self, inner: &mut Inner, state: &SessionState) -> Result<u64> {
-        let bytes = self.store.write_checkpoint(&self.id, inner.seq, state)?;
+    /// Hands a copy of `state` to the checkpoint thread.
+    fn checkpoint(&self, inner: &mut Inner, state: &SessionState) {
+        self.writer.write(inner.seq, state.clone());
         inner.checkpointed_cycles = state.cycles;
         inner.checkpointed_at = Instant::now();
-        let status = state.status.map_or("running", Status::as_str);
-        self.store.update_meta(&self.id, |meta| {
-            meta.status = status.to_string();
-            meta.cycles = state.cycles;
-            meta.cost_usd = state.cost_usd;
-            meta.model.clone_from(&state.model);
-        })?;
-        Ok(bytes)
     }
 
     fn write(&self, inner: &mut Inner, entry: &Entry, state: &SessionState) -> Result<()> {
@@ -134,7 +128,10 @@ impl SessionRecorder {
         let due = match entry {
             Entry::End { .. } => {
                 inner.log.sync()?;
-                true
+                // A run's end is on disk before the run returns.
+                self.checkpoint(inner, state);
+                self.writer.flush();
+                false
             }
             Entry::Start { .. } => {
                 self.store
@@ -148,7 +145,7 @@ impl SessionRecorder {
             Entry::User { .. } => false,
         };
         if due {
-            self.checkpoint_locked(inner, state)?;
+            self.checkpoint(inner, state);
         }
         Ok(())
     }

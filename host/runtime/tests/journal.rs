@@ -386,7 +386,8 @@ mod recorded {
             .iter()
             .map(|c| c.step)
             .collect();
-        assert_eq!(steps.len(), 3, "{steps:?}");
+        // (A checkpoint still waiting when a newer one comes is skipped.)
+        assert!((2..=3).contains(&steps.len()), "{steps:?}");
         let meta = store.meta("s").unwrap();
         assert_eq!((meta.status.as_str(), meta.cycles), ("complete", 5));
     }
