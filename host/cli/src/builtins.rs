@@ -34,6 +34,7 @@ pub fn sources() -> Vec<PluginSource> {
 ///   loopback or private addresses; a grant naming such a host does);
 /// - `websearch`: the providers' API hosts over https, and the variables
 ///   that choose the provider and its URL;
+/// - `grep`: `parallel`, to split a search over many files across cores;
 /// - `task`: `agent`, to start sub-agents (which spend from the session's
 ///   budget);
 /// - `bash`: `bash` as its one program, without network.
@@ -52,6 +53,13 @@ pub fn default_grants() -> Vec<(&'static str, Capabilities)> {
             Capabilities {
                 http: strings(&["https://api.search.brave.com", "https://api.tavily.com"]),
                 env: strings(&["KAIZEN_WEBSEARCH_PROVIDER", "KAIZEN_WEBSEARCH_URL"]),
+                ..Capabilities::default()
+            },
+        ),
+        (
+            "grep",
+            Capabilities {
+                parallel: true,
                 ..Capabilities::default()
             },
         ),

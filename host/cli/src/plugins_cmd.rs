@@ -196,7 +196,7 @@ fn describe_request(caps: &Capabilities) -> Vec<String> {
     if !caps.env.is_empty() {
         items.push(format!("env {}", caps.env.join(", ")));
     }
-    items.extend(flags(caps.interaction, caps.agent, caps.llm));
+    items.extend(flags(caps.interaction, caps.agent, caps.llm, caps.parallel));
     items
 }
 
@@ -216,7 +216,12 @@ fn describe_grant(grant: &EffectiveGrant) -> Vec<String> {
     if !grant.env.is_empty() {
         items.push(format!("env {}", grant.env.join(", ")));
     }
-    items.extend(flags(grant.interaction, grant.agent, grant.llm));
+    items.extend(flags(
+        grant.interaction,
+        grant.agent,
+        grant.llm,
+        grant.parallel,
+    ));
     items
 }
 
@@ -229,12 +234,17 @@ fn process_line(programs: &[String], network: bool) -> String {
     format!("process {} ({network})", programs.join(", "))
 }
 
-fn flags(interaction: bool, agent: bool, llm: bool) -> Vec<String> {
-    [(interaction, "interaction"), (agent, "agent"), (llm, "llm")]
-        .into_iter()
-        .filter(|(on, _)| *on)
-        .map(|(_, name)| name.to_string())
-        .collect()
+fn flags(interaction: bool, agent: bool, llm: bool, parallel: bool) -> Vec<String> {
+    [
+        (interaction, "interaction"),
+        (agent, "agent"),
+        (llm, "llm"),
+        (parallel, "parallel"),
+    ]
+    .into_iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, name)| name.to_string())
+    .collect()
 }
 
 /// `kaizen plugins inspect PATH`.

@@ -298,3 +298,46 @@ fn grep_is_listed_as_a_read_only_builtin() {
         assert!(schema.contains(key), "{key} missing: {schema}");
     }
 }
+
+#[test]
+fn a_search_over_many_files_is_split_across_instances_and_merged_in_order() {
+    // Enough files for the plugin to split the search (`parallel`).
+    let files: Vec<(String, String, u64)> = (0..700u64)
+        .map(|i| {
+            let body = if i % 7 == 0 {
+                "needle\nhay\nneedle\n".to_owned()
+            } else {
+                "hay\n".to_owned()
+            };
+            (format!("d{:02}/f{i:03}.txt", i % 13), body, 10_000 - i)
+        })
+        .collect();
+    let refs: Vec<(&str, &str, u64)> = files
+        .iter()
+        .map(|(name, body, age)| (name.as_str(), body.as_str(), *age))
+        .collect();
+    let ws = workspace(&refs);
+    let (ok, out, err) = grep(&ws, serde_json::json!({"pattern": "needle"}));
+    assert!(ok, "{err}");
+    assert!(!err.contains("shard"), "every shard ran: {err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "Found 100 files");
+    // Newest first, across every shard: f693 was written last.
+    assert_eq!(lines[1], "./d04/f693.txt");
+    assert_eq!(lines[100], "./d00/f000.txt");
+    let (ok, out, err) = grep(
+        &ws,
+        serde_json::json!({"pattern": "needle", "output_mode": "count"}),
+    );
+    assert!(ok, "{err}");
+    assert!(
+        out.ends_with("Found 200 matching lines in 100 files."),
+        "{out}"
+    );
+    // In walk order (by directory, then name), as one search gives it.
+    let counted: Vec<&str> = out.lines().take(3).collect();
+    assert_eq!(
+        counted,
+        ["./d00/f000.txt:2", "./d00/f091.txt:2", "./d00/f182.txt:2"]
+    );
+}

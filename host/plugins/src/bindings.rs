@@ -8,4 +8,4 @@ wasmtime::component::bindgen!({
 });
 
 pub use exports::kaizen::plugin::tools as guest_tools;
-pub use kaizen::plugin::{agent, interaction, log, process, session, types};
+pub use kaizen::plugin::{agent, interaction, log, parallel, process, session, types};

@@ -74,6 +74,10 @@ pub struct Capabilities {
     /// The `llm` import: budgeted model completions.
     #[serde(default, skip_serializing_if = "is_false")]
     pub llm: bool,
+    /// The `parallel` import: run its own tools in several instances at
+    /// once.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub parallel: bool,
 }
 
 fn is_false(value: &bool) -> bool {
@@ -134,6 +138,7 @@ impl Capabilities {
             interaction: self.interaction || other.interaction,
             agent: self.agent || other.agent,
             llm: self.llm || other.llm,
+            parallel: self.parallel || other.parallel,
         }
     }
 }

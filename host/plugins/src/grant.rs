@@ -104,6 +104,12 @@ impl GrantPolicy {
             ),
             (&mut out.agent, requested.agent, granted.agent, "agent"),
             (&mut out.llm, requested.llm, granted.llm, "llm"),
+            (
+                &mut out.parallel,
+                requested.parallel,
+                granted.parallel,
+                "parallel",
+            ),
         ] {
             *flag = req && grant;
             if req && !grant {
@@ -327,6 +333,8 @@ pub struct EffectiveGrant {
     pub agent: bool,
     /// The `llm` import.
     pub llm: bool,
+    /// The `parallel` import.
+    pub parallel: bool,
     /// Limits in force.
     pub limits: EffectiveLimits,
     /// Requests that were refused or reduced, one line each.

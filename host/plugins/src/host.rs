@@ -187,12 +187,7 @@ impl PluginHost {
             interaction: self.interaction.clone(),
         };
         let sandboxes = SessionSandboxes::for_grant(&grant, &self.sandbox, &identity.env);
-        let runtime = Arc::new(PluginRuntime::new(
-            identity,
-            pre,
-            manifest.plugin.stateful,
-            sandboxes,
-        ));
+        let runtime = PluginRuntime::new(identity, pre, manifest.plugin.stateful, sandboxes);
         let mut tools = Vec::new();
         if manifest.plugin.kinds.contains(&PluginKind::Tool) {
             let specs = runtime

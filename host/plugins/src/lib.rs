@@ -16,6 +16,7 @@ mod capability;
 mod component_tool;
 mod discovery;
 mod engine;
+mod fan_out;
 mod grant;
 mod host;
 mod host_imports;

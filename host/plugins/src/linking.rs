@@ -2,7 +2,7 @@
 //! Imports are checked before instantiation so that a missing capability
 //! is a load error that names it, never a trap at call time.
 
-use crate::bindings::{agent, interaction, log, process, session, types};
+use crate::bindings::{agent, interaction, log, parallel, process, session, types};
 use crate::grant::EffectiveGrant;
 use crate::manifest::CONTRACT_VERSION;
 use crate::state::PluginState;
@@ -35,6 +35,9 @@ pub(crate) fn linker_for(
     if grant.agent {
         agent::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |state| state)?;
     }
+    if grant.parallel {
+        parallel::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |state| state)?;
+    }
     Ok(linker)
 }
 
@@ -59,6 +62,7 @@ fn needed_for(import: &str, grant: &EffectiveGrant) -> Option<Needed> {
         "kaizen:plugin/process" => need("process", grant.process.is_some(), true),
         "kaizen:plugin/agent" => need("agent", grant.agent, true),
         "kaizen:plugin/llm" => need("llm", grant.llm, false),
+        "kaizen:plugin/parallel" => need("parallel", grant.parallel, true),
         "wasi:http/outgoing-handler" | "wasi:http/types" => {
             need("http", !grant.http.is_empty(), true)
         }

@@ -4,13 +4,14 @@
 
 use crate::bindings::guest_tools;
 use crate::engine::PluginEngine;
+use crate::fan_out::FanOut;
 use crate::outcome::{convert_error, convert_output, describe_trap};
 use crate::process_host::SessionSandboxes;
 use crate::state::{ClockShared, PluginIdentity, PluginState};
 use kaizen_tools::{CallContext, ToolError, ToolOutput};
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use wasmtime::component::InstancePre;
 use wasmtime::{Store, UpdateDeadline};
@@ -32,6 +33,8 @@ pub(crate) struct PluginRuntime {
     sessions: Mutex<HashMap<String, SessionSlot>>,
     /// Per-session OS sandboxes, for a plugin granted `process`.
     sandboxes: Option<SessionSandboxes>,
+    /// Itself, for calls that fan out through `parallel`.
+    me: Weak<PluginRuntime>,
 }
 
 impl PluginRuntime {
@@ -40,16 +43,17 @@ impl PluginRuntime {
         pre: InstancePre<PluginState>,
         stateful: bool,
         sandboxes: Option<SessionSandboxes>,
-    ) -> Self {
+    ) -> Arc<Self> {
         let tools_indices = guest_tools::GuestIndices::new(&pre).ok();
-        Self {
+        Arc::new_cyclic(|me| Self {
             identity,
             pre,
             tools_indices,
             stateful,
             sessions: Mutex::default(),
             sandboxes,
-        }
+            me: me.clone(),
+        })
     }
 
     /// A new store with limits and the CPU clock armed.
@@ -121,7 +125,7 @@ impl PluginRuntime {
     ) -> Result<ToolOutput, ToolError> {
         if !self.stateful {
             let mut live = self.instantiate(Some(&ctx.cwd)).await?;
-            return self.call_on(&mut live, ctx, name, &input).await.0;
+            return self.call_on(&mut live, ctx, name, &input, true).await.0;
         }
         let slot = self.session_slot(&ctx.session_id);
         let mut guard = slot.lock().await;
@@ -129,20 +133,42 @@ impl PluginRuntime {
             Some(live) => live,
             None => self.instantiate(Some(&ctx.cwd)).await?,
         };
-        let (result, healthy) = self.call_on(&mut live, ctx, name, &input).await;
+        let (result, healthy) = self.call_on(&mut live, ctx, name, &input, true).await;
         if healthy {
             *guard = Some(live);
         }
         result
     }
 
-    /// Runs one call; the flag says whether the instance may be reused.
+    /// Calls tool `name` in a fresh instance that cannot fan out: one of
+    /// the calls a `parallel` call-each makes. The output's text, or the
+    /// error's message.
+    pub(crate) async fn call_alone(
+        &self,
+        ctx: &CallContext,
+        name: &str,
+        input: String,
+    ) -> Result<String, String> {
+        let mut live = self
+            .instantiate(Some(&ctx.cwd))
+            .await
+            .map_err(|err| err.message)?;
+        match self.call_on(&mut live, ctx, name, &input, false).await.0 {
+            Ok(output) => Ok(output.joined_text()),
+            Err(err) => Err(err.message),
+        }
+    }
+
+    /// Runs one call (which may fan out through `parallel` when the grant
+    /// allows and `may_fan_out`); the flag says whether the instance may be
+    /// reused.
     async fn call_on(
         &self,
         live: &mut LiveInstance,
         ctx: &CallContext,
         name: &str,
         input: &String,
+        may_fan_out: bool,
     ) -> (Result<ToolOutput, ToolError>, bool) {
         let plugin = &self.identity.name;
         let store = &mut live.store;
@@ -158,6 +184,10 @@ impl PluginRuntime {
         state.sub_agents = ctx.sub_agents.clone();
         state.history = ctx.history.clone();
         state.call_id.clone_from(&ctx.call_id);
+        state.fan_out = (may_fan_out && self.identity.grant.parallel).then(|| FanOut {
+            runtime: self.me.clone(),
+            ctx: ctx.clone(),
+        });
         state.clock.restart();
         store.set_epoch_deadline(PluginEngine::ticks_for(store.data().clock.limit()));
         let wit_ctx = guest_tools::CallContext {

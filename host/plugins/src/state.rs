@@ -2,6 +2,7 @@
 //! grant, the HTTP policy, limits, and the clock that bounds a call.
 
 use crate::capability::Access;
+use crate::fan_out::FanOut;
 use crate::grant::EffectiveGrant;
 use crate::http_credential::InjectedHeader;
 use crate::http_policy::HttpPolicy;
@@ -55,6 +56,9 @@ pub(crate) struct PluginState {
     pub history: FileHistoryLink,
     /// What the plugin may use.
     pub grant: Arc<EffectiveGrant>,
+    /// How the current call may fan out (`parallel`); none for calls made
+    /// that way.
+    pub fan_out: Option<FanOut>,
     /// The model's id for the current call.
     pub call_id: String,
     /// The directory the current call works in.
@@ -122,6 +126,7 @@ impl PluginState {
             sub_agents: SubAgentLink::default(),
             history: FileHistoryLink::default(),
             grant: grant.clone(),
+            fan_out: None,
             call_id: String::new(),
             cwd: cwd.map(Path::to_path_buf),
             process: None,

@@ -20,6 +20,7 @@ mod filters;
 mod fs;
 mod output;
 mod search;
+mod shard;
 mod sink;
 mod walk;
 
@@ -119,7 +120,7 @@ searched; .git is skipped; binary files are skipped.
     }
 }
 
-export_tools!(Grep);
+export_tools!(Grep, shard::GrepShard);
 
 /// The whole tool, for a call whose current directory is `cwd`.
 fn grep(cwd: &Path, input: &GrepInput) -> Result<Output, ToolError> {
@@ -146,6 +147,7 @@ fn grep(cwd: &Path, input: &GrepInput) -> Result<Output, ToolError> {
             .map(str::to_owned),
         offset: input.offset.unwrap_or(0) as usize,
         head_limit: input.head_limit.map(|n| n as usize),
+        shard_min: shard::MIN_FILES,
     };
     search::run(&target, &input.pattern, &options)
 }

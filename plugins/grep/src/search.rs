@@ -9,12 +9,12 @@ use grep_regex::RegexMatcher;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink};
 use kaizen_sdk::prelude::*;
 
-use crate::Target;
 use crate::filters::{matcher, overrides, types};
 use crate::fs::{Contents, Dir, File, Fs};
 use crate::output::{Lines, MAX_CHARS, plural, push_number};
 use crate::sink::{AnyMatch, ContentSink, CountMatches};
 use crate::walk::Walker;
+use crate::{Target, shard};
 
 /// What the result lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +30,9 @@ pub(crate) enum Mode {
 /// Everything about a search but the pattern and where.
 #[derive(Debug, Clone)]
 pub(crate) struct Options {
+    /// Split a files or count search over this many files or more across
+    /// instances (see [`shard`]).
+    pub shard_min: usize,
     /// What the result lists.
     pub mode: Mode,
     /// `-i`.
@@ -52,6 +55,24 @@ pub(crate) struct Options {
     pub head_limit: Option<usize>,
 }
 
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            shard_min: shard::MIN_FILES,
+            mode: Mode::FilesWithMatches,
+            case_insensitive: false,
+            line_numbers: true,
+            before: 0,
+            after: 0,
+            multiline: false,
+            globs: Vec::new(),
+            file_type: None,
+            offset: 0,
+            head_limit: None,
+        }
+    }
+}
+
 /// Searches `target` for `pattern` and renders the result.
 pub(crate) fn run(target: &Target, pattern: &str, options: &Options) -> Result<Output, ToolError> {
     let matcher = matcher(pattern, options)?;
@@ -67,18 +88,59 @@ pub(crate) fn run(target: &Target, pattern: &str, options: &Options) -> Result<O
             };
             let types = options.file_type.as_deref().map(types).transpose()?;
             let mut walker = Walker::new(&fs, overrides, types);
-            walker
-                .walk(dir, &mut |dir, name, path| search.file(dir, name, path))
-                .map_err(|err| {
-                    ToolError::failed(format!(
-                        "Cannot read the directory {}: {err}",
-                        dir.display()
-                    ))
-                })?;
+            let cannot_walk = |err: io::Error| {
+                ToolError::failed(format!(
+                    "Cannot read the directory {}: {err}",
+                    dir.display()
+                ))
+            };
+            let width = shard::width();
+            if options.mode == Mode::Content || width < 2 {
+                walker
+                    .walk(dir, &mut |dir, name, path| search.file(dir, name, path))
+                    .map_err(cannot_walk)?;
+            } else {
+                let mut files = Vec::new();
+                walker
+                    .walk(dir, &mut |_, _, path| files.push(path.to_owned()))
+                    .map_err(cannot_walk)?;
+                if files.len() >= options.shard_min {
+                    search.split(pattern, &files, width);
+                } else {
+                    search.paths(&fs, &files);
+                }
+            }
             search.unreadable += walker.unreadable();
         }
     }
     Ok(search.finish())
+}
+
+/// Searches the files at `paths` (absolute) for `pattern` in files or
+/// count mode: one shard's work.
+pub(crate) fn search_files(
+    fs: &Fs,
+    pattern: &str,
+    options: &Options,
+    paths: &[String],
+) -> Result<shard::Found, ToolError> {
+    let matcher = matcher(pattern, options)?;
+    let mut search = Search::new(options, &matcher, false);
+    search.paths(fs, paths);
+    Ok(shard::Found {
+        files: search
+            .found
+            .into_iter()
+            .map(|found| (found.path, millis(found.modified)))
+            .collect(),
+        counts: search.counts,
+        unreadable: search.unreadable,
+    })
+}
+
+fn millis(time: SystemTime) -> u64 {
+    time.duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |since| since.as_millis() as u64)
 }
 
 /// A file with a match, for files mode.
@@ -118,8 +180,10 @@ struct Search<'m> {
     searcher: Searcher,
     /// Files mode: the files with a match.
     found: Vec<Found>,
-    /// Content and count modes: the result lines.
+    /// Content mode: the result lines.
     lines: Lines,
+    /// Count mode: each file with matches and how many, in walk order.
+    counts: Vec<(String, u64)>,
     /// Files with a match (content and count modes).
     files: usize,
     /// Count mode: matching lines in all.
@@ -152,6 +216,7 @@ impl<'m> Search<'m> {
             searcher,
             found: Vec::new(),
             lines: Lines::new(options.offset, options.head_limit, MAX_CHARS),
+            counts: Vec::new(),
             files: 0,
             matches: 0,
             unreadable: 0,
@@ -165,6 +230,63 @@ impl<'m> Search<'m> {
         match dir.read_file(name, &mut self.buf, true) {
             Ok(file) => self.search(path, file),
             Err(_) => self.unreadable += 1,
+        }
+    }
+
+    /// Reads and searches the files at `paths` (absolute), opening each
+    /// directory once for the files of it that follow one another.
+    fn paths(&mut self, fs: &Fs, paths: &[String]) {
+        let mut open: Option<(&Path, Dir)> = None;
+        for path in paths {
+            let full = Path::new(path);
+            let (Some(parent), Some(name)) = (full.parent(), full.file_name()) else {
+                self.unreadable += 1;
+                continue;
+            };
+            if open.as_ref().is_none_or(|(at, _)| *at != parent) {
+                match fs.open_dir(parent) {
+                    Ok(dir) => open = Some((parent, dir)),
+                    Err(_) => {
+                        open = None;
+                        self.unreadable += 1;
+                        continue;
+                    }
+                }
+            }
+            if let Some((_, dir)) = &open {
+                self.file(dir, &name.to_string_lossy(), path);
+            }
+        }
+    }
+
+    /// Searches `files` in shards, `width` at a time, and takes in what
+    /// they found, in walk order. A shard that failed is searched here.
+    fn split(&mut self, pattern: &str, files: &[String], width: usize) {
+        let jobs = shard::jobs(pattern, self.options, files, width);
+        let shards = jobs.len();
+        for (i, result) in shard::run(jobs).into_iter().enumerate() {
+            match result {
+                Ok(found) => {
+                    self.found
+                        .extend(found.files.into_iter().map(|(path, ms)| Found {
+                            path,
+                            modified: SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(ms),
+                        }));
+                    for (_, n) in &found.counts {
+                        self.files += 1;
+                        self.matches += n;
+                    }
+                    self.counts.extend(found.counts);
+                    self.unreadable += found.unreadable;
+                }
+                Err(why) => {
+                    kaizen_sdk::log::warn(format!(
+                        "a shard of the search failed ({why}); searching its files here"
+                    ));
+                    let run = &files[i * files.len() / shards..(i + 1) * files.len() / shards];
+                    self.paths(&Fs::new(), run);
+                }
+            }
         }
     }
 
@@ -211,11 +333,7 @@ impl<'m> Search<'m> {
                 if sink.0 > 0 {
                     self.files += 1;
                     self.matches += sink.0;
-                    self.lines.push(|out| {
-                        out.push_str(path);
-                        out.push(':');
-                        push_number(out, sink.0);
-                    });
+                    self.counts.push((path.to_owned(), sink.0));
                 }
                 result
             }
@@ -267,6 +385,13 @@ impl<'m> Search<'m> {
                 )
             }
             Mode::Count => {
+                for (path, n) in &self.counts {
+                    self.lines.push(|out| {
+                        out.push_str(path);
+                        out.push(':');
+                        push_number(out, *n);
+                    });
+                }
                 let (files, matches) = (self.files, self.matches);
                 let (one, many) = if self.options.multiline {
                     ("match", "matches")

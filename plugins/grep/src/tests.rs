@@ -465,3 +465,93 @@ fn the_schema_uses_claude_codes_names() {
         assert!(properties.get(key).is_some(), "missing {key}: {properties}");
     }
 }
+
+mod split {
+    //! A search split across shards finds what one search finds, in the
+    //! same order.
+
+    use super::*;
+    use crate::search::{self, Mode, Options};
+
+    fn text(output: &Output) -> String {
+        format!("{output:?}")
+    }
+
+    fn both_ways(tree: &Tree, options: Options) -> (String, String) {
+        let target = Target::Dir(tree.root());
+        let alone = Options {
+            shard_min: usize::MAX,
+            ..options.clone()
+        };
+        let split = Options {
+            shard_min: 1,
+            ..options
+        };
+        (
+            text(&search::run(&target, "needle", &alone).unwrap()),
+            text(&search::run(&target, "needle", &split).unwrap()),
+        )
+    }
+
+    fn tree() -> Tree {
+        let mut tree = Tree::new();
+        for i in 0..40 {
+            let body = match i % 3 {
+                0 => "needle\nhay\nneedle again\n".to_owned(),
+                1 => "hay only\n".to_owned(),
+                _ => format!("NEEDLE {i}\n"),
+            };
+            tree.write(&format!("d{}/f{i}.txt", i % 7), body);
+        }
+        tree.write(".gitignore", "d3/\n").dir(".git");
+        tree
+    }
+
+    #[test]
+    fn files_mode_splits_the_same_as_one_search() {
+        let tree = tree();
+        let (alone, split) = both_ways(&tree, Options::default());
+        assert_eq!(alone, split);
+        assert!(alone.contains("Found 12 files"), "{alone}");
+        let (alone, split) = both_ways(
+            &tree,
+            Options {
+                case_insensitive: true,
+                ..Options::default()
+            },
+        );
+        assert_eq!(alone, split);
+    }
+
+    #[test]
+    fn count_mode_splits_the_same_as_one_search() {
+        let tree = tree();
+        let options = Options {
+            mode: Mode::Count,
+            head_limit: Some(5),
+            offset: 2,
+            ..Options::default()
+        };
+        let (alone, split) = both_ways(&tree, options);
+        assert_eq!(alone, split);
+        assert!(
+            alone.contains("Found 24 matching lines in 12 files."),
+            "{alone}"
+        );
+    }
+
+    #[test]
+    fn jobs_cover_every_file_once_in_order() {
+        let files: Vec<String> = (0..7).map(|i| format!("/f{i}")).collect();
+        let jobs = crate::shard::jobs("x", &Options::default(), &files, 3);
+        assert_eq!(jobs.len(), 3);
+        let mut seen = Vec::new();
+        for job in jobs {
+            let job: serde_json::Value = serde_json::from_str(&job).unwrap();
+            for file in job["files"].as_array().unwrap() {
+                seen.push(file.as_str().unwrap().to_owned());
+            }
+        }
+        assert_eq!(seen, files);
+    }
+}

@@ -4,7 +4,7 @@
 //! Using one makes the component import it, and the host refuses to load a
 //! component whose manifest and grant do not include that capability:
 //! `interaction = true`, `process = { programs = [...] }`, `agent = true`,
-//! `llm = true`. Interfaces a plugin never calls are dropped from the
+//! `llm = true`, `parallel = true`. Interfaces a plugin never calls are dropped from the
 //! component, so depending on this crate requests nothing by itself.
 //!
 //! ```no_run
@@ -20,4 +20,6 @@
 //! });
 //! ```
 
-pub use crate::bindings::kaizen::plugin::{agent, interaction, llm, log, process, session, types};
+pub use crate::bindings::kaizen::plugin::{
+    agent, interaction, llm, log, parallel, process, session, types,
+};

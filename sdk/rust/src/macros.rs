@@ -21,7 +21,16 @@ macro_rules! export_tools {
 
             impl $crate::raw::Guest for KaizenSdkTools {
                 fn tools() -> ::std::vec::Vec<$crate::raw::ToolSpec> {
-                    $crate::raw::unique(::std::vec![$($crate::raw::spec::<$tool>()),+])
+                    let listed = ::std::vec![$(
+                        (<$tool as $crate::Tool>::INTERNAL, $crate::raw::spec::<$tool>())
+                    ),+];
+                    $crate::raw::unique(
+                        listed
+                            .into_iter()
+                            .filter(|(internal, _)| !internal)
+                            .map(|(_, spec)| spec)
+                            .collect(),
+                    )
                 }
 
                 fn call(

@@ -30,6 +30,12 @@ pub trait Tool {
     /// How much harm the tool can do. Defaults to [`Danger::Moderate`].
     const DANGER: Danger = Danger::Moderate;
 
+    /// True for a tool only the plugin itself calls, through the host's
+    /// `parallel` interface (one shard of a split-up job): it is left out
+    /// of the tool list, so no model ever sees or calls it. Defaults to
+    /// `false`.
+    const INTERNAL: bool = false;
+
     /// The tool's input. Its JSON Schema (derived with
     /// `#[derive(JsonSchema)]`) is what the model sees; it must describe a
     /// JSON object, so use a struct with named fields (or [`NoInput`]). Doc

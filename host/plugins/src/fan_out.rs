@@ -1,0 +1,80 @@
+//! The contract's `parallel` interface: a plugin runs several calls of its
+//! own tools at once, each in a fresh instance on a thread of the host's
+//! runtime, for work that splits (searching many files). The calls made
+//! this way share the calling call's context and each has the plugin's
+//! limits; they cannot fan out again.
+
+use crate::bindings::parallel;
+use crate::runtime::PluginRuntime;
+use crate::state::PluginState;
+use futures::StreamExt;
+use kaizen_tools::CallContext;
+use std::sync::{Arc, Weak};
+
+/// The most calls that run at once, whatever the machine.
+const MAX_WIDTH: usize = 8;
+
+/// What a call needs to fan out: its plugin and its context.
+#[derive(Clone)]
+pub(crate) struct FanOut {
+    pub runtime: Weak<PluginRuntime>,
+    pub ctx: CallContext,
+}
+
+/// How many calls run at once: the machine's cores, at most [`MAX_WIDTH`].
+pub(crate) fn width() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(MAX_WIDTH)
+}
+
+impl PluginRuntime {
+    /// Calls tool `name` once per input, [`width`] at a time, each in a
+    /// fresh instance on its own task; results in input order.
+    pub(crate) async fn call_each(
+        self: Arc<Self>,
+        ctx: &CallContext,
+        name: &str,
+        inputs: Vec<String>,
+    ) -> Vec<Result<String, String>> {
+        let calls = inputs.into_iter().map(|input| {
+            let runtime = self.clone();
+            let ctx = ctx.clone();
+            let name = name.to_string();
+            async move {
+                let call =
+                    tokio::spawn(async move { runtime.call_alone(&ctx, &name, input).await });
+                call.await
+                    .unwrap_or_else(|err| Err(format!("the call could not finish: {err}")))
+            }
+        });
+        futures::stream::iter(calls)
+            .buffered(width())
+            .collect()
+            .await
+    }
+}
+
+impl parallel::Host for PluginState {
+    async fn width(&mut self) -> u32 {
+        width() as u32
+    }
+
+    async fn call_each(
+        &mut self,
+        name: String,
+        inputs: Vec<String>,
+    ) -> Vec<Result<String, String>> {
+        let runtime = self.fan_out.as_ref().and_then(|fan| fan.runtime.upgrade());
+        let (Some(runtime), Some(fan)) = (runtime, self.fan_out.clone()) else {
+            let why = "this call was itself made through `parallel` and cannot fan out again";
+            return inputs.iter().map(|_| Err(why.to_string())).collect();
+        };
+        // The calls have their own limits; waiting for them is not this
+        // call's time.
+        self.clock.begin_wait();
+        let results = runtime.call_each(&fan.ctx, &name, inputs).await;
+        self.clock.end_wait();
+        results
+    }
+}
