@@ -147,7 +147,7 @@ fn grep(cwd: &Path, input: &GrepInput) -> Result<Output, ToolError> {
             .map(str::to_owned),
         offset: input.offset.unwrap_or(0) as usize,
         head_limit: input.head_limit.map(|n| n as usize),
-        shard_min: shard::MIN_FILES,
+        shard_min: shard::MIN_DIRS,
     };
     search::run(&target, &input.pattern, &options)
 }

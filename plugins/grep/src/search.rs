@@ -13,7 +13,7 @@ use crate::filters::{matcher, overrides, types};
 use crate::fs::{Contents, Dir, File, Fs};
 use crate::output::{Lines, MAX_CHARS, plural, push_number};
 use crate::sink::{AnyMatch, ContentSink, CountMatches};
-use crate::walk::Walker;
+use crate::walk::{Unit, Walker};
 use crate::{Target, shard};
 
 /// What the result lists.
@@ -30,8 +30,8 @@ pub(crate) enum Mode {
 /// Everything about a search but the pattern and where.
 #[derive(Debug, Clone)]
 pub(crate) struct Options {
-    /// Split a files or count search over this many files or more across
-    /// instances (see [`shard`]).
+    /// Split a files or count search across instances (see [`shard`])
+    /// when there are at least this many directories per instance.
     pub shard_min: usize,
     /// What the result lists.
     pub mode: Mode,
@@ -58,7 +58,7 @@ pub(crate) struct Options {
 impl Default for Options {
     fn default() -> Self {
         Self {
-            shard_min: shard::MIN_FILES,
+            shard_min: shard::MIN_DIRS,
             mode: Mode::FilesWithMatches,
             case_insensitive: false,
             line_numbers: true,
@@ -81,13 +81,7 @@ pub(crate) fn run(target: &Target, pattern: &str, options: &Options) -> Result<O
     match target {
         Target::File(path) => search.explicit(&fs, path),
         Target::Dir(dir) => {
-            let overrides = if options.globs.is_empty() {
-                None
-            } else {
-                Some(overrides(dir, &options.globs)?)
-            };
-            let types = options.file_type.as_deref().map(types).transpose()?;
-            let mut walker = Walker::new(&fs, overrides, types);
+            let mut walker = walker(&fs, dir, options)?;
             let cannot_walk = |err: io::Error| {
                 ToolError::failed(format!(
                     "Cannot read the directory {}: {err}",
@@ -100,14 +94,11 @@ pub(crate) fn run(target: &Target, pattern: &str, options: &Options) -> Result<O
                     .walk(dir, &mut |dir, name, path| search.file(dir, name, path))
                     .map_err(cannot_walk)?;
             } else {
-                let mut files = Vec::new();
-                walker
-                    .walk(dir, &mut |_, _, path| files.push(path.to_owned()))
-                    .map_err(cannot_walk)?;
-                if files.len() >= options.shard_min {
-                    search.split(pattern, &files, width);
+                let units = shard::plan(&mut walker, dir, width).map_err(cannot_walk)?;
+                if shard::dirs(&units) >= options.shard_min.saturating_mul(width) {
+                    search.split(pattern, dir, &units, width);
                 } else {
-                    search.paths(&fs, &files);
+                    search.units(&fs, &mut walker, &units);
                 }
             }
             search.unreadable += walker.unreadable();
@@ -116,17 +107,20 @@ pub(crate) fn run(target: &Target, pattern: &str, options: &Options) -> Result<O
     Ok(search.finish())
 }
 
-/// Searches the files at `paths` (absolute) for `pattern` in files or
-/// count mode: one shard's work.
-pub(crate) fn search_files(
-    fs: &Fs,
+/// Walks and searches `units` of a search of `root` for `pattern` in files
+/// or count mode: one shard's work.
+pub(crate) fn search_units(
     pattern: &str,
     options: &Options,
-    paths: &[String],
+    root: &Path,
+    units: &[Unit],
 ) -> Result<shard::Found, ToolError> {
     let matcher = matcher(pattern, options)?;
+    let fs = Fs::new();
+    let mut walker = walker(&fs, root, options)?;
     let mut search = Search::new(options, &matcher, false);
-    search.paths(fs, paths);
+    search.units(&fs, &mut walker, units);
+    search.unreadable += walker.unreadable();
     Ok(shard::Found {
         files: search
             .found
@@ -136,6 +130,17 @@ pub(crate) fn search_files(
         counts: search.counts,
         unreadable: search.unreadable,
     })
+}
+
+/// A walk from `root` with the `--glob` and `--type` filters of `options`.
+fn walker<'f>(fs: &'f Fs, root: &Path, options: &Options) -> Result<Walker<'f>, ToolError> {
+    let overrides = if options.globs.is_empty() {
+        None
+    } else {
+        Some(overrides(root, &options.globs)?)
+    };
+    let types = options.file_type.as_deref().map(types).transpose()?;
+    Ok(Walker::new(fs, overrides, types))
 }
 
 fn millis(time: SystemTime) -> u64 {
@@ -233,38 +238,40 @@ impl<'m> Search<'m> {
         }
     }
 
-    /// Reads and searches the files at `paths` (absolute), opening each
-    /// directory once for the files of it that follow one another.
-    fn paths(&mut self, fs: &Fs, paths: &[String]) {
-        let mut open: Option<(&Path, Dir)> = None;
-        for path in paths {
-            let full = Path::new(path);
-            let (Some(parent), Some(name)) = (full.parent(), full.file_name()) else {
-                self.unreadable += 1;
-                continue;
-            };
-            if open.as_ref().is_none_or(|(at, _)| *at != parent) {
-                match fs.open_dir(parent) {
-                    Ok(dir) => open = Some((parent, dir)),
-                    Err(_) => {
-                        open = None;
-                        self.unreadable += 1;
-                        continue;
-                    }
-                }
-            }
-            if let Some((_, dir)) = &open {
-                self.file(dir, &name.to_string_lossy(), path);
-            }
+    /// Walks and searches `units`, in order.
+    fn units(&mut self, fs: &Fs, walker: &mut Walker<'_>, units: &[Unit]) {
+        walker.walk_units(units, &mut |dir, name, path| match dir {
+            Some(dir) => self.file(dir, name, path),
+            None => self.explicit_or_skip(fs, path),
+        });
+    }
+
+    /// Reads and searches the file at `path` found by a walk (binary files
+    /// are skipped).
+    fn explicit_or_skip(&mut self, fs: &Fs, path: &str) {
+        let full = Path::new(path);
+        let (Some(parent), Some(name)) = (full.parent(), full.file_name()) else {
+            self.unreadable += 1;
+            return;
+        };
+        match fs.open_dir(parent) {
+            Ok(dir) => self.file(&dir, &name.to_string_lossy(), path),
+            Err(_) => self.unreadable += 1,
         }
     }
 
-    /// Searches `files` in shards, `width` at a time, and takes in what
-    /// they found, in walk order. A shard that failed is searched here.
-    fn split(&mut self, pattern: &str, files: &[String], width: usize) {
-        let jobs = shard::jobs(pattern, self.options, files, width);
-        let shards = jobs.len();
-        for (i, result) in shard::run(jobs).into_iter().enumerate() {
+    /// Searches `units` of the walk of `root` in shards, `width` at a
+    /// time, and takes in what they found, in walk order. A shard that
+    /// failed is searched here.
+    fn split(&mut self, pattern: &str, root: &Path, units: &[Unit], width: usize) {
+        // More runs than shards at once: the host starts the next as one
+        // finishes, which evens out runs of unequal size.
+        let runs = shard::runs(units, width * shard::RUNS_PER_SHARD);
+        let jobs = runs
+            .iter()
+            .map(|run| shard::job(pattern, self.options, root, run))
+            .collect();
+        for (run, result) in runs.iter().zip(shard::run(jobs)) {
             match result {
                 Ok(found) => {
                     self.found
@@ -283,8 +290,13 @@ impl<'m> Search<'m> {
                     kaizen_sdk::log::warn(format!(
                         "a shard of the search failed ({why}); searching its files here"
                     ));
-                    let run = &files[i * files.len() / shards..(i + 1) * files.len() / shards];
-                    self.paths(&Fs::new(), run);
+                    let fs = Fs::new();
+                    // The filters built for the walk that made the units.
+                    let Ok(mut walker) = walker(&fs, root, self.options) else {
+                        continue;
+                    };
+                    self.units(&fs, &mut walker, run);
+                    self.unreadable += walker.unreadable();
                 }
             }
         }

@@ -1,9 +1,11 @@
-//! Splitting a search over many files across instances of this plugin:
-//! the calling instance walks the tree, then hands contiguous runs of the
-//! files to `GrepShard` calls that the host runs at once (the contract's
-//! `parallel` interface), one per core, and merges what they found in the
-//! walk's order. Only the files and count modes split: content mode's
-//! output is ordered line by line and usually small.
+//! Splitting a search across instances of this plugin, one per core: the
+//! calling instance walks the top of the tree (a few levels, until there
+//! are directories enough to share out), then hands contiguous runs of
+//! those [`Unit`]s to `GrepShard` calls that the host runs at once (the
+//! contract's `parallel` interface). Each walks and searches its units with
+//! the same ignore rules, and the results are merged in walk order. Only
+//! the files and count modes split: content mode's output is ordered line
+//! by line and usually small.
 //!
 //! Natively (in the unit tests) the shards run one after another in the
 //! same process, which exercises the same splitting and merging.
@@ -11,13 +13,20 @@
 use kaizen_sdk::prelude::*;
 use kaizen_sdk::serde::Serialize;
 use kaizen_sdk::serde_json;
+use std::path::Path;
 
-use crate::fs::Fs;
 use crate::search::{self, Mode, Options};
+use crate::walk::Unit;
 
-/// Fewest files worth splitting: below this, a fresh instance per shard
-/// costs more than it saves.
-pub(crate) const MIN_FILES: usize = 512;
+/// Fewest directories per shard worth splitting for: below this, a fresh
+/// instance per shard costs more than it saves.
+pub(crate) const MIN_DIRS: usize = 4;
+
+/// Runs of units per shard running at once.
+pub(crate) const RUNS_PER_SHARD: usize = 4;
+
+/// The deepest level the top of the walk goes to find directories.
+const MAX_DEPTH: usize = 4;
 
 /// The internal tool each shard is.
 pub(crate) const TOOL: &str = "GrepShard";
@@ -34,8 +43,14 @@ pub(crate) struct Job {
     multiline: bool,
     /// Count matching lines (else: find files with a match).
     count: bool,
-    /// Absolute paths of the files to search, in walk order.
-    files: Vec<String>,
+    /// The search's root, which `--glob` patterns are relative to.
+    root: String,
+    /// `--glob`.
+    globs: Vec<String>,
+    /// `--type`.
+    file_type: Option<String>,
+    /// What to walk and search, in walk order.
+    units: Vec<Unit>,
 }
 
 /// What one shard found.
@@ -46,31 +61,70 @@ pub(crate) struct Found {
     pub files: Vec<(String, u64)>,
     /// Count mode: each file with matches and how many.
     pub counts: Vec<(String, u64)>,
-    /// Files that could not be read.
+    /// Files and directories that could not be read.
     pub unreadable: usize,
 }
 
-/// The shards' jobs for `files`: one contiguous run per shard.
-pub(crate) fn jobs(
-    pattern: &str,
-    options: &Options,
-    files: &[String],
+/// How deep to cut the walk of `root` so that there are directories
+/// enough for `width` shards: the units at that depth.
+pub(crate) fn plan(
+    walker: &mut crate::walk::Walker<'_>,
+    root: &Path,
     width: usize,
-) -> Vec<String> {
-    let shards = width.min(files.len()).max(1);
-    (0..shards)
-        .map(|i| {
-            let run = &files[i * files.len() / shards..(i + 1) * files.len() / shards];
-            let job = Job {
-                pattern: pattern.to_owned(),
-                case_insensitive: options.case_insensitive,
-                multiline: options.multiline,
-                count: options.mode == Mode::Count,
-                files: run.to_vec(),
-            };
-            serde_json::to_string(&job).expect("a job serializes")
-        })
-        .collect()
+) -> std::io::Result<Vec<Unit>> {
+    let mut units = walker.units(root, 1)?;
+    for depth in 2..=MAX_DEPTH {
+        if dirs(&units) >= 2 * MIN_DIRS * width {
+            break;
+        }
+        let deeper = walker.units(root, depth)?;
+        // Deeper only helps when it finds more directories to share out.
+        if dirs(&deeper) <= dirs(&units) {
+            break;
+        }
+        units = deeper;
+    }
+    Ok(units)
+}
+
+/// How many of `units` are directories.
+pub(crate) fn dirs(units: &[Unit]) -> usize {
+    units.iter().filter(|u| matches!(u, Unit::Dir(_))).count()
+}
+
+/// `units` cut into `width` contiguous runs with about as many
+/// directories each.
+pub(crate) fn runs(units: &[Unit], width: usize) -> Vec<&[Unit]> {
+    let total = dirs(units).max(1);
+    let mut runs = Vec::with_capacity(width);
+    let (mut start, mut seen) = (0, 0);
+    for (i, unit) in units.iter().enumerate() {
+        if matches!(unit, Unit::Dir(_)) {
+            seen += 1;
+            if seen * width >= total * (runs.len() + 1) && runs.len() + 1 < width {
+                runs.push(&units[start..=i]);
+                start = i + 1;
+            }
+        }
+    }
+    runs.push(&units[start..]);
+    runs.retain(|run| !run.is_empty());
+    runs
+}
+
+/// The job for one run of units.
+pub(crate) fn job(pattern: &str, options: &Options, root: &Path, units: &[Unit]) -> String {
+    let job = Job {
+        pattern: pattern.to_owned(),
+        case_insensitive: options.case_insensitive,
+        multiline: options.multiline,
+        count: options.mode == Mode::Count,
+        root: root.to_string_lossy().into_owned(),
+        globs: options.globs.clone(),
+        file_type: options.file_type.clone(),
+        units: units.to_vec(),
+    };
+    serde_json::to_string(&job).expect("a job serializes")
 }
 
 /// Runs one shard's job: what `GrepShard` does.
@@ -83,9 +137,11 @@ pub(crate) fn serve(job: Job) -> Result<Found, ToolError> {
         },
         case_insensitive: job.case_insensitive,
         multiline: job.multiline,
+        globs: job.globs,
+        file_type: job.file_type,
         ..Options::default()
     };
-    search::search_files(&Fs::new(), &job.pattern, &options, &job.files)
+    search::search_units(&job.pattern, &options, Path::new(&job.root), &job.units)
 }
 
 /// The internal tool a shard runs as: never listed, so no model sees it.

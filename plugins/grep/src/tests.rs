@@ -541,17 +541,33 @@ mod split {
     }
 
     #[test]
-    fn jobs_cover_every_file_once_in_order() {
-        let files: Vec<String> = (0..7).map(|i| format!("/f{i}")).collect();
-        let jobs = crate::shard::jobs("x", &Options::default(), &files, 3);
-        assert_eq!(jobs.len(), 3);
-        let mut seen = Vec::new();
-        for job in jobs {
-            let job: serde_json::Value = serde_json::from_str(&job).unwrap();
-            for file in job["files"].as_array().unwrap() {
-                seen.push(file.as_str().unwrap().to_owned());
-            }
-        }
-        assert_eq!(seen, files);
+    fn runs_cover_every_unit_once_in_order_with_as_many_directories() {
+        use crate::walk::Unit;
+        let units: Vec<Unit> = (0..9)
+            .map(|i| {
+                if i % 3 == 0 {
+                    Unit::File(format!("/f{i}"))
+                } else {
+                    Unit::Dir(format!("/d{i}"))
+                }
+            })
+            .collect();
+        let runs = crate::shard::runs(&units, 3);
+        assert_eq!(runs.len(), 3);
+        assert_eq!(runs.concat(), units);
+        let dirs: Vec<usize> = runs.iter().map(|run| crate::shard::dirs(run)).collect();
+        assert_eq!(dirs, [2, 2, 2]);
+        assert_eq!(crate::shard::runs(&units[..1], 4).concat(), units[..1]);
+    }
+
+    #[test]
+    fn the_top_of_the_walk_is_cut_where_there_are_directories_enough() {
+        let tree = tree();
+        let fs = crate::fs::Fs::new();
+        let mut walker = crate::walk::Walker::new(&fs, None, None);
+        let units = crate::shard::plan(&mut walker, &tree.root(), 2).unwrap();
+        // d0..d6 but the ignored d3, and the top-level .gitignore file.
+        assert_eq!(crate::shard::dirs(&units), 6, "{units:?}");
+        assert_eq!(units.len(), 7, "{units:?}");
     }
 }

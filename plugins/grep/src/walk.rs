@@ -20,12 +20,13 @@
 //! are sorted by name, so the order is stable.
 
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::overrides::Override;
 use ignore::types::Types;
+use kaizen_sdk::prelude::{JsonSchema, schemars};
 
 use crate::fs::{Dir, Entry, Fs, Kind};
 
@@ -88,6 +89,25 @@ fn gitignore(dir: &Path, file: &Path) -> Gitignore {
     builder.build().unwrap_or_else(|_| Gitignore::empty())
 }
 
+/// A part of a walk: a file to search, or a directory to walk (its own
+/// ignore rules and those above it apply), in walk order.
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Eq,
+    kaizen_sdk::serde::Serialize,
+    kaizen_sdk::serde::Deserialize,
+    JsonSchema,
+)]
+#[serde(crate = "kaizen_sdk::serde", rename_all = "snake_case")]
+pub(crate) enum Unit {
+    /// The file at this absolute path.
+    File(String),
+    /// The directory at this absolute path.
+    Dir(String),
+}
+
 /// A walk over the files to search.
 pub(crate) struct Walker<'a> {
     fs: &'a Fs,
@@ -100,6 +120,14 @@ pub(crate) struct Walker<'a> {
     repos: usize,
     /// Directories and files that could not be read.
     unreadable: usize,
+    /// Directories this deep below the root are not walked but handed to
+    /// `defer` (see [`Walker::units`]).
+    defer_depth: Option<usize>,
+    /// How deep the walk is below its root.
+    depth: usize,
+    /// The directory whose rules (and its ancestors') `levels` holds, for
+    /// [`Walker::walk_units`].
+    entered: Option<PathBuf>,
 }
 
 impl<'a> Walker<'a> {
@@ -112,7 +140,74 @@ impl<'a> Walker<'a> {
             levels: Vec::new(),
             repos: 0,
             unreadable: 0,
+            defer_depth: None,
+            depth: 0,
+            entered: None,
         }
+    }
+
+    /// The walk of `root` cut at `depth`: its files and directories down
+    /// to that depth, in walk order, with each directory `depth` below the
+    /// root left whole as a [`Unit::Dir`] (after the ignore rules decided
+    /// it is walked at all).
+    pub(crate) fn units(&mut self, root: &Path, depth: usize) -> io::Result<Vec<Unit>> {
+        let units = std::cell::RefCell::new(Vec::new());
+        self.defer_depth = Some(depth);
+        let walked = self.walk_with(
+            root,
+            &mut |_, _, path| units.borrow_mut().push(Unit::File(path.to_owned())),
+            &mut |path| units.borrow_mut().push(Unit::Dir(path.to_owned())),
+        );
+        self.defer_depth = None;
+        walked.map(|()| units.into_inner())
+    }
+
+    /// Walks `units` (from [`Walker::units`], any contiguous run of them),
+    /// calling `visit` for each file to search in walk order: with its
+    /// directory when the walk opened it. The rules above a unit are
+    /// loaded once for units that share a parent.
+    pub(crate) fn walk_units(
+        &mut self,
+        units: &[Unit],
+        visit: &mut impl FnMut(Option<&Dir>, &str, &str),
+    ) {
+        for unit in units {
+            let (Unit::File(path) | Unit::Dir(path)) = unit;
+            let full = Path::new(path);
+            let Some(parent) = full.parent() else {
+                continue;
+            };
+            self.enter(parent);
+            match unit {
+                Unit::File(path) => visit(None, "", path),
+                Unit::Dir(path) => match self.fs.open_dir(full) {
+                    Ok(dir) => {
+                        let mut at = path.clone();
+                        self.walk_dir(&dir, &mut at, &mut |dir, name, path| {
+                            visit(Some(dir), name, path)
+                        });
+                    }
+                    Err(_) => self.unreadable += 1,
+                },
+            }
+        }
+    }
+
+    /// Loads the rules of `dir` and its ancestors, unless they are loaded.
+    fn enter(&mut self, dir: &Path) {
+        if self.entered.as_deref() == Some(dir) {
+            return;
+        }
+        while !self.levels.is_empty() {
+            self.pop();
+        }
+        for ancestor in dir.ancestors().collect::<Vec<_>>().into_iter().rev() {
+            let level = Level::new(ancestor, |name| {
+                std::fs::symlink_metadata(ancestor.join(name)).is_ok()
+            });
+            self.push(level);
+        }
+        self.entered = Some(dir.to_path_buf());
     }
 
     /// How many directories (or files, as counted by the caller) could not
@@ -129,6 +224,19 @@ impl<'a> Walker<'a> {
         root: &Path,
         visit: &mut impl FnMut(&Dir, &str, &str),
     ) -> io::Result<()> {
+        self.walk_with(root, visit, &mut |_| {})
+    }
+
+    fn walk_with(
+        &mut self,
+        root: &Path,
+        visit: &mut impl FnMut(&Dir, &str, &str),
+        defer: &mut impl FnMut(&str),
+    ) -> io::Result<()> {
+        self.entered = None;
+        while !self.levels.is_empty() {
+            self.pop();
+        }
         let dir = self.fs.open_dir(root)?;
         for parent in root
             .ancestors()
@@ -145,15 +253,26 @@ impl<'a> Walker<'a> {
         let mut path = root.to_string_lossy().trim_end_matches('/').to_owned();
         let mut entries = Vec::new();
         dir.entries(&mut entries)?;
-        self.walk_entries(&dir, &mut path, entries, visit);
+        self.depth = 0;
+        self.walk_entries(&dir, &mut path, entries, visit, defer);
         Ok(())
     }
 
     /// Walks the directory `dir` at `path`.
     fn walk_dir(&mut self, dir: &Dir, path: &mut String, visit: &mut impl FnMut(&Dir, &str, &str)) {
+        self.walk_dir_with(dir, path, visit, &mut |_| {});
+    }
+
+    fn walk_dir_with(
+        &mut self,
+        dir: &Dir,
+        path: &mut String,
+        visit: &mut impl FnMut(&Dir, &str, &str),
+        defer: &mut impl FnMut(&str),
+    ) {
         let mut entries = Vec::new();
         match dir.entries(&mut entries) {
-            Ok(()) => self.walk_entries(dir, path, entries, visit),
+            Ok(()) => self.walk_entries(dir, path, entries, visit, defer),
             Err(_) => self.unreadable += 1,
         }
     }
@@ -165,6 +284,7 @@ impl<'a> Walker<'a> {
         path: &mut String,
         mut entries: Vec<Entry>,
         visit: &mut impl FnMut(&Dir, &str, &str),
+        defer: &mut impl FnMut(&str),
     ) {
         entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
         let dir_path = if path.is_empty() { "/" } else { path.as_str() };
@@ -180,9 +300,17 @@ impl<'a> Walker<'a> {
             path.push_str(&entry.name);
             match entry.kind {
                 Kind::Dir if !VCS_DIRS.contains(&entry.name.as_str()) => {
-                    if !self.ignored(path, true) {
+                    if self.ignored(path, true) {
+                        // Not walked.
+                    } else if self.defer_depth == Some(self.depth + 1) {
+                        defer(path);
+                    } else {
                         match dir.open_dir(&entry.name) {
-                            Ok(child) => self.walk_dir(&child, path, visit),
+                            Ok(child) => {
+                                self.depth += 1;
+                                self.walk_dir_with(&child, path, visit, defer);
+                                self.depth -= 1;
+                            }
                             Err(_) => self.unreadable += 1,
                         }
                     }
