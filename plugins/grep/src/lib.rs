@@ -11,6 +11,10 @@
 //! matches, `path-line-text` for context, `--` between groups; absolute
 //! paths throughout.
 //!
+//! A files or count search over a large tree is split across instances of
+//! the plugin, one per core, through the host's `parallel` interface (see
+//! [`shard`]); the results are the same as one search's.
+//!
 //! Files are read through [`fs`], which talks to `wasi:filesystem`
 //! directly inside the component (far fewer host calls than `std::fs`) and
 //! uses `std::fs` natively, so the whole search is tested natively:
