@@ -80,6 +80,7 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
             for warning in &continued.restored.warnings {
                 eprintln!("kaizen: warning: {warning}");
             }
+            report_lost(continued);
             // The session goes on where it was, with what it was using,
             // unless the flags say otherwise.
             options
@@ -223,6 +224,25 @@ fn check_limits(options: &RunOptions) -> Result<(), SetupError> {
         return Err(usage(anyhow::anyhow!("--max-cycles must be at least 1")));
     }
     Ok(())
+}
+
+/// Tells the user what a resumed or forked session cannot get back; the
+/// model is told the same in its next message.
+fn report_lost(continued: &session::Continued) {
+    let cut = continued.restored.state.unanswered_calls();
+    if !cut.is_empty() {
+        let names: Vec<&str> = cut.iter().map(|(_, name)| name.as_str()).collect();
+        eprintln!(
+            "kaizen: {} call(s) of session {} were cut off when it stopped ({}); the model is told they may be partly done, and they are not run again by themselves",
+            cut.len(),
+            continued.id,
+            names.join(", ")
+        );
+    }
+    eprintln!(
+        "kaizen: continuing session {}: programs it started before, background shells included, are gone",
+        continued.id
+    );
 }
 
 /// A resumed session's new task: the argument, or stdin when it is not a

@@ -152,6 +152,13 @@ async fn ctrl_c_finishes_the_step_and_resume_goes_on_exactly_there() {
     let result = result_of(&out);
     assert_eq!(result["status"], "complete", "{}", stderr(&out));
     assert_eq!(result["session_id"], id.as_str());
+    assert!(
+        stderr(&out).contains(&format!(
+            "continuing session {id}: programs it started before"
+        )),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(place.steps(), [1, 2, 3, 4, 5], "interrupted after {done:?}");
     // The model was told what the interruption lost.
     let last = server.requests().pop().unwrap();
