@@ -4,15 +4,14 @@
 //! model's own claims of being finished are never consulted.
 
 use crate::act::{PendingCall, result_block, result_text, run_calls};
+use crate::bounded::{Cut, bounded, bounded_with_grace};
 use crate::events::{Event, Observer};
-use crate::journal::{Entry, Journal, StepFiles, lost_results};
+use crate::journal::{Entry, Journal, StepFiles, opening_message};
 use crate::prompt::{system_prompt, today};
 use crate::result::{RunResult, RunStart};
 use crate::state::{SessionState, Status, ToolCallRecord};
 use crate::sub_agent::{self, Meter, Scope};
-use kaizen_llm::{
-    Block, Message, Provider, Request, Response, Role, StreamEvent, ToolDefinition, Usage,
-};
+use kaizen_llm::{Message, Provider, Request, Response, Role, StreamEvent, ToolDefinition, Usage};
 use kaizen_tools::{CallContext, FileHistoryLink, Notes, SessionNotes, SubAgentLink, ToolRegistry};
 use std::future::Future;
 use std::path::PathBuf;
@@ -92,12 +91,6 @@ pub struct Agent<'a> {
     /// Who keeps each change to the session, and files before tools
     /// change them, when they are kept.
     pub journal: Option<Arc<dyn Journal>>,
-}
-
-/// Why a step was cut short.
-enum Cut {
-    Timeout,
-    Interrupted,
 }
 
 /// How the loop ended, with the reason for an early end.
@@ -493,67 +486,7 @@ impl Agent<'_> {
     }
 }
 
-/// The user message a run opens with: results for calls a cut-off step
-/// left unanswered, then the task; none when there is neither.
-fn opening_message(state: &SessionState, task: Option<&str>) -> Option<Message> {
-    let unanswered = state.unanswered_calls();
-    let mut message = (!unanswered.is_empty()).then(|| lost_results(&unanswered));
-    if let Some(task) = task {
-        let text = Block::Text { text: task.into() };
-        match &mut message {
-            Some(lost) => lost.content.push(text),
-            None => {
-                message = Some(Message {
-                    role: Role::User,
-                    content: vec![text],
-                })
-            }
-        }
-    }
-    message
-}
-
 /// The arguments as JSON when they parse, else as the raw string.
 fn arguments_value(raw: &str) -> serde_json::Value {
     serde_json::from_str(raw).unwrap_or_else(|_| serde_json::Value::String(raw.into()))
-}
-
-/// Runs `work` unless the deadline passes or an interrupt comes first.
-async fn bounded<F: Future>(
-    work: F,
-    deadline: Option<Instant>,
-    interrupt: &CancellationToken,
-) -> Result<F::Output, Cut> {
-    bounded_with_grace(work, deadline, interrupt, Duration::ZERO).await
-}
-
-/// Runs `work` unless the deadline passes first; after an interrupt it
-/// still has `grace` to finish.
-async fn bounded_with_grace<F: Future>(
-    work: F,
-    deadline: Option<Instant>,
-    interrupt: &CancellationToken,
-    grace: Duration,
-) -> Result<F::Output, Cut> {
-    let expiry = async {
-        match deadline {
-            Some(at) => tokio::time::sleep_until(at.into()).await,
-            None => std::future::pending().await,
-        }
-    };
-    let mut work = std::pin::pin!(work);
-    let mut expiry = std::pin::pin!(expiry);
-    tokio::select! {
-        // Work that is done counts, even when time ran out at once.
-        biased;
-        output = &mut work => return Ok(output),
-        () = &mut expiry => return Err(Cut::Timeout),
-        () = interrupt.cancelled() => {}
-    }
-    tokio::select! {
-        biased;
-        output = work => Ok(output),
-        () = expiry => Err(Cut::Timeout),
-        () = tokio::time::sleep(grace) => Err(Cut::Interrupted),
-    }
 }

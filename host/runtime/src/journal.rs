@@ -159,6 +159,26 @@ impl SessionState {
     }
 }
 
+/// The user message a run opens with: results for calls a cut-off step
+/// left unanswered, then the task; none when there is neither.
+pub(crate) fn opening_message(state: &SessionState, task: Option<&str>) -> Option<Message> {
+    let unanswered = state.unanswered_calls();
+    let mut message = (!unanswered.is_empty()).then(|| lost_results(&unanswered));
+    if let Some(task) = task {
+        let text = Block::Text { text: task.into() };
+        match &mut message {
+            Some(lost) => lost.content.push(text),
+            None => {
+                message = Some(Message {
+                    role: Role::User,
+                    content: vec![text],
+                })
+            }
+        }
+    }
+    message
+}
+
 /// The results a resumed session gives the model for calls that were cut
 /// off: their effects are unknown, and they are not run again by
 /// themselves.

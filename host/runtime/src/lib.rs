@@ -10,6 +10,7 @@
 
 mod act;
 mod agent;
+mod bounded;
 mod checkpoint_writer;
 mod events;
 mod journal;
