@@ -89,7 +89,11 @@ pub fn continue_from(store: &SessionStore, choice: &Choice) -> anyhow::Result<Op
                 Some(status) => format!("it ended {}", status.as_str()),
                 None => "it was killed or crashed".to_string(),
             };
-            let notice = format!("[Kaizen: this session was resumed; {how}. {GONE}]");
+            let mut notice = format!("[Kaizen: this session was resumed; {how}. {GONE}]");
+            if restored.state.messages.is_empty() {
+                // Killed before its task reached the log: the metadata has it.
+                notice = format!("{}\n\n{notice}", meta.task);
+            }
             Ok(Some(Continued {
                 id,
                 restored,

@@ -478,3 +478,25 @@ async fn after_ctrl_c_nothing_the_session_started_is_left_running() {
         "the background job outlived the run"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_killed_before_its_task_was_logged_resumes_with_that_task() {
+    let place = Place::new();
+    let server = server(script(1, 0.0)).await;
+    let out = place
+        .run(&server, &["The original task."])
+        .output()
+        .unwrap();
+    let id = result_of(&out)["session_id"].as_str().unwrap().to_string();
+    // As if killed right after the session was created.
+    let dir = place.home.path().join("sessions").join(&id);
+    std::fs::remove_file(dir.join("events.jsonl")).unwrap();
+    std::fs::remove_dir_all(dir.join("checkpoints")).unwrap();
+    let before = server.requests().len();
+    let out = place.run(&server, &["--resume", "last"]).output().unwrap();
+    assert_eq!(result_of(&out)["status"], "complete", "{}", stderr(&out));
+    let first = &server.requests()[before];
+    let text = first.body["messages"][1]["content"].to_string();
+    assert!(text.contains("The original task."), "{text}");
+    assert!(text.contains("it was killed or crashed"), "{text}");
+}
