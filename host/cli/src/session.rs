@@ -162,18 +162,12 @@ pub fn create(
     task: &str,
     cwd: &Path,
 ) -> anyhow::Result<()> {
-    store.create(&SessionMeta {
-        id: state.session_id.clone(),
-        started: now(),
-        updated: now(),
-        status: "running".into(),
-        task: task.to_string(),
-        model: state.model.clone(),
-        cwd: cwd.display().to_string(),
-        cycles: 0,
-        cost_usd: 0.0,
-        parent: None,
-    })?;
+    store.create(&SessionMeta::new(
+        &state.session_id,
+        task,
+        &state.model,
+        cwd.display().to_string(),
+    ))?;
     Ok(())
 }
 

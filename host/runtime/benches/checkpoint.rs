@@ -183,21 +183,6 @@ async fn session(journal: Option<Arc<dyn Journal>>, id: &str) -> (Duration, Sess
     (took, state)
 }
 
-fn meta(id: &str) -> SessionMeta {
-    SessionMeta {
-        id: id.into(),
-        started: kaizen_runtime::session_store::now(),
-        updated: kaizen_runtime::session_store::now(),
-        status: "running".into(),
-        task: "bench".into(),
-        model: "bench-model".into(),
-        cwd: "/w".into(),
-        cycles: 0,
-        cost_usd: 0.0,
-        parent: None,
-    }
-}
-
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
@@ -221,7 +206,9 @@ fn main() {
     for run in 0..=RUNS {
         let (took, _) = rt.block_on(session(None, "bare"));
         let id = format!("kept-{run}");
-        store.create(&meta(&id)).unwrap();
+        store
+            .create(&SessionMeta::new(&id, "bench", "bench-model", "/w"))
+            .unwrap();
         let state = SessionState::new(&id, "bench-model");
         let recorder =
             SessionRecorder::new(store.clone(), &id, 0, CheckpointPolicy::default(), &state)

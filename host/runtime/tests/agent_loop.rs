@@ -1,13 +1,15 @@
 //! The loop's rules, with a scripted provider and in-process tools (the
 //! wire formats and real plugins are covered end to end by the CLI suite).
 
+mod common;
+
+use common::Recorder;
+
 use kaizen_llm::{
     Block, CompletionFuture, EventSink, LlmError, LlmErrorKind, Provider, Request, Response,
-    StopReason, StreamEvent, Usage,
+    StreamEvent, Usage,
 };
-use kaizen_runtime::{
-    Agent, AgentConfig, CancellationToken, Event, Observer, SessionState, Status,
-};
+use kaizen_runtime::{Agent, AgentConfig, CancellationToken, Event, SessionState, Status};
 use kaizen_tools::{
     CallContext, Danger, FileRecord, Tool, ToolFuture, ToolOutput, ToolRegistry, ToolSpec,
 };
@@ -54,28 +56,19 @@ impl Provider for Scripted {
 }
 
 fn reply(text: &str, calls: &[(&str, &str)]) -> Response {
-    let mut content = vec![Block::Text { text: text.into() }];
-    for (i, (name, args)) in calls.iter().enumerate() {
-        content.push(Block::ToolUse {
-            id: format!("call_{i}_{name}"),
-            name: (*name).into(),
-            arguments: (*args).into(),
-        });
-    }
-    Response {
-        content,
-        usage: Usage {
-            input_tokens: 100,
-            output_tokens: 10,
-            ..Usage::default()
-        },
-        stop_reason: if calls.is_empty() {
-            StopReason::EndTurn
-        } else {
-            StopReason::ToolUse
-        },
-        model: "scripted-model".into(),
-    }
+    let calls = calls.iter().enumerate();
+    common::response(
+        text,
+        calls
+            .map(|(i, (name, args))| {
+                (
+                    format!("call_{i}_{name}"),
+                    name.to_string(),
+                    args.to_string(),
+                )
+            })
+            .collect(),
+    )
 }
 
 /// A tool whose calls are counted; read-only tools wait at a barrier so a
@@ -141,15 +134,6 @@ fn tools(read_barrier: Option<usize>) -> Tools {
             .unwrap();
     }
     Tools { registry, peak }
-}
-
-#[derive(Default)]
-struct Recorder(Mutex<Vec<Event>>);
-
-impl Observer for Recorder {
-    fn on_event(&self, event: &Event) {
-        self.0.lock().unwrap().push(event.clone());
-    }
 }
 
 async fn run(

@@ -2,9 +2,9 @@
 //! replaying the entries onto the state they started from gives back the
 //! live state exactly; a resumed run answers calls that were cut off.
 
-use kaizen_llm::{
-    Block, CompletionFuture, EventSink, Provider, Request, Response, Role, StopReason, Usage,
-};
+mod common;
+
+use kaizen_llm::{Block, CompletionFuture, EventSink, Provider, Request, Response, Role, Usage};
 use kaizen_runtime::{
     Agent, AgentConfig, CancellationToken, Entry, Journal, SessionState, Silent, Status,
 };
@@ -43,28 +43,13 @@ impl Provider for Scripted {
 }
 
 fn reply(text: &str, calls: &[(&str, serde_json::Value)]) -> Response {
-    let mut content = vec![Block::Text { text: text.into() }];
-    for (i, (name, args)) in calls.iter().enumerate() {
-        content.push(Block::ToolUse {
-            id: format!("c{i}_{text}"),
-            name: (*name).into(),
-            arguments: args.to_string(),
-        });
-    }
-    Response {
-        content,
-        usage: Usage {
-            input_tokens: 10,
-            output_tokens: 1,
-            ..Usage::default()
-        },
-        stop_reason: if calls.is_empty() {
-            StopReason::EndTurn
-        } else {
-            StopReason::ToolUse
-        },
-        model: "m".into(),
-    }
+    let calls = calls.iter().enumerate();
+    common::response(
+        text,
+        calls
+            .map(|(i, (name, args))| (format!("c{i}_{text}"), name.to_string(), args.to_string()))
+            .collect(),
+    )
 }
 
 /// Notes a file and sets the todos; fails when asked; sleeps when asked.
@@ -315,18 +300,7 @@ mod recorded {
 
     fn session(store: &SessionStore, id: &str) {
         store
-            .create(&SessionMeta {
-                id: id.into(),
-                started: "2026-11-22T00:00:00.000Z".into(),
-                updated: "2026-11-22T00:00:00.000Z".into(),
-                status: "running".into(),
-                task: "task".into(),
-                model: "m".into(),
-                cwd: "/w".into(),
-                cycles: 0,
-                cost_usd: 0.0,
-                parent: None,
-            })
+            .create(&SessionMeta::new(id, "task", "m", "/w"))
             .unwrap();
     }
 

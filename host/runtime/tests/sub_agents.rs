@@ -4,11 +4,13 @@
 //! scripted per conversation (keyed by its first user message), so that
 //! concurrent sub-agents get their own turns.
 
-use kaizen_llm::{
-    Block, CompletionFuture, EventSink, Provider, Request, Response, Role, StopReason, Usage,
-};
+mod common;
+
+use common::Recorder;
+
+use kaizen_llm::{Block, CompletionFuture, EventSink, Provider, Request, Response, Role, Usage};
 use kaizen_runtime::{
-    Agent, AgentConfig, CancellationToken, Event, Observer, RunResult, SessionState, Status,
+    Agent, AgentConfig, CancellationToken, Event, RunResult, SessionState, Status,
 };
 use kaizen_tools::{
     CallContext, Danger, SubAgentRequest, Tool, ToolError, ToolErrorKind, ToolFuture, ToolOutput,
@@ -84,28 +86,19 @@ impl Provider for Routed {
 }
 
 fn reply(text: &str, calls: &[(&str, serde_json::Value)]) -> Response {
-    let mut content = vec![Block::Text { text: text.into() }];
-    for (i, (name, args)) in calls.iter().enumerate() {
-        content.push(Block::ToolUse {
-            id: format!("call_{i}_{name}"),
-            name: (*name).into(),
-            arguments: args.to_string(),
-        });
-    }
-    Response {
-        content,
-        usage: Usage {
-            input_tokens: 100,
-            output_tokens: 10,
-            ..Usage::default()
-        },
-        stop_reason: if calls.is_empty() {
-            StopReason::EndTurn
-        } else {
-            StopReason::ToolUse
-        },
-        model: "scripted-model".into(),
-    }
+    let calls = calls.iter().enumerate();
+    common::response(
+        text,
+        calls
+            .map(|(i, (name, args))| {
+                (
+                    format!("call_{i}_{name}"),
+                    name.to_string(),
+                    args.to_string(),
+                )
+            })
+            .collect(),
+    )
 }
 
 fn task(prompt: &str, kind: &str) -> (&'static str, serde_json::Value) {
@@ -188,15 +181,6 @@ fn registry(look_barrier: Option<Arc<Barrier>>) -> ToolRegistry {
         .register(Arc::new(Plain(spec("Change", false), None)))
         .unwrap();
     registry
-}
-
-#[derive(Default)]
-struct Recorder(Mutex<Vec<Event>>);
-
-impl Observer for Recorder {
-    fn on_event(&self, event: &Event) {
-        self.0.lock().unwrap().push(event.clone());
-    }
 }
 
 struct Ran {

@@ -110,6 +110,29 @@ pub struct SessionMeta {
     pub parent: Option<Parent>,
 }
 
+impl SessionMeta {
+    /// A session starting now on `task`, running.
+    pub fn new(
+        id: impl Into<String>,
+        task: impl Into<String>,
+        model: impl Into<String>,
+        cwd: impl Into<String>,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            started: now(),
+            updated: now(),
+            status: "running".into(),
+            task: task.into(),
+            model: model.into(),
+            cwd: cwd.into(),
+            cycles: 0,
+            cost_usd: 0.0,
+            parent: None,
+        }
+    }
+}
+
 /// Sessions under one root directory.
 #[derive(Debug, Clone)]
 pub struct SessionStore {

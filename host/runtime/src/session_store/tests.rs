@@ -9,16 +9,9 @@ fn store() -> (tempfile::TempDir, SessionStore) {
 
 fn meta(id: &str, started: &str) -> SessionMeta {
     SessionMeta {
-        id: id.into(),
         started: started.into(),
         updated: started.into(),
-        status: "running".into(),
-        task: "a task".into(),
-        model: "m".into(),
-        cwd: "/w".into(),
-        cycles: 0,
-        cost_usd: 0.0,
-        parent: None,
+        ..SessionMeta::new(id, "a task", "m", "/w")
     }
 }
 
