@@ -29,6 +29,15 @@ pub struct LogRecord {
     pub entry: Entry,
 }
 
+/// A [`LogRecord`] as written: the entry borrowed, not copied.
+#[derive(Serialize)]
+struct Line<'a> {
+    seq: u64,
+    at: String,
+    #[serde(flatten)]
+    entry: &'a Entry,
+}
+
 /// When to checkpoint besides the end of a run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CheckpointPolicy {
@@ -119,12 +128,11 @@ impl SessionRecorder {
 
     fn write(&self, inner: &mut Inner, entry: &Entry, state: &SessionState) -> Result<()> {
         inner.seq += 1;
-        let record = LogRecord {
+        inner.log.append(&Line {
             seq: inner.seq,
             at: now(),
-            entry: entry.clone(),
-        };
-        inner.log.append(&record)?;
+            entry,
+        })?;
         let due = match entry {
             Entry::End { .. } => {
                 inner.log.sync()?;
@@ -238,7 +246,7 @@ fn restore_until(store: &SessionStore, id: &str, cycle: Option<u32>) -> Result<R
     }
     Ok(Restored {
         state,
-        seq: seq.max(from),
+        seq,
         warnings,
     })
 }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::Recorder;
+use common::{Recorder, reply};
 
 use kaizen_llm::{
     Block, CompletionFuture, EventSink, LlmError, LlmErrorKind, Provider, Request, Response,
@@ -53,22 +53,6 @@ impl Provider for Scripted {
             Ok(response)
         })
     }
-}
-
-fn reply(text: &str, calls: &[(&str, &str)]) -> Response {
-    let calls = calls.iter().enumerate();
-    common::response(
-        text,
-        calls
-            .map(|(i, (name, args))| {
-                (
-                    format!("call_{i}_{name}"),
-                    name.to_string(),
-                    args.to_string(),
-                )
-            })
-            .collect(),
-    )
 }
 
 /// A tool whose calls are counted; read-only tools wait at a barrier so a

@@ -85,20 +85,15 @@ impl Provider for Routed {
     }
 }
 
+/// [`common::reply`] with the arguments as JSON values.
 fn reply(text: &str, calls: &[(&str, serde_json::Value)]) -> Response {
-    let calls = calls.iter().enumerate();
-    common::response(
-        text,
-        calls
-            .map(|(i, (name, args))| {
-                (
-                    format!("call_{i}_{name}"),
-                    name.to_string(),
-                    args.to_string(),
-                )
-            })
-            .collect(),
-    )
+    let args: Vec<String> = calls.iter().map(|(_, args)| args.to_string()).collect();
+    let calls: Vec<(&str, &str)> = calls
+        .iter()
+        .zip(&args)
+        .map(|((name, _), args)| (*name, args.as_str()))
+        .collect();
+    common::reply(text, &calls)
 }
 
 fn task(prompt: &str, kind: &str) -> (&'static str, serde_json::Value) {

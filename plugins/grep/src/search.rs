@@ -96,7 +96,7 @@ pub(crate) fn run(target: &Target, pattern: &str, options: &Options) -> Result<O
             } else {
                 let units = shard::plan(&mut walker, dir, width).map_err(cannot_walk)?;
                 if shard::dirs(&units) >= options.shard_min.saturating_mul(width) {
-                    search.split(pattern, dir, &units, width);
+                    search.split(pattern, dir, &units, width, &fs, &mut walker);
                 } else {
                     search.units(&fs, &mut walker, &units);
                 }
@@ -242,13 +242,13 @@ impl<'m> Search<'m> {
     fn units(&mut self, fs: &Fs, walker: &mut Walker<'_>, units: &[Unit]) {
         walker.walk_units(units, &mut |dir, name, path| match dir {
             Some(dir) => self.file(dir, name, path),
-            None => self.explicit_or_skip(fs, path),
+            None => self.file_at(fs, path),
         });
     }
 
     /// Reads and searches the file at `path` found by a walk (binary files
     /// are skipped).
-    fn explicit_or_skip(&mut self, fs: &Fs, path: &str) {
+    fn file_at(&mut self, fs: &Fs, path: &str) {
         let full = Path::new(path);
         let (Some(parent), Some(name)) = (full.parent(), full.file_name()) else {
             self.unreadable += 1;
@@ -262,8 +262,17 @@ impl<'m> Search<'m> {
 
     /// Searches `units` of the walk of `root` in shards, `width` at a
     /// time, and takes in what they found, in walk order. A shard that
-    /// failed is searched here.
-    fn split(&mut self, pattern: &str, root: &Path, units: &[Unit], width: usize) {
+    /// failed is searched here, with `walker` (the walk that made the
+    /// units).
+    fn split(
+        &mut self,
+        pattern: &str,
+        root: &Path,
+        units: &[Unit],
+        width: usize,
+        fs: &Fs,
+        walker: &mut Walker<'_>,
+    ) {
         // More runs than shards at once: the host starts the next as one
         // finishes, which evens out runs of unequal size.
         let runs = shard::runs(units, width * shard::RUNS_PER_SHARD);
@@ -290,13 +299,7 @@ impl<'m> Search<'m> {
                     kaizen_sdk::log::warn(format!(
                         "a shard of the search failed ({why}); searching its files here"
                     ));
-                    let fs = Fs::new();
-                    // The filters built for the walk that made the units.
-                    let Ok(mut walker) = walker(&fs, root, self.options) else {
-                        continue;
-                    };
-                    self.units(&fs, &mut walker, run);
-                    self.unreadable += walker.unreadable();
+                    self.units(fs, walker, run);
                 }
             }
         }

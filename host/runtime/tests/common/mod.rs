@@ -37,6 +37,24 @@ pub fn response(text: &str, calls: Vec<(String, String, String)>) -> Response {
     }
 }
 
+/// A response with `text` and then `calls` (tool, arguments), their ids
+/// `call_<i>_<tool>`.
+pub fn reply(text: &str, calls: &[(&str, &str)]) -> Response {
+    let calls = calls.iter().enumerate();
+    response(
+        text,
+        calls
+            .map(|(i, (name, args))| {
+                (
+                    format!("call_{i}_{name}"),
+                    name.to_string(),
+                    args.to_string(),
+                )
+            })
+            .collect(),
+    )
+}
+
 /// Keeps every event it is told.
 #[derive(Default)]
 pub struct Recorder(pub Mutex<Vec<Event>>);
