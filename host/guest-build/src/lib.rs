@@ -40,6 +40,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+mod toolchain;
+pub use toolchain::Toolchain;
+
 /// The guest target triple.
 pub const GUEST_TARGET: &str = "wasm32-wasip2";
 
@@ -193,11 +196,13 @@ fn shared_dir(out_dir: &Path, triple: Option<&OsStr>) -> Option<PathBuf> {
 /// in release mode for [`GUEST_TARGET`] into `target_dir`, and returns the
 /// directory holding the components (`<target_dir>/wasm32-wasip2/release`).
 ///
-/// The nested cargo sees none of the settings meant for the outer (native)
-/// build, and its stdout goes to stderr: a build script's stdout carries
-/// directives to the outer cargo. `what` names the plugins in the failure
-/// message.
+/// The guest target is added to the toolchain first when it is missing
+/// ([`Toolchain::ensure_guest_target`]). The nested cargo sees none of the
+/// settings meant for the outer (native) build, and its stdout goes to
+/// stderr: a build script's stdout carries directives to the outer cargo.
+/// `what` names the plugins in the failure message.
 pub fn build_workspace(manifest: &Path, target_dir: &Path, what: &str) -> PathBuf {
+    Toolchain::current().ensure_guest_target();
     let cargo = env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
     let mut cmd = Command::new(&cargo);
     cmd.args([
@@ -228,9 +233,7 @@ pub fn build_workspace(manifest: &Path, target_dir: &Path, what: &str) -> PathBu
         fail(format!(
             "building {what} failed ({status}); see cargo's output above.\n\
              The command was: cargo build --release --workspace --target {GUEST_TARGET} \
-             --manifest-path {} --target-dir {}\n\
-             It needs the {GUEST_TARGET} target (rust-toolchain.toml asks rustup for it): \
-             rustup target add {GUEST_TARGET}",
+             --manifest-path {} --target-dir {}",
             manifest.display(),
             target_dir.display()
         ));
