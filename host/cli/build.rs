@@ -1,21 +1,32 @@
 //! Builds the built-in plugins in `plugins/` for wasm32-wasip2 (with
-//! `kaizen-guest-build`, into the shared `<target>/wasm-guests`) and embeds
-//! them in the binary: `$OUT_DIR/builtins.rs` is the table
-//! `&[(name, include_str!(manifest), include_bytes!(component), blake3), ..]`
-//! that `src/builtins.rs` includes.
+//! `kaizen-guest-build`, into the shared `<target>/wasm-guests`),
+//! precompiles them for this machine with the plugin host's engine settings
+//! (`kaizen-engine`), and embeds both in the binary: `$OUT_DIR/builtins.rs`
+//! is the table `&[(name, include_str!(manifest), include_bytes!(component),
+//! blake3, Some(include_bytes!(compiled))), ..]` that `src/builtins.rs`
+//! includes, and `$OUT_DIR/precompiled_for.rs` the engine key the compiled
+//! code is for. A fresh `KAIZEN_HOME` then starts without compiling; an
+//! engine with another key (another CPU, settings) compiles the component.
 //!
-//! The manifests and components are first copied to `$OUT_DIR/builtins`,
-//! and the table includes and hashes those copies: a later guest build (of
-//! the test plugins, or of another profile) cannot change the embedded
-//! bytes under the hash.
+//! The manifests, components and compiled code are first copied to
+//! `$OUT_DIR/builtins`, and the table includes and hashes those copies: a
+//! later guest build (of the test plugins, or of another profile) cannot
+//! change the embedded bytes under the hash. Compiled code is kept in
+//! `<target>/wasm-guests/precompiled/<key>/<blake3>.cwasm`, so the
+//! profiles of one target directory (test, clippy, release) compile each
+//! component once.
+//!
+//! Nothing is precompiled when cross-compiling (the code would be for this
+//! machine's CPU), or when `KAIZEN_PRECOMPILE=0`.
 
+use kaizen_engine::Precompiler;
 use kaizen_guest_build::{
-    GuestDir, assemble, discover, fail, manifest_dir, out_dir, path_str, read, rerun_if_changed,
-    rerun_if_workspace_changed,
+    GuestDir, Plugin, assemble, create_dir, discover, env_var, fail, manifest_dir, out_dir,
+    path_str, read, rerun_if_changed, rerun_if_workspace_changed, sync_file,
 };
 use std::fmt::Write as _;
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn main() {
     let manifest_dir = manifest_dir();
@@ -24,6 +35,7 @@ fn main() {
     for path in [&repo.join("sdk/rust"), &repo.join("wit")] {
         rerun_if_changed(path);
     }
+    println!("cargo:rerun-if-env-changed=KAIZEN_PRECOMPILE");
 
     let guests = GuestDir::lock();
     let plugins = discover(&workspace);
@@ -43,15 +55,20 @@ fn main() {
         .collect();
     let embedded = out_dir().join("builtins");
     assemble(&embedded, &plugins, &built);
+    let precompiled = precompile(&guests, &embedded, &plugins);
     drop(guests);
 
     let mut table = String::from("&[\n");
     for plugin in &plugins {
         let dir = embedded.join(&plugin.name);
         let wasm = dir.join(&plugin.component);
+        let compiled = match &precompiled {
+            Some(_) => format!("Some(include_bytes!({:?}))", path_str(&compiled_path(&dir))),
+            None => "None".to_owned(),
+        };
         let _ = writeln!(
             table,
-            "    ({:?}, include_str!({:?}), include_bytes!({:?}), {:?}),",
+            "    ({:?}, include_str!({:?}), include_bytes!({:?}), {:?}, {compiled}),",
             plugin.name,
             path_str(&dir.join("plugin.toml")),
             path_str(&wasm),
@@ -59,7 +76,52 @@ fn main() {
         );
     }
     table.push_str("]\n");
-    let out = out_dir().join("builtins.rs");
-    fs::write(&out, table)
-        .unwrap_or_else(|err| fail(format!("cannot write {}: {err}", out.display())));
+    write(&out_dir().join("builtins.rs"), &table);
+    let key = precompiled.as_deref().unwrap_or_default();
+    write(&out_dir().join("precompiled_for.rs"), format!("{key:?}\n"));
+}
+
+/// Compiles each assembled built-in in `embedded` (reusing what the shared
+/// guest directory holds), writes `<embedded>/<name>/compiled.cwasm`, and
+/// returns the engine's compatibility key; `None` when precompiling is off.
+fn precompile(guests: &GuestDir, embedded: &Path, plugins: &[Plugin]) -> Option<String> {
+    let cross = env_var("TARGET") != env_var("HOST");
+    if cross || std::env::var("KAIZEN_PRECOMPILE").is_ok_and(|v| v == "0") {
+        return None;
+    }
+    let precompiler = Precompiler::new()
+        .unwrap_or_else(|err| fail(format!("cannot build the engine to precompile: {err:#}")));
+    let key = precompiler.compatibility_key();
+    let store = guests.path().join("precompiled").join(&key);
+    create_dir(&store);
+    for plugin in plugins {
+        let dir = embedded.join(&plugin.name);
+        let wasm = read(&dir.join(&plugin.component));
+        let kept = store.join(format!("{}.cwasm", blake3::hash(&wasm).to_hex()));
+        if !kept.is_file() {
+            let code = precompiler.precompile(&wasm).unwrap_or_else(|err| {
+                fail(format!(
+                    "cannot precompile built-in `{}`: {err:#}",
+                    plugin.name
+                ))
+            });
+            let tmp = kept.with_extension(format!("tmp{}", std::process::id()));
+            write(&tmp, &code);
+            fs::rename(&tmp, &kept)
+                .unwrap_or_else(|err| fail(format!("cannot write {}: {err}", kept.display())));
+        }
+        sync_file(&kept, &compiled_path(&dir));
+    }
+    Some(key)
+}
+
+/// Where the compiled code of the built-in assembled in `dir` is embedded
+/// from.
+fn compiled_path(dir: &Path) -> PathBuf {
+    dir.join("compiled.cwasm")
+}
+
+fn write(path: &Path, bytes: impl AsRef<[u8]>) {
+    fs::write(path, bytes)
+        .unwrap_or_else(|err| fail(format!("cannot write {}: {err}", path.display())));
 }

@@ -29,7 +29,7 @@ const RUNS: usize = 5;
 /// Directories the tool never searches; `rg` gets the same exclusion.
 const VCS_GLOB: &str = "!{.git,.svn,.hg,.bzr,.jj,.sl}";
 
-/// The DESIGN budget and goal for tool time / `rg` time.
+/// The budget (docs/budgets.md) and goal for tool time / `rg` time.
 const BUDGET: f64 = 2.0;
 const GOAL: f64 = 1.5;
 

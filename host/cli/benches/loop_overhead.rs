@@ -8,13 +8,18 @@
 //! the fixed start-up cost (process start, plugin load, first request).
 //! Also measured: the kaizen process's CPU time (user+sys, from `wait4`)
 //! and peak RSS (`ru_maxrss`), this process's CPU time during the run (the
-//! model server, plus spawning), and DESIGN.md's session shape (10 tool
+//! model server, plus spawning), and the budgets' session shape (10 tool
 //! calls, 11 model turns) with the built-in `Bash` running `true` in the
-//! OS sandbox. Prints medians against DESIGN.md's budgets; asserts nothing
+//! OS sandbox. Prints medians against docs/budgets.md; asserts nothing
 //! about time.
 //!
 //! Run with `cargo bench -p kaizen --bench loop_overhead`.
 
+mod common;
+
+use common::{
+    cpu_of, exited_ok, load_average, median, mib, ms, reset_peak_rss, self_cpu, spawn, wait4,
+};
 use kaizen_model_server::{ModelServer, Options, Reply, Script};
 use serde_json::Value;
 use std::fs::File;
@@ -25,10 +30,11 @@ use std::time::{Duration, Instant};
 const KEY: &str = "sk-bench-key-0123456789";
 const REPS: usize = 5;
 const LONG: usize = 200;
-/// DESIGN.md's session: 10 tool calls and 11 model turns.
+/// The budgets' session: 10 tool calls and 11 model turns.
 const SESSION: usize = 10;
 const CYCLE_BUDGET: Duration = Duration::from_millis(1);
-const SESSION_WALL_BUDGET: Duration = Duration::from_millis(250);
+const SESSION_WALL_BUDGET: Duration = Duration::from_millis(150);
+const SESSION_CPU_BUDGET: Duration = Duration::from_millis(120);
 const SESSION_RSS_BUDGET_MIB: f64 = 60.0;
 
 /// One `kaizen run`.
@@ -45,78 +51,6 @@ struct Sample {
     /// This process (the model server, and spawning the child) during the
     /// run: user + system CPU time.
     server_cpu: Duration,
-}
-
-fn timeval(tv: libc::timeval) -> Duration {
-    Duration::from_secs(tv.tv_sec as u64) + Duration::from_micros(tv.tv_usec as u64)
-}
-
-fn cpu_of(usage: &libc::rusage) -> Duration {
-    timeval(usage.ru_utime) + timeval(usage.ru_stime)
-}
-
-fn self_cpu() -> Duration {
-    // SAFETY: getrusage writes into the zeroed struct we own.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    assert_eq!(rc, 0, "getrusage: {}", std::io::Error::last_os_error());
-    cpu_of(&usage)
-}
-
-/// This process's `VmRSS` in KiB.
-fn self_rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
-/// A child's `ru_maxrss` counts the peak RSS of its parent at the child's
-/// `exec` (the child execs from the parent's address space, whose high-water
-/// mark the kernel records), so this process's own peak — the server
-/// recording 200 ever larger requests — would show up as kaizen's. Before
-/// each spawn: give freed memory back, and reset this process's high-water
-/// mark to its current RSS (`clear_refs` 5). Returns that RSS in KiB: a
-/// floor under the child's `ru_maxrss`, exact only for peaks above it.
-fn reset_peak_rss() -> u64 {
-    // SAFETY: malloc_trim only returns free heap memory to the system.
-    unsafe { libc::malloc_trim(0) };
-    if let Err(err) = std::fs::write("/proc/self/clear_refs", "5") {
-        eprintln!("cannot reset this process's peak RSS ({err}): kaizen's may read high");
-    }
-    self_rss_kib()
-}
-
-/// Reaps `pid`: its exit status and resource usage.
-fn wait4(pid: libc::pid_t) -> (libc::c_int, libc::rusage) {
-    let mut status: libc::c_int = 0;
-    // SAFETY: wait4 writes into the zeroed struct and the int we own.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-        if rc == pid {
-            return (status, usage);
-        }
-        let err = std::io::Error::last_os_error();
-        assert_eq!(
-            err.kind(),
-            std::io::ErrorKind::Interrupted,
-            "wait4({pid}): {err}"
-        );
-    }
-}
-
-/// Starts `cmd`; its pid, for [`wait4`] to reap.
-#[expect(
-    clippy::zombie_processes,
-    reason = "reaped by wait4, which also reports its resource usage; dropping a Child is a no-op"
-)]
-fn spawn(cmd: &mut Command) -> libc::pid_t {
-    let child = cmd.spawn().expect("spawn kaizen");
-    child.id() as libc::pid_t
 }
 
 /// N tool-call turns then a final text reply.
@@ -242,9 +176,8 @@ fn run_once(rt: &tokio::runtime::Runtime, n: usize, plugins: Plugins, cache: &Pa
 
     let stdout = std::fs::read_to_string(&stdout_path).unwrap_or_default();
     let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
-    let exited_ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
     assert!(
-        exited_ok,
+        exited_ok(status),
         "kaizen failed (wait status {status}):\n{stdout}\n{stderr}"
     );
     let result: Value = serde_json::from_str(stdout.trim())
@@ -273,12 +206,6 @@ fn run_once(rt: &tokio::runtime::Runtime, n: usize, plugins: Plugins, cache: &Pa
     }
 }
 
-fn median<T: Copy + Ord>(values: impl Iterator<Item = T>) -> T {
-    let mut values: Vec<T> = values.collect();
-    values.sort_unstable();
-    values[values.len() / 2]
-}
-
 struct Summary {
     walls: Vec<Duration>,
     wall: Duration,
@@ -295,23 +222,6 @@ fn summarize(samples: &[Sample]) -> Summary {
         max_rss_kib: median(samples.iter().map(|s| s.max_rss_kib)),
         server_cpu: median(samples.iter().map(|s| s.server_cpu)),
     }
-}
-
-/// The 1-, 5- and 15-minute load averages.
-fn load_average() -> String {
-    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    text.split_whitespace()
-        .take(3)
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
-}
-
-fn mib(kib: u64) -> f64 {
-    kib as f64 / 1024.0
 }
 
 /// (a − b) / n in milliseconds (negative if a < b).
@@ -458,7 +368,7 @@ fn main() {
 
     println!();
     println!(
-        "DESIGN session shape: {SESSION} tool calls + {} model turns; `built-ins, Bash` is the \
+        "budget session shape: {SESSION} tool calls + {} model turns; `built-ins, Bash` is the \
          real thing (the built-in Bash running `true` in the OS sandbox), the others call \
          counter's Noop:",
         SESSION + 1
@@ -466,11 +376,14 @@ fn main() {
     for plugins in [Plugins::BuiltinBash, Plugins::Counter, Plugins::All] {
         let session = find(SESSION, plugins);
         println!(
-            "  {:<17} wall median {:>6.1} ms (≤ {:.0} ms: {:.2}×)   peak RSS median {:>10} (≤ {SESSION_RSS_BUDGET_MIB:.0} MiB: {:.2}×)",
+            "  {:<17} wall median {:>6.1} ms (≤ {:.0} ms: {:.2}×)   CPU median {:>6.1} ms (≤ {:.0} ms: {:.2}×)   peak RSS median {:>10} (≤ {SESSION_RSS_BUDGET_MIB:.0} MiB: {:.2}×)",
             plugins.label(),
             ms(session.wall),
             ms(SESSION_WALL_BUDGET),
             session.wall.as_secs_f64() / SESSION_WALL_BUDGET.as_secs_f64(),
+            ms(session.cpu),
+            ms(SESSION_CPU_BUDGET),
+            session.cpu.as_secs_f64() / SESSION_CPU_BUDGET.as_secs_f64(),
             rss(session.max_rss_kib),
             mib(session.max_rss_kib) / SESSION_RSS_BUDGET_MIB
         );

@@ -3,25 +3,40 @@
 //! manifest, grant, import check, instance per call.
 
 use kaizen_plugins::{
-    Capabilities, HttpCredential, Location, Origin, PluginSource, ProcessCapability,
+    Capabilities, HttpCredential, Location, Origin, PluginSource, Precompiled, ProcessCapability,
 };
 
-/// `(name, plugin.toml, component, BLAKE3 of the component)` per built-in.
-type Embedded = (&'static str, &'static str, &'static [u8], [u8; 32]);
+/// `(name, plugin.toml, component, BLAKE3 of the component, the component
+/// compiled at build time)` per built-in.
+type Embedded = (
+    &'static str,
+    &'static str,
+    &'static [u8],
+    [u8; 32],
+    Option<&'static [u8]>,
+);
 
 const BUILTINS: &[Embedded] = include!(concat!(env!("OUT_DIR"), "/builtins.rs"));
+
+/// The compatibility key of the engine that compiled the built-ins (empty
+/// when the build did not precompile).
+const PRECOMPILED_FOR: &str = include!(concat!(env!("OUT_DIR"), "/precompiled_for.rs"));
 
 /// A source for every built-in plugin.
 pub fn sources() -> Vec<PluginSource> {
     BUILTINS
         .iter()
-        .map(|&(name, manifest, wasm, hash)| PluginSource {
+        .map(|&(name, manifest, wasm, hash, compiled)| PluginSource {
             origin: Origin::Builtin,
             location: Location::Embedded {
                 name,
                 manifest,
                 wasm,
                 hash,
+                precompiled: compiled.map(|code| Precompiled {
+                    compatibility_key: PRECOMPILED_FOR,
+                    code,
+                }),
             },
         })
         .collect()

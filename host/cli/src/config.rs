@@ -1,8 +1,10 @@
 //! The operator's configuration: the user's `$KAIZEN_HOME/config.toml`,
-//! then the project's `kaizen.toml`, then CLI flags, merged into one
-//! [`GrantPolicy`] and the list of plugin directories.
+//! then the project's `kaizen.toml` (as far as the workspace is trusted:
+//! see `trust.rs`), then CLI flags, merged into one [`GrantPolicy`] and the
+//! list of plugin directories.
 
 use crate::builtins;
+use crate::trust::{AskTrust, TrustStatus, TrustStore, WorkspaceConfig};
 use anyhow::Context as _;
 use kaizen_llm::{Price, PriceTable};
 use kaizen_plugins::{Access, Capabilities, GrantPolicy, HttpCredential, Origin, SandboxSettings};
@@ -85,8 +87,8 @@ impl SessionsSection {
 pub struct HttpSection {
     /// `[[http.credentials]]`: a header with a secret from the host's
     /// environment, added to requests for one host. Read from the user's
-    /// config only: a project's file must not be able to send the user's
-    /// secrets to a host of its choosing.
+    /// config only (a project's entries are ignored): a project's file must
+    /// not be able to send the user's secrets to a host of its choosing.
     #[serde(default)]
     pub credentials: Vec<HttpCredential>,
 }
@@ -162,6 +164,14 @@ impl ConfigFile {
             credential.check().map_err(|err| {
                 anyhow::anyhow!("{}: [[http.credentials]]: {err}", path.display())
             })?;
+            if credential.plugins.is_empty() {
+                tracing::warn!(
+                    "{}: the [[http.credentials]] entry for {} names no plugins, so no plugin \
+                     gets it; add plugins = [\"NAME\", ...]",
+                    path.display(),
+                    credential.host
+                );
+            }
         }
         Ok(config)
     }
@@ -181,6 +191,12 @@ pub struct Setup {
     pub sandbox: SandboxSettings,
     /// How sessions are kept (the project's file over the user's).
     pub sessions: SessionsSection,
+    /// The workspace (canonical).
+    pub workspace: PathBuf,
+    /// Whether the workspace's own config took effect.
+    pub trust: TrustStatus,
+    /// What of the workspace's config did not take effect, and why.
+    pub ignored: Vec<String>,
 }
 
 /// `KAIZEN_HOME`, else the user's data directory.
@@ -194,11 +210,15 @@ pub fn kaizen_home() -> anyhow::Result<PathBuf> {
 }
 
 impl Setup {
-    /// Merges user config, project config and flags.
+    /// Merges the user's config, the workspace's and the flags. The
+    /// workspace's config takes effect only as far as its trust allows
+    /// (see [`merge_project`]); when it is not trusted and `ask` is given
+    /// (a terminal), `ask` decides, and a yes is recorded.
     pub fn new(
         cwd: Option<&Path>,
         plugin_flags: &[PathBuf],
         add_dirs: &[PathBuf],
+        ask: Option<AskTrust<'_>>,
     ) -> anyhow::Result<Self> {
         let here = std::env::current_dir().context("reading the current directory")?;
         let workspace = absolute(&here, cwd.unwrap_or(&here));
@@ -207,65 +227,32 @@ impl Setup {
             .with_context(|| format!("the workspace {} does not exist", workspace.display()))?;
         let kaizen_home = kaizen_home()?;
         let user = ConfigFile::load(&kaizen_home.join(USER_CONFIG))?;
+        let trust = decide_trust(&kaizen_home, &workspace, ask)?;
+        let trusted = trust == TrustStatus::Trusted;
         let project = ConfigFile::load(&workspace.join(PROJECT_CONFIG))?;
-        if !project.http.credentials.is_empty() {
-            anyhow::bail!(
-                "{}: [[http.credentials]] is read only from {}: a project's file must not be able to send your secrets to hosts it chooses. Move the entries there.",
-                workspace.join(PROJECT_CONFIG).display(),
-                kaizen_home.join(USER_CONFIG).display()
-            );
-        }
 
-        let mut policy = GrantPolicy::new(&workspace);
-        let mut prices = PriceTable::default();
-        let mut sandbox = SandboxSettings {
-            allow_degraded: user.sandbox.allow_degraded,
-            ..SandboxSettings::default()
+        let mut setup = Self {
+            policy: GrantPolicy::new(&workspace),
+            plugin_roots: vec![(kaizen_home.join("plugins"), Origin::User)],
+            prices: PriceTable::default(),
+            sandbox: SandboxSettings {
+                allow_degraded: user.sandbox.allow_degraded,
+                ..SandboxSettings::default()
+            },
+            sessions: SessionsSection::default(),
+            trust,
+            ignored: Vec::new(),
+            workspace: workspace.clone(),
+            kaizen_home,
         };
-        let mut sessions = SessionsSection::default();
-        let mut plugin_roots = vec![
-            (kaizen_home.join("plugins"), Origin::User),
-            (workspace.join(".kaizen").join("plugins"), Origin::Workspace),
-        ];
-        for (config, base) in [(&user, &kaizen_home), (&project, &workspace)] {
-            for (model, price) in &config.pricing {
-                prices = prices.with_override(model.clone(), *price);
-            }
-            for (name, grant) in &config.grants {
-                let merged = policy
-                    .grants
-                    .get(name)
-                    .map_or_else(|| grant.clone(), |existing| existing.union(grant));
-                policy.grants.insert(name.clone(), merged);
-            }
-            for dir in &config.plugins.add_dirs {
-                policy
-                    .extra_dirs
-                    .push((absolute(base, &dir.path), dir.access));
-            }
-            plugin_roots.extend(
-                config
-                    .plugins
-                    .dirs
-                    .iter()
-                    .map(|dir| (absolute(base, dir), Origin::Flag)),
-            );
-            // The strictest maximum wins, so a project cannot raise a
-            // bound the user set.
-            if let Some(max) = config.plugins.max_memory_mib {
-                policy.max_memory_mib = policy.max_memory_mib.min(max);
-            }
-            if let Some(max) = config.plugins.max_cpu_seconds {
-                policy.max_cpu_seconds = policy.max_cpu_seconds.min(max);
-            }
-            merge_sandbox(&mut sandbox, &config.sandbox, base);
-            sessions.merge(&config.sessions);
-        }
+        setup.merge_user(&user);
+        setup.merge_project(&project, trusted);
         // A built-in's default grant holds until a config file grants
         // that plugin something itself.
         for (name, grant) in builtins::default_grants() {
-            policy.grants.entry(name.to_string()).or_insert(grant);
+            setup.policy.grants.entry(name.to_string()).or_insert(grant);
         }
+        let policy = &mut setup.policy;
         policy.http_credentials = user.http.credentials.clone();
         for default in builtins::default_credentials() {
             let host = default.host.to_ascii_lowercase();
@@ -282,31 +269,215 @@ impl Setup {
                 .extra_dirs
                 .push((absolute(&here, dir), Access::ReadWrite));
         }
-        plugin_roots.extend(
+        setup.plugin_roots.extend(
             plugin_flags
                 .iter()
                 .map(|dir| (absolute(&here, dir), Origin::Flag)),
         );
-        Ok(Self {
-            kaizen_home,
-            policy,
-            plugin_roots,
-            prices,
-            sandbox,
-            sessions,
-        })
+        Ok(setup)
+    }
+
+    /// The user's own config: everything in it applies.
+    fn merge_user(&mut self, user: &ConfigFile) {
+        let home = self.kaizen_home.clone();
+        for (model, price) in &user.pricing {
+            self.prices = std::mem::take(&mut self.prices).with_override(model.clone(), *price);
+        }
+        for (name, grant) in &user.grants {
+            self.grant(name, grant);
+        }
+        for dir in &user.plugins.add_dirs {
+            self.policy
+                .extra_dirs
+                .push((absolute(&home, &dir.path), dir.access));
+        }
+        self.plugin_roots.extend(
+            user.plugins
+                .dirs
+                .iter()
+                .map(|dir| (absolute(&home, dir), Origin::Flag)),
+        );
+        self.sandbox.readable.extend(
+            user.sandbox
+                .read
+                .iter()
+                .map(|dir| absolute(&home, &expand_home(dir))),
+        );
+        self.lower_limits(user);
+        self.sessions.merge(&user.sessions);
+    }
+
+    /// The workspace's `kaizen.toml` and `.kaizen/plugins`. Always: limits
+    /// (which can only lower the user's) and session settings. Once the
+    /// workspace is trusted: grants, and directories and plugin
+    /// directories inside the workspace. Never: prices, credentials,
+    /// `allow-degraded`, and paths outside the workspace, which only the
+    /// user's own config may set. What is left out is listed in
+    /// [`Setup::ignored`].
+    fn merge_project(&mut self, project: &ConfigFile, trusted: bool) {
+        let workspace = self.workspace.clone();
+        self.lower_limits(project);
+        self.sessions.merge(&project.sessions);
+        let file = PROJECT_CONFIG;
+        if !project.pricing.is_empty() {
+            self.ignore(format!(
+                "{file}: [pricing] (prices are set in the user's config only)"
+            ));
+        }
+        if !project.http.credentials.is_empty() {
+            self.ignore(format!(
+                "{file}: [[http.credentials]] (credentials are set in the user's config only)"
+            ));
+        }
+        if project.sandbox.allow_degraded {
+            self.ignore(format!(
+                "{file}: [sandbox] allow-degraded (only the user's config may weaken the sandbox)"
+            ));
+        }
+        let untrusted = |what: &str| format!("{file}: {what} (the workspace is not trusted)");
+        if !trusted {
+            for name in project.grants.keys() {
+                self.ignore(untrusted(&format!("[grants.{name}]")));
+            }
+            for (what, count) in [
+                ("[plugins] add-dirs", project.plugins.add_dirs.len()),
+                ("[plugins] dirs", project.plugins.dirs.len()),
+                ("[sandbox] read", project.sandbox.read.len()),
+            ] {
+                if count > 0 {
+                    self.ignore(untrusted(what));
+                }
+            }
+            let plugins = workspace.join(".kaizen").join("plugins");
+            if plugins.is_dir() {
+                self.ignore(
+                    ".kaizen/plugins: its plugins are not loaded (the workspace is not trusted)"
+                        .to_string(),
+                );
+            }
+            return;
+        }
+        for (name, grant) in &project.grants {
+            self.grant(name, grant);
+        }
+        let inside = |path: &Path| absolute(&workspace, &expand_home(path));
+        for dir in &project.plugins.add_dirs {
+            let path = inside(&dir.path);
+            match within(&workspace, &path) {
+                true => self.policy.extra_dirs.push((path, dir.access)),
+                false => self.ignore(outside(file, "[plugins] add-dirs", &path)),
+            }
+        }
+        for dir in &project.plugins.dirs {
+            let path = inside(dir);
+            match within(&workspace, &path) {
+                true => self.plugin_roots.push((path, Origin::Workspace)),
+                false => self.ignore(outside(file, "[plugins] dirs", &path)),
+            }
+        }
+        for dir in &project.sandbox.read {
+            let path = inside(dir);
+            match within(&workspace, &path) {
+                true => self.sandbox.readable.push(path),
+                false => self.ignore(outside(file, "[sandbox] read", &path)),
+            }
+        }
+        self.plugin_roots
+            .push((workspace.join(".kaizen").join("plugins"), Origin::Workspace));
+    }
+
+    /// Adds `grant` to what plugin `name` (or `*`) is granted.
+    fn grant(&mut self, name: &str, grant: &Capabilities) {
+        let merged = self
+            .policy
+            .grants
+            .get(name)
+            .map_or_else(|| grant.clone(), |existing| existing.union(grant));
+        self.policy.grants.insert(name.to_string(), merged);
+    }
+
+    /// The strictest maximum wins, so no file can raise a bound another
+    /// set.
+    fn lower_limits(&mut self, config: &ConfigFile) {
+        if let Some(max) = config.plugins.max_memory_mib {
+            self.policy.max_memory_mib = self.policy.max_memory_mib.min(max);
+        }
+        if let Some(max) = config.plugins.max_cpu_seconds {
+            self.policy.max_cpu_seconds = self.policy.max_cpu_seconds.min(max);
+        }
+        lower_sandbox_limits(&mut self.sandbox, &config.sandbox);
+    }
+
+    fn ignore(&mut self, what: String) {
+        self.ignored.push(what);
+    }
+
+    /// What the user should hear about the workspace's config: what was
+    /// left out and how to trust it; `None` when nothing was.
+    pub fn trust_notice(&self) -> Option<String> {
+        if self.ignored.is_empty() {
+            return None;
+        }
+        let mut notice =
+            String::from("kaizen: this workspace's configuration was not applied in full:\n");
+        for line in &self.ignored {
+            notice.push_str(&format!("  - {line}\n"));
+        }
+        if matches!(self.trust, TrustStatus::NotTrusted | TrustStatus::Changed) {
+            let why = match self.trust {
+                TrustStatus::Changed => "it changed since you trusted it",
+                _ => "it has not been trusted",
+            };
+            notice.push_str(&format!(
+                "The workspace is not trusted ({why}). Review its kaizen.toml and .kaizen/, then \
+                 run `kaizen trust {}` to let them take effect.\n",
+                self.workspace.display()
+            ));
+        }
+        Some(notice)
     }
 }
 
-/// Adds one file's `[sandbox]` table: read directories add up, and the
-/// strictest limit wins.
-fn merge_sandbox(settings: &mut SandboxSettings, section: &SandboxSection, base: &Path) {
-    settings.readable.extend(
-        section
-            .read
-            .iter()
-            .map(|dir| absolute(base, &expand_home(dir))),
-    );
+/// The workspace's trust: from the store, else from `ask` (recorded when
+/// it says yes). Non-interactive runs (no `ask`) never trust implicitly.
+fn decide_trust(
+    kaizen_home: &Path,
+    workspace: &Path,
+    ask: Option<AskTrust<'_>>,
+) -> anyhow::Result<TrustStatus> {
+    let config = WorkspaceConfig::read(workspace)?;
+    let store = TrustStore::new(kaizen_home);
+    let status = store.status(&config)?;
+    if !matches!(status, TrustStatus::NotTrusted | TrustStatus::Changed) {
+        return Ok(status);
+    }
+    match ask {
+        Some(ask) if ask(&config, status) => {
+            store.trust(&config)?;
+            Ok(TrustStatus::Trusted)
+        }
+        _ => Ok(status),
+    }
+}
+
+/// True when `path` lies inside `root` (both absolute; `..` not resolved,
+/// so a path with `..` counts as outside).
+fn within(root: &Path, path: &Path) -> bool {
+    path.starts_with(root)
+        && !path
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir))
+}
+
+fn outside(file: &str, what: &str, path: &Path) -> String {
+    format!(
+        "{file}: {what} {} (outside the workspace: only the user's config may name it)",
+        path.display()
+    )
+}
+
+/// Adds one file's `[sandbox]` limits: the strictest wins.
+fn lower_sandbox_limits(settings: &mut SandboxSettings, section: &SandboxSection) {
     let limits = &mut settings.limits;
     if let Some(max) = section.max_processes {
         limits.max_processes = limits.max_processes.min(max);

@@ -10,6 +10,8 @@ mod sandbox_cmd;
 mod session;
 mod sessions_cmd;
 mod terminal;
+mod trust;
+mod trust_cmd;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -46,6 +48,21 @@ enum Command {
     /// checkpoints and the files its tools changed.
     #[command(subcommand)]
     Sessions(SessionsCommand),
+    /// Trust a workspace's own configuration (its kaizen.toml, the plugins
+    /// in .kaizen/plugins, .claude/ settings and .mcp.json) as it is now.
+    /// Until then a workspace's config can only lower limits; trust is
+    /// asked again whenever those files change.
+    Trust {
+        /// The workspace (default: the current directory).
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+        /// Take the workspace's trust back instead.
+        #[arg(long, conflicts_with = "list")]
+        revoke: bool,
+        /// List the trusted workspaces instead.
+        #[arg(long)]
+        list: bool,
+    },
     /// Put back the files a session's Write, Edit, MultiEdit and
     /// NotebookEdit calls changed, as they were before cycle --to (before
     /// the session, by default). Files changed by Bash or other programs
@@ -282,6 +299,11 @@ async fn dispatch(command: Command) -> u8 {
             dry_run,
             fork,
         } => sessions_cmd::rewind(&id, to, dry_run, fork),
+        Command::Trust { list: true, .. } => trust_cmd::list(),
+        Command::Trust {
+            dir, revoke: true, ..
+        } => trust_cmd::revoke(&dir),
+        Command::Trust { dir, .. } => trust_cmd::trust(&dir),
     };
     match result {
         Ok(()) => 0,

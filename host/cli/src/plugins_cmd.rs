@@ -2,6 +2,7 @@
 
 use crate::builtins;
 use crate::config::{Setup, kaizen_home};
+use crate::trust::AskTrust;
 use kaizen_plugins::interaction::{Interaction, NoUser};
 use kaizen_plugins::{
     Capabilities, DEFAULT_MAX_MEMORY_MIB, EffectiveGrant, EngineOptions, HostOptions, LoadedPlugin,
@@ -48,21 +49,30 @@ pub fn plugin_host(
 }
 
 /// Loads the built-ins and every plugin directory the selection names;
-/// nobody answers plugins' questions.
+/// nobody answers plugins' questions, and nobody is asked to trust the
+/// workspace.
 pub async fn load(selection: &Selection) -> anyhow::Result<(Setup, PluginHost, PluginSet)> {
-    load_with(selection, Arc::new(NoUser)).await
+    load_with(selection, Arc::new(NoUser), None).await
 }
 
-/// [`load`], with `interaction` answering plugins' questions.
+/// [`load`], with `interaction` answering plugins' questions and `ask`
+/// deciding whether an untrusted workspace's config is trusted (see
+/// [`Setup::new`]). What of the workspace's config did not apply is told
+/// on stderr.
 pub async fn load_with(
     selection: &Selection,
     interaction: Arc<dyn Interaction>,
+    ask: Option<AskTrust<'_>>,
 ) -> anyhow::Result<(Setup, PluginHost, PluginSet)> {
     let setup = Setup::new(
         selection.cwd.as_deref(),
         &selection.plugins,
         &selection.add_dirs,
+        ask,
     )?;
+    if let Some(notice) = setup.trust_notice() {
+        eprint!("{notice}");
+    }
     let host = plugin_host(
         &setup.kaizen_home,
         setup.policy.max_memory_mib,

@@ -100,7 +100,11 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
     let printer = Arc::new(Printer::new(options.format));
     let interrupt = CancellationToken::new();
     let interaction = interaction_for(&options, &printer, &interrupt);
-    let (setup, _host, plugins) = plugins_cmd::load_with(&options.plugins, interaction).await?;
+    // Only a person at a terminal can be asked to trust a workspace.
+    let at_terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let ask = at_terminal.then_some(&crate::terminal::ask_trust as crate::trust::AskTrust<'_>);
+    let (setup, _host, plugins) =
+        plugins_cmd::load_with(&options.plugins, interaction, ask).await?;
     for failure in &plugins.failed {
         tracing::warn!("{}", failure.summary());
     }

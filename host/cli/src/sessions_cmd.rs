@@ -199,7 +199,10 @@ pub fn rewind(name: &str, to: u32, dry_run: bool, fork: bool) -> anyhow::Result<
     if dry_run {
         return Ok(());
     }
-    store.restore(&id, &plan)?;
+    // Sessions from before files were kept with their directory are put
+    // back beneath their workspace.
+    let workspace = std::path::PathBuf::from(store.meta(&id)?.cwd);
+    store.restore(&id, &plan, &workspace)?;
     if !plan.is_empty() {
         println!(
             "Restored {} file(s) as they were before cycle {to}. Files changed by Bash or other programs are not tracked.",

@@ -8,6 +8,7 @@
 
 mod prompt;
 
+use crate::trust::{TrustStatus, WorkspaceConfig};
 use kaizen_plugins::interaction::{
     Answer, AskFuture, Interaction, InteractionError, NoUser, Question,
 };
@@ -15,6 +16,33 @@ use kaizen_runtime::CancellationToken;
 use std::io::{self, BufRead, Write};
 use std::sync::{Arc, Mutex, mpsc};
 use tokio::sync::oneshot;
+
+/// Asks the person at the terminal whether to trust the workspace's
+/// configuration, showing what it holds: `y` or `yes` trusts it; anything
+/// else, or the end of input, does not. Read before the run starts, while
+/// nothing else reads the terminal.
+pub fn ask_trust(config: &WorkspaceConfig, status: TrustStatus) -> bool {
+    let why = match status {
+        TrustStatus::Changed => "has changed since you trusted it",
+        _ => "has not been trusted yet",
+    };
+    let mut err = io::stderr().lock();
+    let _ = write!(
+        err,
+        "The workspace {} {why}. It configures Kaizen with:\n{}\n\
+         Trusted, these can grant tools more access (programs, network, directories) and \
+         load the workspace's own plugins; untrusted, they can only lower limits.\n\
+         Trust this workspace? [y/N] ",
+        config.root.display(),
+        config.listing()
+    );
+    let _ = err.flush();
+    let mut line = String::new();
+    match io::stdin().lock().read_line(&mut line) {
+        Ok(_) => matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes"),
+        Err(_) => false,
+    }
+}
 
 /// The run's status display, which the prompt must not fight with.
 pub trait StatusLine: Send + Sync {

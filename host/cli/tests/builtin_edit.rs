@@ -259,14 +259,16 @@ async fn edits_outside_the_granted_directories_are_refused() {
     let shelved = shelf_dir.join("book.txt");
     std::fs::write(&shelved, "page\n").unwrap();
     let shelved = shelved.display().to_string();
-    // A directory added read-only: readable, not writable.
-    ws.write(
-        "kaizen.toml",
+    // A directory the user's config adds read-only: readable, not
+    // writable.
+    std::fs::write(
+        ws.home.path().join("config.toml"),
         format!(
             "[plugins]\nadd-dirs = [{{ path = {:?}, access = \"read-only\" }}]\n",
             shelf_dir.display().to_string()
         ),
-    );
+    )
+    .unwrap();
     let calls = ws
         .session(
             &[

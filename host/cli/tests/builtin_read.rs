@@ -165,11 +165,29 @@ fn a_file_over_256_kb_must_be_paged() {
     assert!(err.contains("293.0 KB, 3000 lines"), "{err}");
     assert!(err.contains("offset=1 with limit=2000"), "{err}");
 
-    let page = ws.text(json!({"file_path": path, "offset": 1, "limit": 2000}));
-    assert_eq!(page.lines().count(), 2002);
-    assert!(page.ends_with("offset=2001; use offset and limit to read any other part.)"));
-    let tail = ws.text(json!({"file_path": path, "offset": 2001}));
-    assert_eq!(tail.lines().count(), 1000);
+    // Each page stops short of Read's 100 KB bound and says where to go on,
+    // until the file is read whole.
+    let mut offset = 1;
+    let mut pages = 0;
+    while offset <= 3000 {
+        let page = ws.text(json!({"file_path": path, "offset": offset, "limit": 2000}));
+        assert!(page.len() <= 100 * 1024, "{}", page.len());
+        let shown = page.lines().filter(|l| l.contains('\t')).count();
+        assert!(shown > 0);
+        offset += shown;
+        pages += 1;
+        if offset <= 3000 {
+            assert!(
+                page.ends_with(&format!(
+                    "larger than 100 KB). To read on, call Read again with offset={offset}; \
+                     use offset and limit to read any other part.)"
+                )),
+                "{}",
+                &page[page.len() - 200..]
+            );
+        }
+    }
+    assert_eq!((offset, pages), (3001, 4));
 }
 
 #[test]
@@ -313,4 +331,40 @@ fn read_is_listed_as_a_read_only_builtin() {
         root.to_str().unwrap()
     );
     assert_eq!(read["granted"]["filesystem"][0]["access"], "read-only");
+}
+
+/// Through the loop, as the model sees it: the default window of a
+/// 3,000-line file is lines 1-2000 and the note saying where to go on,
+/// whole (the loop's own cut lies above Read's bound).
+#[tokio::test]
+async fn the_model_sees_the_whole_default_window_and_its_note() {
+    let ws = Workspace::new();
+    let lines: String = (1..=3000)
+        .map(|n| format!("fn line_{n:04}() {{ /* some code */ }}\n"))
+        .collect();
+    let path = ws.write("big.rs", &lines);
+    let calls = ws
+        .session(&[("Read", json!({ "file_path": path }))], &[])
+        .await;
+    let text = calls.ok(0);
+    assert!(text.len() > 30_000, "more than Bash's cut: {}", text.len());
+    assert!(
+        text.starts_with("     1\tfn line_0001()"),
+        "{}",
+        &text[..80]
+    );
+    assert!(
+        text.contains("  2000\tfn line_2000()"),
+        "line 2000 is shown"
+    );
+    assert!(!text.contains("line_2001"), "line 2001 is not");
+    assert!(!text.contains("Output cut"), "the loop did not cut it");
+    assert!(
+        text.ends_with(
+            "(Showing lines 1-2000 of 3000. To read on, call Read again with offset=2001; \
+             use offset and limit to read any other part.)"
+        ),
+        "{}",
+        &text[text.len() - 300..]
+    );
 }

@@ -30,7 +30,7 @@ fn site() -> WebServer {
     })
 }
 
-/// A workspace whose kaizen.toml grants `webfetch` the site (unless
+/// A workspace whose user config grants `webfetch` the site (unless
 /// `grant` is `None`: the built-in default grant).
 struct Env {
     home: TempDir,
@@ -45,7 +45,7 @@ impl Env {
         };
         if let Some(grant) = grant {
             std::fs::write(
-                env.workspace.path().join("kaizen.toml"),
+                env.home.path().join("config.toml"),
                 format!("[grants.webfetch]\nhttp = [\"{grant}\"]\n"),
             )
             .unwrap();

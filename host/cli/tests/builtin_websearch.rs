@@ -248,9 +248,12 @@ fn a_project_file_cannot_configure_credentials() {
         "[[http.credentials]]\nhost = \"evil.example\"\nheader = \"X-Key\"\nenv = \"OPENAI_API_KEY\"\n",
     )
     .unwrap();
-    let err = failed(&env.search(json!({"query": "rust"})));
+    // Ignored (trusted or not), and said so; the search itself goes on.
+    let out = env.search(json!({"query": "rust"}));
+    let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("[[http.credentials]] is read only from"),
+        err.contains("[[http.credentials]] (credentials are set in the user's config only)"),
         "{err}"
     );
+    assert_no_key(&out);
 }

@@ -104,13 +104,23 @@ fn plugins_list_shows_requests_grants_and_refusals() {
 }
 
 #[test]
-fn project_config_grants_capabilities() {
+fn project_config_grants_capabilities_once_trusted() {
     let env = Env::new();
     std::fs::write(
         env.workspace.path().join("kaizen.toml"),
         "[grants.http-probe]\nhttp = [\"127.0.0.1\"]\n",
     )
     .unwrap();
+    let list = json(&env.with_plugins(&["plugins", "list", "--json"]));
+    let http = plugin(&list, "http-probe");
+    assert_eq!(http["status"], "failed", "not trusted yet: {http:#}");
+    let trusted = Command::new(env!("CARGO_BIN_EXE_kaizen"))
+        .arg("trust")
+        .arg(env.workspace.path())
+        .env("KAIZEN_HOME", env.home.path())
+        .output()
+        .unwrap();
+    assert!(trusted.status.success(), "{trusted:?}");
     let list = json(&env.with_plugins(&["plugins", "list", "--json"]));
     let http = plugin(&list, "http-probe");
     assert_eq!(http["status"], "loaded", "{http:#}");

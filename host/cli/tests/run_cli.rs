@@ -487,11 +487,18 @@ async fn bad_limits_are_usage_errors() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn prices_can_be_set_in_the_project_config() {
+async fn prices_are_set_in_the_users_config_never_the_projects() {
     let run = Run::new();
     std::fs::write(
-        run.ws().join("kaizen.toml"),
+        run.home.path().join("config.toml"),
         "[pricing.\"my-local-model\"]\ninput = 1000.0\noutput = 0.0\ncached_input = 0.0\n",
+    )
+    .unwrap();
+    // A repository that would make the model free, and so switch the
+    // budget off.
+    std::fs::write(
+        run.ws().join("kaizen.toml"),
+        "[pricing.\"my-local-model\"]\ninput = 0.0\noutput = 0.0\ncached_input = 0.0\n",
     )
     .unwrap();
     let script = Script::new().reply(Reply::text("ok").with_usage(1000, 0));
@@ -505,6 +512,11 @@ async fn prices_can_be_set_in_the_project_config() {
     let result = result_of(&out);
     // 1000 tokens at $1000 per million.
     assert_eq!(result["cost_usd"], 1.0, "{result}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("[pricing] (prices are set in the user's config only)"),
+        "{stderr}"
+    );
 
     // An unknown model costs 0, with one warning.
     let server = ModelServer::start(Script::new().reply(Reply::text("ok").with_usage(5, 5)))

@@ -11,6 +11,7 @@ mod common;
 use common::host_processes_with;
 use common::run::KEY;
 use common::session::Session;
+use kaizen_test_support::missing_feature;
 use serde_json::{Value, json};
 use std::io::Read as _;
 use std::net::TcpListener;
@@ -87,6 +88,9 @@ fn loopback_listener() -> (u16, Arc<AtomicUsize>) {
     (port, count)
 }
 
+/// The attempt on [`NetnsHost`], left out only when opted out of `netns`.
+const NETNS_ATTEMPT: &str = "network to a host in another namespace";
+
 /// A host in a network namespace this test creates, reachable from the
 /// host at `10.214.<n>.2:8080`. Removed on drop.
 struct NetnsHost {
@@ -96,48 +100,57 @@ struct NetnsHost {
 }
 
 impl NetnsHost {
-    fn create() -> Option<Self> {
+    /// Makes the namespace and starts its server, or says what failed.
+    fn create() -> Result<Self, String> {
         let id = std::process::id() % 250;
         let name = format!("kz-escape-{}", std::process::id());
         let (outer, inner) = (format!("kze{id}a"), format!("kze{id}b"));
         let ip = |args: &[&str]| {
-            Command::new("ip")
-                .args(args)
-                .status()
-                .is_ok_and(|s| s.success())
+            let failed = match Command::new("ip").args(args).output() {
+                Ok(out) if out.status.success() => return Ok(()),
+                Ok(out) => format!(
+                    "{}: {}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ),
+                Err(err) => err.to_string(),
+            };
+            Err(format!(
+                "`ip {}` failed ({failed}); it needs root and iproute2",
+                args.join(" ")
+            ))
         };
         let address = format!("10.214.{id}.2");
-        let ok = ip(&["netns", "add", &name])
-            && ip(&[
+        let (outer_cidr, inner_cidr) = (format!("10.214.{id}.1/30"), format!("{address}/30"));
+        let steps: [&[&str]; 7] = [
+            &["netns", "add", &name],
+            &[
                 "link", "add", &outer, "type", "veth", "peer", "name", &inner,
-            ])
-            && ip(&["link", "set", &inner, "netns", &name])
-            && ip(&["addr", "add", &format!("10.214.{id}.1/30"), "dev", &outer])
-            && ip(&["link", "set", &outer, "up"])
-            && ip(&[
-                "netns",
-                "exec",
-                &name,
-                "ip",
-                "addr",
-                "add",
-                &format!("{address}/30"),
-                "dev",
-                &inner,
-            ])
-            && ip(&["netns", "exec", &name, "ip", "link", "set", &inner, "up"]);
-        if !ok {
+            ],
+            &["link", "set", &inner, "netns", &name],
+            &["addr", "add", &outer_cidr, "dev", &outer],
+            &["link", "set", &outer, "up"],
+            &["-n", &name, "addr", "add", &inner_cidr, "dev", &inner],
+            &["-n", &name, "link", "set", &inner, "up"],
+        ];
+        if let Err(why) = steps.into_iter().try_for_each(ip) {
             let _ = Command::new("ip").args(["netns", "del", &name]).status();
             let _ = Command::new("ip").args(["link", "del", &outer]).status();
-            return None;
+            return Err(why);
         }
         let server = Command::new("ip")
             .args(["netns", "exec", &name, "python3", "-c"])
             .arg(format!(
                 "import socket\ns=socket.socket()\ns.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\ns.bind(('{address}', 8080))\ns.listen()\nwhile True:\n    c,_=s.accept(); c.sendall(b'netns-host-reached'); c.close()"
             ))
-            .spawn()
-            .ok()?;
+            .spawn();
+        let server = match server {
+            Ok(server) => server,
+            Err(err) => {
+                let _ = Command::new("ip").args(["netns", "del", &name]).status();
+                return Err(format!("could not start python3 in the namespace: {err}"));
+            }
+        };
         let host = Self {
             name,
             server,
@@ -149,12 +162,15 @@ impl NetnsHost {
                 let mut text = String::new();
                 let _ = stream.read_to_string(&mut text);
                 if text == "netns-host-reached" {
-                    return Some(host);
+                    return Ok(host);
                 }
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
-        None
+        Err(format!(
+            "the server in namespace {} never answered the host at {}:8080",
+            host.name, host.address
+        ))
     }
 }
 
@@ -180,19 +196,20 @@ fn read(path: impl Into<String>) -> (&'static str, Value) {
 async fn no_tool_call_gets_out_of_the_sandbox() {
     let layout = Layout::new();
     let (port, connections) = loopback_listener();
-    let netns = NetnsHost::create();
-    if netns.is_none() {
-        eprintln!(
-            "no network namespace could be created (needs root and iproute2): that attempt is skipped"
-        );
-    }
+    let netns = match NetnsHost::create() {
+        Ok(host) => Some(host),
+        Err(why) => {
+            missing_feature(env!("CARGO_TARGET_TMPDIR"), "netns", &why);
+            None
+        }
+    };
     let netns_target = netns
         .as_ref()
-        .map_or_else(|| "127.0.0.2".to_string(), |host| host.address.clone());
+        .map_or_else(String::new, |host| host.address.clone());
     let test_pid = std::process::id();
 
     // (what is tried, the call, a text the result must contain)
-    let attempts: Vec<(&str, (&str, Value), &str)> = vec![
+    let mut attempts: Vec<(&str, (&str, Value), &str)> = vec![
         (
             "absolute path outside",
             bash(format!("cat {}", layout.p("outside/secret.txt"))),
@@ -300,7 +317,7 @@ async fn no_tool_call_gets_out_of_the_sandbox() {
             "Exit code 1",
         ),
         (
-            "network to a host in another namespace",
+            NETNS_ATTEMPT,
             bash(format!(
                 "timeout 5 bash -c 'cat < /dev/tcp/{netns_target}/8080' || echo unreachable"
             )),
@@ -381,6 +398,10 @@ async fn no_tool_call_gets_out_of_the_sandbox() {
             "still-alive",
         ),
     ];
+    if netns.is_none() {
+        // Opted out of `netns`: there is no host to try to reach.
+        attempts.retain(|(what, _, _)| *what != NETNS_ATTEMPT);
+    }
     let calls: Vec<(&str, Value)> = attempts.iter().map(|(_, call, _)| call.clone()).collect();
 
     let home = layout.path("home");

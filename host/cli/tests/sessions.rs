@@ -180,6 +180,29 @@ async fn ctrl_c_finishes_the_step_and_resume_goes_on_exactly_there() {
     );
 }
 
+/// The variable that replays a run of the kill loop: its seed.
+const SEED_VAR: &str = "KAIZEN_TEST_SEED";
+
+/// The seed for the kill loop: [`SEED_VAR`] when set, else the clock, so
+/// that runs cover different kill moments. Printed either way.
+fn seed() -> u64 {
+    let seed = match std::env::var(SEED_VAR) {
+        Ok(value) => value
+            .trim()
+            .parse()
+            .unwrap_or_else(|e| panic!("{SEED_VAR}={value:?} is not a u64: {e}")),
+        Err(_) => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64,
+    };
+    eprintln!(
+        "seed {seed}; replay this run with: {SEED_VAR}={seed} cargo test -p kaizen \
+         --test sessions killed_at_random_and_resumed_every_step_is_done_once"
+    );
+    seed
+}
+
 /// A tiny deterministic generator, so a failure can be replayed from the
 /// seed it prints.
 struct Lcg(u64);
@@ -198,11 +221,7 @@ impl Lcg {
 async fn killed_at_random_and_resumed_every_step_is_done_once() {
     const STEPS: usize = 12;
     const KILLS: usize = 10;
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64;
-    eprintln!("seed {seed}");
+    let seed = seed();
     let mut random = Lcg(seed);
     let place = Place::new();
     let server = server(script(STEPS, 0.05)).await;

@@ -1,7 +1,7 @@
 //! Plugin host benchmark: tool dispatch (warm instance and fresh instance),
 //! cold start of loading every test plugin from the compile cache versus
-//! compiling, and resident memory. Prints medians against DESIGN.md's
-//! budgets. Run with `cargo bench -p kaizen-plugins --bench dispatch`.
+//! compiling, and resident memory. Prints medians against the budgets in
+//! docs/budgets.md. Run with `cargo bench -p kaizen-plugins --bench dispatch`.
 
 use kaizen_plugins::{
     GrantPolicy, HostOptions, Location, Origin, PluginHost, PluginSet, PluginSource,

@@ -1,7 +1,15 @@
 //! The precompile cache: compiled components on disk, keyed by the engine's
-//! compatibility hash and the component's content hash. Each artifact
-//! carries a checksum of itself, so a torn or tampered file is detected and
-//! recompiled, never handed to `deserialize`.
+//! compatibility hash and the component's content hash.
+//!
+//! Deserializing an artifact runs its machine code in the host, so an
+//! artifact must prove it was written by Kaizen: each carries a keyed
+//! BLAKE3 of itself under a secret key kept beside the cache
+//! (`<cache>.key`, readable by the user only, created on first use). A
+//! torn, tampered or forged file (one whose plain checksum was recomputed,
+//! say) fails the check and is recompiled with a warning, never handed to
+//! `deserialize`. The cache and its key must lie outside every directory
+//! granted to plugins: the CLI keeps both under `KAIZEN_HOME`, which no
+//! tool can reach.
 
 use anyhow::Context as _;
 use std::fs;
@@ -10,7 +18,9 @@ use std::path::{Path, PathBuf};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-const MAGIC: &[u8; 8] = b"KZNCWSM1";
+const MAGIC: &[u8; 8] = b"KZNCWSM2";
+/// Bytes of the cache key.
+const KEY_LEN: usize = 32;
 const HEADER_LEN: usize = MAGIC.len() + blake3::OUT_LEN;
 
 /// Where a component came from on this load.
@@ -25,21 +35,34 @@ pub enum CacheOutcome {
     Replaced,
     /// No cache directory is configured; compiled in memory.
     Uncached,
+    /// Compiled when the binary was built, and embedded in it.
+    Precompiled,
 }
 
 /// Compiled components under one directory.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ComponentCache {
     dir: PathBuf,
+    key: [u8; KEY_LEN],
+}
+
+impl std::fmt::Debug for ComponentCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ComponentCache")
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
 }
 
 impl ComponentCache {
     /// A cache rooted at `root`, partitioned by `compatibility_key` so that
-    /// another wasmtime version or setting never sees these artifacts.
-    pub fn new(root: &Path, compatibility_key: &str) -> Self {
-        Self {
+    /// another wasmtime version or setting never sees these artifacts, and
+    /// authenticated with the key in `<root>.key` (created when missing).
+    pub fn new(root: &Path, compatibility_key: &str) -> anyhow::Result<Self> {
+        Ok(Self {
             dir: root.join(compatibility_key),
-        }
+            key: load_or_create_key(&key_path(root))?,
+        })
     }
 
     /// The directory holding this engine's artifacts.
@@ -62,10 +85,11 @@ impl ComponentCache {
     ) -> anyhow::Result<(Component, CacheOutcome)> {
         let path = self.artifact_path(content_hash);
         let outcome = match fs::read(&path) {
-            Ok(bytes) => match verified_payload(&bytes) {
-                // SAFETY: the payload's checksum matches what this process
-                // family wrote after `precompile_component` on an engine
-                // with the same compatibility key.
+            Ok(bytes) => match verified_payload(&self.key, &bytes) {
+                // SAFETY: the payload's keyed hash proves it was written by
+                // a Kaizen holding this cache's key, after
+                // `precompile_component` on an engine with the same
+                // compatibility key.
                 Some(payload) => match unsafe { Component::deserialize(engine, payload) } {
                     Ok(component) => return Ok((component, CacheOutcome::Hit)),
                     Err(err) => {
@@ -75,7 +99,8 @@ impl ComponentCache {
                 },
                 None => {
                     tracing::warn!(
-                        "discarding corrupt cached artifact {} (checksum mismatch)",
+                        "discarding cached artifact {}: it is damaged or was not written by \
+                         Kaizen (its keyed checksum does not match); compiling the component again",
                         path.display()
                     );
                     CacheOutcome::Replaced
@@ -101,7 +126,8 @@ impl ComponentCache {
             .with_context(|| format!("creating {}", self.dir.display()))?;
         let mut tmp = tempfile_in(&self.dir)?;
         tmp.1.write_all(MAGIC)?;
-        tmp.1.write_all(blake3::hash(compiled).as_bytes())?;
+        tmp.1
+            .write_all(blake3::keyed_hash(&self.key, compiled).as_bytes())?;
         tmp.1.write_all(compiled)?;
         tmp.1.sync_all()?;
         fs::rename(&tmp.0, path).with_context(|| format!("renaming into {}", path.display()))?;
@@ -109,25 +135,96 @@ impl ComponentCache {
     }
 }
 
-/// The compiled bytes of an artifact whose header and checksum are intact.
-fn verified_payload(bytes: &[u8]) -> Option<&[u8]> {
+/// The compiled bytes of an artifact whose header and keyed checksum
+/// (under `key`) are intact.
+fn verified_payload<'a>(key: &[u8; KEY_LEN], bytes: &'a [u8]) -> Option<&'a [u8]> {
     if bytes.len() < HEADER_LEN || &bytes[..MAGIC.len()] != MAGIC {
         return None;
     }
     let (header, payload) = bytes.split_at(HEADER_LEN);
     let expected: [u8; blake3::OUT_LEN] = header[MAGIC.len()..].try_into().ok()?;
-    (blake3::hash(payload) == blake3::Hash::from_bytes(expected)).then_some(payload)
+    // `Hash`'s equality runs in constant time.
+    (blake3::keyed_hash(key, payload) == blake3::Hash::from_bytes(expected)).then_some(payload)
 }
 
-fn tempfile_in(dir: &Path) -> anyhow::Result<(PathBuf, fs::File)> {
-    let path = dir.join(format!(
-        ".tmp-{}-{:x}",
+/// Where the key of the cache rooted at `root` is kept: beside it.
+fn key_path(root: &Path) -> PathBuf {
+    let mut name = root.file_name().unwrap_or_default().to_os_string();
+    name.push(".key");
+    root.with_file_name(name)
+}
+
+/// The key in `path`, or a new random one written there (mode 0600,
+/// published with a hard link so that concurrent first runs agree on one).
+fn load_or_create_key(path: &Path) -> anyhow::Result<[u8; KEY_LEN]> {
+    use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+    let read = |path: &Path| -> anyhow::Result<Option<[u8; KEY_LEN]>> {
+        match fs::read(path) {
+            Ok(bytes) => {
+                let mode = fs::metadata(path)?.permissions().mode();
+                anyhow::ensure!(
+                    mode & 0o077 == 0,
+                    "the compile cache key {} is readable by others (mode {:o}); remove it and \
+                     the cache beside it, and Kaizen makes new ones",
+                    path.display(),
+                    mode & 0o777
+                );
+                let key = bytes.try_into().map_err(|_| {
+                    anyhow::anyhow!(
+                        "the compile cache key {} is damaged; remove it and the cache beside it",
+                        path.display()
+                    )
+                })?;
+                Ok(Some(key))
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(err) => Err(err).with_context(|| format!("reading {}", path.display())),
+        }
+    };
+    if let Some(key) = read(path)? {
+        return Ok(key);
+    }
+    let dir = path.parent().context("the cache key has no directory")?;
+    fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut key = [0u8; KEY_LEN];
+    fs::File::open("/dev/urandom")
+        .and_then(|mut random| std::io::Read::read_exact(&mut random, &mut key))
+        .context("reading /dev/urandom for the compile cache key")?;
+    let tmp = tempfile_name(dir, ".key");
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)
+        .with_context(|| format!("creating {}", tmp.display()))?;
+    file.write_all(&key)?;
+    file.sync_all()?;
+    let published = fs::hard_link(&tmp, path);
+    let _ = fs::remove_file(&tmp);
+    match published {
+        Ok(()) => Ok(key),
+        // Another process published one first: use it.
+        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
+            read(path)?.with_context(|| format!("{} vanished while it was read", path.display()))
+        }
+        Err(err) => Err(err).with_context(|| format!("writing {}", path.display())),
+    }
+}
+
+/// A fresh name in `dir` for a temporary file starting with `prefix`.
+fn tempfile_name(dir: &Path, prefix: &str) -> PathBuf {
+    dir.join(format!(
+        "{prefix}-{}-{:x}",
         std::process::id(),
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos())
             .unwrap_or_default()
-    ));
+    ))
+}
+
+fn tempfile_in(dir: &Path) -> anyhow::Result<(PathBuf, fs::File)> {
+    let path = tempfile_name(dir, ".tmp");
     let file = fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
     Ok((path, file))
 }
@@ -136,22 +233,54 @@ fn tempfile_in(dir: &Path) -> anyhow::Result<(PathBuf, fs::File)> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn payload_verification_rejects_damage() {
-        let payload = b"compiled code".to_vec();
+    const KEY: [u8; KEY_LEN] = [7; KEY_LEN];
+
+    fn artifact(key: Option<&[u8; KEY_LEN]>, payload: &[u8]) -> Vec<u8> {
         let mut artifact = MAGIC.to_vec();
-        artifact.extend_from_slice(blake3::hash(&payload).as_bytes());
-        artifact.extend_from_slice(&payload);
-        assert_eq!(verified_payload(&artifact), Some(&payload[..]));
+        let hash = match key {
+            Some(key) => blake3::keyed_hash(key, payload),
+            None => blake3::hash(payload),
+        };
+        artifact.extend_from_slice(hash.as_bytes());
+        artifact.extend_from_slice(payload);
+        artifact
+    }
 
-        let mut flipped = artifact.clone();
+    #[test]
+    fn payload_verification_rejects_damage_and_forgery() {
+        let payload = b"compiled code".to_vec();
+        let good = artifact(Some(&KEY), &payload);
+        assert_eq!(verified_payload(&KEY, &good), Some(&payload[..]));
+
+        let mut flipped = good.clone();
         *flipped.last_mut().unwrap() ^= 1;
-        assert_eq!(verified_payload(&flipped), None);
-
-        assert_eq!(verified_payload(&artifact[..artifact.len() - 3]), None);
-        assert_eq!(verified_payload(&artifact[..10]), None);
-        let mut wrong_magic = artifact.clone();
+        assert_eq!(verified_payload(&KEY, &flipped), None);
+        assert_eq!(verified_payload(&KEY, &good[..good.len() - 3]), None);
+        assert_eq!(verified_payload(&KEY, &good[..10]), None);
+        let mut wrong_magic = good.clone();
         wrong_magic[0] = b'X';
-        assert_eq!(verified_payload(&wrong_magic), None);
+        assert_eq!(verified_payload(&KEY, &wrong_magic), None);
+
+        // Forged: a plain checksum, or one under another key.
+        assert_eq!(verified_payload(&KEY, &artifact(None, &payload)), None);
+        assert_eq!(
+            verified_payload(&KEY, &artifact(Some(&[8; KEY_LEN]), &payload)),
+            None
+        );
+    }
+
+    #[test]
+    fn the_key_is_made_once_private_and_kept() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = key_path(&dir.path().join("components"));
+        assert_eq!(path, dir.path().join("components.key"));
+        let key = load_or_create_key(&path).unwrap();
+        assert_eq!(load_or_create_key(&path).unwrap(), key);
+        let mode = fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
+        let err = load_or_create_key(&path).unwrap_err().to_string();
+        assert!(err.contains("readable by others"), "{err}");
     }
 }

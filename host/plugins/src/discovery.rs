@@ -47,7 +47,20 @@ pub enum Location {
         wasm: &'static [u8],
         /// BLAKE3 of `wasm`.
         hash: [u8; 32],
+        /// `wasm` compiled at build time, when the build could.
+        precompiled: Option<Precompiled>,
     },
+}
+
+/// A component compiled ahead of time, embedded beside its `.wasm`.
+#[derive(Debug, Clone, Copy)]
+pub struct Precompiled {
+    /// The compatibility key of the engine that compiled it
+    /// (`kaizen_engine::compatibility_key`); an engine with another key
+    /// compiles the `.wasm` instead.
+    pub compatibility_key: &'static str,
+    /// The compiled code, for `Component::deserialize`.
+    pub code: &'static [u8],
 }
 
 /// One plugin to load.

@@ -2,7 +2,6 @@
 //! how long guest code runs.
 
 use anyhow::Context as _;
-use std::hash::{Hash, Hasher};
 use std::time::Duration;
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
@@ -35,6 +34,7 @@ impl Default for EngineOptions {
 pub struct PluginEngine {
     engine: Engine,
     pooling: bool,
+    compatibility_key: String,
 }
 
 impl PluginEngine {
@@ -55,7 +55,12 @@ impl PluginEngine {
             (Engine::new(&config(None))?, false)
         };
         spawn_ticker(&engine).context("starting the epoch ticker")?;
-        Ok(Self { engine, pooling })
+        let compatibility_key = kaizen_engine::compatibility_key(&engine);
+        Ok(Self {
+            engine,
+            pooling,
+            compatibility_key,
+        })
     }
 
     /// The wasmtime engine.
@@ -70,12 +75,8 @@ impl PluginEngine {
 
     /// A stable identifier of everything that makes compiled code
     /// compatible with this engine (wasmtime version, target, settings).
-    pub fn compatibility_key(&self) -> String {
-        let mut hasher = std::hash::DefaultHasher::new();
-        self.engine
-            .precompile_compatibility_hash()
-            .hash(&mut hasher);
-        format!("{:016x}", hasher.finish())
+    pub fn compatibility_key(&self) -> &str {
+        &self.compatibility_key
     }
 
     /// Epoch ticks covering `time`, rounded up, at least one.
@@ -85,14 +86,11 @@ impl PluginEngine {
     }
 }
 
+/// The shared settings ([`kaizen_engine::config`]: the built-ins were
+/// precompiled with them), plus the instance allocator, which does not
+/// change compiled code.
 fn config(pooling: Option<&EngineOptions>) -> Config {
-    let mut config = Config::new();
-    config.wasm_component_model(true);
-    config.epoch_interruption(true);
-    config.parallel_compilation(true);
-    // Deep recursion must trap cleanly rather than exhaust the host stack.
-    config.max_wasm_stack(1 << 20);
-    config.async_stack_size(2 << 20);
+    let mut config = kaizen_engine::config();
     if let Some(options) = pooling {
         let mut pool = PoolingAllocationConfig::default();
         pool.total_component_instances(256);

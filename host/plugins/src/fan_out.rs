@@ -14,6 +14,10 @@ use std::sync::{Arc, Weak};
 /// The most calls that run at once, whatever the machine.
 const MAX_WIDTH: usize = 8;
 
+/// The most inputs one `call-each` takes: each is a fresh instance with
+/// the plugin's memory, so an unbounded list is an unbounded host cost.
+pub(crate) const MAX_INPUTS: usize = 256;
+
 /// What a call needs to fan out: its plugin and its context.
 #[derive(Clone)]
 pub(crate) struct FanOut {
@@ -65,6 +69,14 @@ impl parallel::Host for PluginState {
         name: String,
         inputs: Vec<String>,
     ) -> Vec<Result<String, String>> {
+        if inputs.len() > MAX_INPUTS {
+            let why = format!(
+                "call-each takes at most {MAX_INPUTS} inputs and was given {}; split the work \
+                 into fewer, larger parts",
+                inputs.len()
+            );
+            return inputs.iter().map(|_| Err(why.clone())).collect();
+        }
         let runtime = self.fan_out.as_ref().and_then(|fan| fan.runtime.upgrade());
         let (Some(runtime), Some(fan)) = (runtime, self.fan_out.clone()) else {
             let why = "this call was itself made through `parallel` and cannot fan out again";

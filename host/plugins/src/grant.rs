@@ -4,6 +4,7 @@
 use crate::capability::{
     Access, Capabilities, FsRule, Limits, ProcessCapability, is_secret_env_name,
 };
+use crate::discovery::Origin;
 use crate::http_credential::HttpCredential;
 use crate::http_rule::HostPattern;
 use serde::Serialize;
@@ -51,15 +52,17 @@ impl GrantPolicy {
         }
     }
 
-    /// Everything granted to plugin `name`: the defaults, the `*` grant and
-    /// its own grant.
-    pub fn granted_to(&self, name: &str) -> Capabilities {
+    /// Everything granted to plugin `name` from `origin`: the defaults, the
+    /// `*` grant and its own grant. The defaults are the workspace
+    /// read-write and, except for a workspace's own plugins (which must be
+    /// granted it by name or `*`), the `interaction` import.
+    pub fn granted_to(&self, name: &str, origin: Origin) -> Capabilities {
         let mut base = Capabilities {
             filesystem: vec![FsRule {
                 path: "$WORKSPACE".into(),
                 access: Access::ReadWrite,
             }],
-            interaction: true,
+            interaction: origin != Origin::Workspace,
             ..Capabilities::default()
         };
         for (dir, access) in &self.extra_dirs {
@@ -76,14 +79,16 @@ impl GrantPolicy {
         base
     }
 
-    /// Intersects a plugin's request with its grant.
+    /// Intersects the request of plugin `name` from `origin` with its
+    /// grant.
     pub fn effective(
         &self,
         name: &str,
+        origin: Origin,
         requested: &Capabilities,
         limits: &Limits,
     ) -> EffectiveGrant {
-        let granted = self.granted_to(name);
+        let granted = self.granted_to(name, origin);
         let mut out = EffectiveGrant::default();
         self.intersect_filesystem(requested, &granted, &mut out);
         intersect_process(requested, &granted, &mut out);

@@ -2,8 +2,9 @@
 //! from its source into something callable.
 
 use crate::cache::{CacheOutcome, ComponentCache};
+use crate::capability::secret_in_value;
 use crate::component_tool::{ComponentTool, convert_spec};
-use crate::discovery::{Location, PluginSource};
+use crate::discovery::{Location, PluginSource, Precompiled};
 use crate::engine::{EngineOptions, PluginEngine};
 use crate::grant::{EffectiveGrant, GrantPolicy};
 use crate::http_credential::InjectedHeader;
@@ -107,7 +108,8 @@ impl PluginHost {
         let engine = PluginEngine::new(&options.engine)?;
         let cache = options
             .cache_dir
-            .map(|dir| ComponentCache::new(&dir, &engine.compatibility_key()));
+            .map(|dir| ComponentCache::new(&dir, engine.compatibility_key()))
+            .transpose()?;
         Ok(Self {
             engine,
             cache,
@@ -144,6 +146,31 @@ impl PluginHost {
         result.map_err(|err| format!("{label} is not a valid component: {err:#}"))
     }
 
+    /// The component compiled into the binary at build time, when this
+    /// engine can run its code; `None` sends the caller to [`Self::component`].
+    fn precompiled(&self, precompiled: Precompiled, label: &str) -> Option<Component> {
+        if precompiled.compatibility_key != self.engine.compatibility_key() {
+            tracing::debug!(
+                "{label}: precompiled for engine {}, this one is {}; compiling it",
+                precompiled.compatibility_key,
+                self.engine.compatibility_key()
+            );
+            return None;
+        }
+        // SAFETY: the code was produced by `precompile_component` of an
+        // engine with this compatibility key when the binary was built, and
+        // lives in the binary itself, which nothing at run time can write.
+        match unsafe { Component::deserialize(self.engine.engine(), precompiled.code) } {
+            Ok(component) => Some(component),
+            Err(err) => {
+                tracing::warn!(
+                    "{label}: the precompiled code does not load ({err:#}); compiling it"
+                );
+                None
+            }
+        }
+    }
+
     /// Loads one plugin under `policy`.
     pub async fn load(
         &self,
@@ -156,16 +183,26 @@ impl PluginHost {
             manifest: None,
             grant: None,
         };
-        let (manifest, wasm, hash, label) = read_source(source).map_err(fail)?;
+        let (manifest, wasm, hash, label, precompiled) = read_source(source).map_err(fail)?;
         let name = manifest.plugin.name.clone();
-        let grant = Arc::new(policy.effective(&name, &manifest.capabilities, &manifest.limits));
+        let mut grant = policy.effective(
+            &name,
+            source.origin,
+            &manifest.capabilities,
+            &manifest.limits,
+        );
+        let env = granted_env(&mut grant);
+        let grant = Arc::new(grant);
         let fail = |message: String| LoadError {
             name: Some(name.clone()),
             message,
             manifest: Some(Box::new(manifest.clone())),
             grant: Some(grant.clone()),
         };
-        let (component, cache) = self.component(&wasm, &hash, &label).map_err(fail)?;
+        let (component, cache) = match precompiled.and_then(|code| self.precompiled(code, &label)) {
+            Some(component) => (component, CacheOutcome::Precompiled),
+            None => self.component(&wasm, &hash, &label).map_err(fail)?,
+        };
         let engine = self.engine.engine();
         check_imports(&name, engine, &component, &grant).map_err(fail)?;
         check_exports(&name, engine, &component, &manifest.plugin.kinds).map_err(fail)?;
@@ -181,7 +218,7 @@ impl PluginHost {
         })?;
         let identity = PluginIdentity {
             name: name.clone().into(),
-            env: granted_env(&grant),
+            env,
             http_credentials: InjectedHeader::resolve(&name, &grant.http_credentials).into(),
             grant: grant.clone(),
             interaction: self.interaction.clone(),
@@ -210,8 +247,15 @@ impl PluginHost {
 }
 
 /// The manifest, the component bytes (borrowed for built-ins, which live in
-/// the binary), their hash and a label for messages.
-type SourceParts = (Manifest, Cow<'static, [u8]>, blake3::Hash, String);
+/// the binary), their hash, a label for messages, and the precompiled code
+/// of a built-in.
+type SourceParts = (
+    Manifest,
+    Cow<'static, [u8]>,
+    blake3::Hash,
+    String,
+    Option<Precompiled>,
+);
 
 fn read_source(source: &PluginSource) -> Result<SourceParts, String> {
     match &source.location {
@@ -221,13 +265,15 @@ fn read_source(source: &PluginSource) -> Result<SourceParts, String> {
             let wasm =
                 std::fs::read(&path).map_err(|err| missing_component(&manifest, &path, err))?;
             let hash = blake3::hash(&wasm);
-            Ok((manifest, Cow::Owned(wasm), hash, path.display().to_string()))
+            let label = path.display().to_string();
+            Ok((manifest, Cow::Owned(wasm), hash, label, None))
         }
         Location::Embedded {
             name,
             manifest,
             wasm,
             hash,
+            precompiled,
         } => {
             let label = format!("builtin:{name}");
             let manifest =
@@ -237,6 +283,7 @@ fn read_source(source: &PluginSource) -> Result<SourceParts, String> {
                 Cow::Borrowed(*wasm),
                 blake3::Hash::from_bytes(*hash),
                 label,
+                *precompiled,
             ))
         }
     }
@@ -307,13 +354,24 @@ fn check_exports(
 /// The granted variables' values, plus [`HTTP_ALLOW_ENV`] listing the
 /// effective HTTP grant so that a plugin can explain a refusal before
 /// trying (the host's own check applies regardless).
-fn granted_env(grant: &EffectiveGrant) -> Vec<(String, String)> {
-    let mut env: Vec<(String, String)> = grant
-        .env
-        .iter()
-        .filter(|name| *name != HTTP_ALLOW_ENV)
-        .filter_map(|name| std::env::var(name).ok().map(|value| (name.clone(), value)))
-        .collect();
+fn granted_env(grant: &mut EffectiveGrant) -> Vec<(String, String)> {
+    let mut env = Vec::new();
+    let mut refused = Vec::new();
+    for name in grant.env.iter().filter(|name| *name != HTTP_ALLOW_ENV) {
+        let Ok(value) = std::env::var(name) else {
+            continue;
+        };
+        match secret_in_value(&value) {
+            Some(why) => refused.push((name.clone(), why)),
+            None => env.push((name.clone(), value)),
+        }
+    }
+    for (name, why) in refused {
+        grant.env.retain(|granted| *granted != name);
+        grant.denied.push(format!(
+            "env: {name} holds what looks like a credential ({why}) and is never passed to plugins"
+        ));
+    }
     if !grant.http.is_empty() {
         let allow: Vec<String> = grant.http.iter().map(|p| p.to_string()).collect();
         env.push((HTTP_ALLOW_ENV.to_string(), allow.join(" ")));

@@ -105,8 +105,8 @@ impl session::Host for PluginState {
     }
 
     async fn will_change(&mut self, path: String) -> Result<(), String> {
-        let path = self.writable(&path)?;
-        self.history.keep(&path)
+        let (root, path) = self.writable(&path)?;
+        self.history.keep(&root, &path)
     }
 }
 
@@ -114,8 +114,9 @@ impl PluginState {
     /// `path` when the plugin may write it: absolute, and inside one of
     /// its read-write directories once symlinks are resolved, so that a
     /// link cannot make the host copy a file from elsewhere into the
-    /// session.
-    fn writable(&self, path: &str) -> Result<PathBuf, String> {
+    /// session; with that directory (canonical), beneath which the host
+    /// then reads it.
+    fn writable(&self, path: &str) -> Result<(PathBuf, PathBuf), String> {
         let path = Path::new(path);
         if !path.is_absolute() || path.components().any(|c| c == Component::ParentDir) {
             return Err(format!(
@@ -132,15 +133,12 @@ impl PluginState {
                 Some(real.join(path.strip_prefix(dir).ok()?))
             })
             .ok_or_else(|| format!("`{}` cannot be resolved", path.display()))?;
-        let inside = self.grant.filesystem.iter().any(|dir| {
-            dir.access == Access::ReadWrite
-                && dir
-                    .path
-                    .canonicalize()
-                    .is_ok_and(|root| resolved.starts_with(root))
+        let inside = self.grant.filesystem.iter().find_map(|dir| {
+            let root = dir.path.canonicalize().ok()?;
+            (dir.access == Access::ReadWrite && resolved.starts_with(&root)).then_some(root)
         });
-        if inside {
-            Ok(path.to_path_buf())
+        if let Some(root) = inside {
+            Ok((root, resolved))
         } else {
             Err(format!(
                 "`{}` is outside the directories this plugin may write; its content was not kept",

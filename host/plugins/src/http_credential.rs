@@ -5,10 +5,10 @@
 //! one to call its API. So the operator names, in their own config, a host,
 //! a header and the host environment variable holding the value; the HTTP
 //! filter sets that header on requests for exactly that host, replacing
-//! any value the plugin set. The value is read when the plugin loads, kept
-//! out of `Debug` output and logs, and sent only over https (or plain http
-//! when the grant names the host with an explicit `http://`, for loopback
-//! test servers).
+//! any value the plugin set, and only for the plugins the entry names. The
+//! value is read when the plugin loads, kept out of `Debug` output and
+//! logs, and sent only over https (or plain http to a loopback address
+//! whose grant names it with an explicit `http://`, for test servers).
 
 use crate::http_rule::HostPattern;
 use http::{HeaderName, HeaderValue};
@@ -28,8 +28,8 @@ pub struct HttpCredential {
     /// Text put before the value, e.g. `Bearer `.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub prefix: String,
-    /// Plugins whose requests get it; empty: every plugin whose grant
-    /// reaches the host.
+    /// Plugins whose requests get it (when their grant reaches the host);
+    /// an entry naming none goes to no plugin.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub plugins: Vec<String>,
 }
@@ -70,9 +70,10 @@ impl HttpCredential {
         Ok(pattern)
     }
 
-    /// True when `plugin` may get it and its `allow` list reaches the host.
+    /// True when the entry names `plugin` and its `allow` list reaches the
+    /// host.
     pub(crate) fn applies(&self, plugin: &str, allow: &[HostPattern]) -> bool {
-        if !self.plugins.is_empty() && !self.plugins.iter().any(|p| p == plugin) {
+        if !self.plugins.iter().any(|p| p == plugin) {
             return false;
         }
         let Ok(pattern) = self.pattern() else {
@@ -205,6 +206,12 @@ mod tests {
         let local = cred("127.0.0.1:8080");
         assert!(local.applies("websearch", &allow(&["http://127.0.0.1:8080"])));
         assert!(!local.applies("websearch", &allow(&["http://127.0.0.1:9090"])));
+        let mut unnamed = cred("api.search.brave.com");
+        unnamed.plugins.clear();
+        assert!(
+            !unnamed.applies("websearch", &allow(&["*"])),
+            "names no plugin"
+        );
     }
 
     #[test]

@@ -124,15 +124,17 @@ impl WasiHttpHooks for HttpPolicy {
                 .iter()
                 .find(|c| c.matches(&target.scheme, &target.host, target.port))
             {
-                // Never in clear text, unless the operator said this host
-                // speaks plain HTTP (a loopback test server).
-                let plain_ok = allow
-                    .iter()
-                    .any(|rule| rule.names_plain_http(&target.host, target.port));
+                // Never in clear text, except to a loopback server the
+                // grant names with an explicit `http://` (a test server):
+                // nothing on the network can read it there.
+                let plain_ok = addrs.iter().all(|addr| addr.ip().is_loopback())
+                    && allow
+                        .iter()
+                        .any(|rule| rule.names_plain_http(&target.host, target.port));
                 if target.scheme != "https" && !plain_ok {
                     return refuse(
                         format!(
-                            "HTTP request to {target} refused: the operator's credential for this host ({}) is sent only over https (or over plain http when the grant names the host with an explicit `http://`); use an https:// URL",
+                            "HTTP request to {target} refused: the operator's credential for this host ({}) is sent only over https (or over plain http to a loopback address the grant names with an explicit `http://`); use an https:// URL",
                             credential.name()
                         ),
                         Error::HttpRequestDenied,

@@ -35,9 +35,11 @@ mod state;
 mod tail_output;
 
 pub use cache::{CacheOutcome, ComponentCache};
-pub use capability::{Access, Capabilities, FsRule, Limits, ProcessCapability, is_secret_env_name};
+pub use capability::{
+    Access, Capabilities, FsRule, Limits, ProcessCapability, is_secret_env_name, secret_in_value,
+};
 pub use component_tool::ComponentTool;
-pub use discovery::{Location, Origin, PluginSource, plugin_dirs, sources_in};
+pub use discovery::{Location, Origin, PluginSource, Precompiled, plugin_dirs, sources_in};
 pub use engine::{EPOCH_TICK, EngineOptions, PluginEngine};
 pub use grant::{
     DEFAULT_CPU_SECONDS, DEFAULT_MAX_MEMORY_MIB, DEFAULT_MEMORY_MIB, EffectiveGrant,

@@ -130,6 +130,23 @@ impl ProcessAccess {
 /// The shell plugins name in `shell-run` and `spawn` is run by bash.
 const SHELL_PROGRAM: &str = "bash";
 
+/// How long `run` and `shell-run` let a program go when the plugin names
+/// no timeout (Bash's default): waiting for a program is not the plugin's
+/// CPU time, so without a bound a stuck program would hold the call
+/// forever.
+pub const DEFAULT_PROCESS_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The longest timeout a plugin may ask for (Bash's ceiling); longer ones
+/// are cut to it.
+pub const MAX_PROCESS_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The timeout a program gets when the plugin asked for `timeout_ms`.
+fn process_timeout(timeout_ms: Option<u64>) -> Duration {
+    timeout_ms
+        .map_or(DEFAULT_PROCESS_TIMEOUT, Duration::from_millis)
+        .min(MAX_PROCESS_TIMEOUT)
+}
+
 impl PluginState {
     fn process_access(&self) -> Result<&ProcessAccess, process::ProcessError> {
         self.process.as_ref().ok_or_else(|| {
@@ -152,7 +169,7 @@ impl process::Host for PluginState {
             cwd: cmd.cwd.map(PathBuf::from).or_else(|| self.cwd.clone()),
             env: cmd.env,
             stdin: cmd.stdin,
-            timeout: cmd.timeout_ms.map(Duration::from_millis),
+            timeout: Some(process_timeout(cmd.timeout_ms)),
         };
         // Waiting for a program is not the plugin's CPU time.
         self.clock.begin_wait();
@@ -170,7 +187,7 @@ impl process::Host for PluginState {
         let sandbox = self.process_access()?.check(SHELL_PROGRAM)?;
         self.clock.begin_wait();
         let output = sandbox
-            .shell_run(&shell, &script, timeout_ms.map(Duration::from_millis))
+            .shell_run(&shell, &script, Some(process_timeout(timeout_ms)))
             .await;
         self.clock.end_wait();
         output.map(convert_output).map_err(convert_error)
@@ -222,5 +239,17 @@ fn convert_error(error: ProcessError) -> process::ProcessError {
         ProcessError::Sandbox(why) => process::ProcessError::Sandbox(why),
         ProcessError::UnknownId(why) => process::ProcessError::UnknownId(why),
         ProcessError::Failed(why) => process::ProcessError::Failed(why),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_always_has_a_bounded_timeout() {
+        assert_eq!(process_timeout(None), DEFAULT_PROCESS_TIMEOUT);
+        assert_eq!(process_timeout(Some(1_500)), Duration::from_millis(1_500));
+        assert_eq!(process_timeout(Some(u64::MAX)), MAX_PROCESS_TIMEOUT);
     }
 }

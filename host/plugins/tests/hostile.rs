@@ -4,6 +4,7 @@
 mod common;
 
 use common::{Harness, error, manifest, registry_of, text};
+use kaizen_plugins::Capabilities;
 use kaizen_tools::{ToolErrorKind, ToolRegistry};
 
 /// The hostile plugin with tight limits so the tests stay quick.
@@ -147,4 +148,25 @@ async fn raw_sockets_are_denied_even_to_loopback() {
         "the guest reached the loopback server"
     );
     still_serves(&registry, &h).await;
+}
+
+#[tokio::test]
+async fn a_fan_out_is_bounded_in_inputs() {
+    let mut h = Harness::new();
+    h.policy.grants.insert(
+        "fan-out".into(),
+        Capabilities {
+            parallel: true,
+            ..Capabilities::default()
+        },
+    );
+    let registry = h.registry(&["fan-out"]).await;
+    let ctx = h.ctx("s");
+    let within = text(registry.call(&ctx, "Flood", r#"{"count": 256}"#).await);
+    assert_eq!(within, "256 results, 256 ok");
+    let flood = text(registry.call(&ctx, "Flood", r#"{"count": 100000}"#).await);
+    assert!(
+        flood.starts_with("100000 results, 0 ok; first error: call-each takes at most 256"),
+        "{flood}"
+    );
 }

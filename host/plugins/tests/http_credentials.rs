@@ -155,8 +155,14 @@ async fn other_hosts_plugins_and_ports_get_no_key() {
         // The credential names one port: the other port gets nothing.
         (
             "search",
-            credential(&host, SECRET_ENV, &[]),
+            credential(&host, SECRET_ENV, &["search"]),
             format!("http://{other}/"),
+        ),
+        // An entry that names no plugin goes to none.
+        (
+            "search",
+            credential(&host, SECRET_ENV, &[]),
+            format!("http://{host}/"),
         ),
         // A credential for another plugin is not added.
         (
@@ -167,7 +173,7 @@ async fn other_hosts_plugins_and_ports_get_no_key() {
         // An unset variable means no header (and no failure).
         (
             "search",
-            credential(&host, UNSET_ENV, &[]),
+            credential(&host, UNSET_ENV, &["search"]),
             format!("http://{host}/"),
         ),
     ] {
@@ -188,7 +194,7 @@ async fn the_key_is_never_sent_over_plain_http_without_an_explicit_http_grant() 
         &mut h,
         "search",
         std::slice::from_ref(&host),
-        vec![credential(&host, SECRET_ENV, &[])],
+        vec![credential(&host, SECRET_ENV, &["search"])],
     )
     .await;
     let err = registry
@@ -213,7 +219,7 @@ async fn the_grant_lists_credentials_by_name_only() {
     set_secret();
     let mut h = Harness::new();
     let host = "127.0.0.1:9".to_string();
-    h.policy.http_credentials = vec![credential(&host, SECRET_ENV, &[])];
+    h.policy.http_credentials = vec![credential(&host, SECRET_ENV, &["search"])];
     h.policy.grants.insert(
         "search".into(),
         Capabilities {

@@ -217,3 +217,55 @@ async fn the_compile_cache_is_reused_and_never_trusted_when_damaged() {
     let names: Vec<&str> = plugin.tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["Count", "Noop"]);
 }
+
+/// The attack on the compile cache: replace a plugin's cached artifact
+/// with another component's compiled code (here `counter`'s, standing in
+/// for an attacker's) under a recomputed plain checksum, or a checksum
+/// under another key. Either way the host refuses it, recompiles, and
+/// serves the real plugin.
+#[tokio::test]
+async fn a_forged_cache_artifact_is_refused() {
+    let h = Harness::with_private_cache();
+    let dir = h.custom_plugin("victim", "hello", &manifest("victim", ""));
+    assert_eq!(
+        h.load_dir(&dir).await.unwrap().cache,
+        CacheOutcome::Compiled
+    );
+    let cache_dir = h.host.cache().unwrap().dir().to_path_buf();
+    let artifact = std::fs::read_dir(&cache_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "cwasm"))
+        .unwrap();
+    let real = std::fs::read(&artifact).unwrap();
+    let (magic, _) = real.split_at(8);
+
+    // The attacker's code, compiled by an engine like the host's.
+    let attacker = h.custom_plugin("attacker", "counter", &manifest("attacker", ""));
+    h.load_dir(&attacker).await.unwrap();
+    let evil_artifact = std::fs::read_dir(&cache_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "cwasm") && *p != artifact)
+        .unwrap();
+    let evil_code = std::fs::read(&evil_artifact).unwrap()[8 + 32..].to_vec();
+
+    for checksum in [
+        blake3::hash(&evil_code),
+        blake3::keyed_hash(&[0x41; 32], &evil_code),
+    ] {
+        let mut forged = magic.to_vec();
+        forged.extend_from_slice(checksum.as_bytes());
+        forged.extend_from_slice(&evil_code);
+        std::fs::write(&artifact, &forged).unwrap();
+        let plugin = h.load_dir(&dir).await.unwrap();
+        assert_eq!(plugin.cache, CacheOutcome::Replaced);
+        let names: Vec<&str> = plugin.tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["Greet", "Add"], "the forged code was not run");
+    }
+    // The key beside the cache is the user's alone.
+    use std::os::unix::fs::PermissionsExt as _;
+    let key = cache_dir.parent().unwrap().with_extension("key");
+    let key = std::fs::metadata(&key).unwrap_or_else(|err| panic!("{}: {err}", key.display()));
+    assert_eq!(key.permissions().mode() & 0o777, 0o600);
+}

@@ -110,7 +110,7 @@ async fn todo_items_are_kept_as_the_plugin_gave_them() {
 struct Kept(Mutex<Vec<PathBuf>>);
 
 impl FileHistory for Kept {
-    fn keep(&self, path: &Path) -> Result<(), String> {
+    fn keep(&self, _root: &Path, path: &Path) -> Result<(), String> {
         self.0.lock().unwrap().push(path.to_path_buf());
         Ok(())
     }

@@ -107,19 +107,45 @@ fn output_blocks(output: &ToolOutput, max_chars: usize) -> Vec<Block> {
     blocks
 }
 
-/// `text` cut to `max` characters, with a note giving the full length.
+/// `text` cut to `max` characters: its start and its last
+/// [`KEPT_TAIL_CHARS`] (where tools put their paging notes), with a note
+/// between them giving the full length.
+///
+/// Tools bound their own output (Read by size, Bash and Grep at 30,000
+/// characters); this cut is the loop's safety net above them, for a plugin
+/// that returns more.
 pub(crate) fn cut_chars(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => text.to_string(),
-        Some((end, _)) => {
-            let total = text.chars().count();
-            format!(
-                "{}\n\n[Output cut: showing the first {max} of {total} characters. Ask for less at once (a narrower pattern or path, an offset and limit) to see the rest.]",
-                &text[..end]
-            )
-        }
-    }
+    let Some((head_end, _)) = text.char_indices().nth(max) else {
+        return text.to_string();
+    };
+    let total = text.chars().count();
+    let tail_chars = KEPT_TAIL_CHARS.min(max / 2);
+    let head_chars = max - tail_chars;
+    let head_end = text
+        .char_indices()
+        .nth(head_chars)
+        .map_or(head_end, |(i, _)| i);
+    let tail_start = text
+        .char_indices()
+        .nth_back(tail_chars.saturating_sub(1))
+        .map_or(text.len(), |(i, _)| i);
+    let tail = if tail_chars == 0 {
+        ""
+    } else {
+        &text[tail_start..]
+    };
+    format!(
+        "{}\n\n[Output cut: {total} characters is more than the {max} a result may have; \
+         {} characters from here on are left out, down to the last {tail_chars}. Ask for less \
+         at once (a narrower pattern or path, an offset and limit) to see them.]\n\n{tail}",
+        &text[..head_end],
+        total - head_chars - tail_chars,
+    )
 }
+
+/// Characters kept from the end of a cut result, so that a tool's closing
+/// note (how to read on) survives the cut.
+const KEPT_TAIL_CHARS: usize = 2_000;
 
 /// The text the observer shows for a result (already cut).
 pub(crate) fn result_text(block: &Block) -> String {
@@ -144,8 +170,19 @@ mod tests {
     #[test]
     fn cutting_counts_characters_and_says_how_many() {
         assert_eq!(cut_chars("short", 10), "short");
-        let cut = cut_chars("ééééé", 3);
-        assert!(cut.starts_with("ééé\n"), "{cut}");
-        assert!(cut.contains("first 3 of 5 characters"), "{cut}");
+        let cut = cut_chars("abcdéfghij", 4);
+        assert!(cut.starts_with("ab\n"), "{cut}");
+        assert!(cut.ends_with("\n\nij"), "the end is kept: {cut}");
+        assert!(cut.contains("10 characters is more than the 4"), "{cut}");
+        assert!(cut.contains("6 characters from here on"), "{cut}");
+    }
+
+    #[test]
+    fn a_closing_note_survives_the_cut() {
+        let note = "(Showing lines 1-2000 of 3000. To read on, call Read again with offset=2001.)";
+        let text = format!("{}{note}", "line\n".repeat(10_000));
+        let cut = cut_chars(&text, 10_000);
+        assert!(cut.ends_with(note), "{}", &cut[cut.len() - 200..]);
+        assert!(cut.chars().count() < 10_000 + 300);
     }
 }

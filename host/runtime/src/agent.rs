@@ -28,8 +28,11 @@ pub const DEFAULT_BUDGET_USD: f64 = 5.0;
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
 /// Default time running tool calls get to finish after an interrupt.
 pub const DEFAULT_INTERRUPT_GRACE: Duration = Duration::from_secs(10);
-/// Default cap on the characters of one tool result the model sees.
-pub const DEFAULT_MAX_RESULT_CHARS: usize = 30_000;
+/// Default cap on the characters of one tool result the model sees: a
+/// safety net well above the tools' own bounds (Read's 100 KiB window,
+/// WebFetch's 100,000 characters, Bash's and Grep's 30,000), so that it
+/// never cuts what a tool already sized for the model.
+pub const DEFAULT_MAX_RESULT_CHARS: usize = 200_000;
 
 /// How a run is bounded and where it works.
 #[derive(Debug, Clone)]
@@ -128,7 +131,7 @@ impl Agent<'_> {
     fn commit(&self, state: &mut SessionState, entry: Entry) {
         state.apply(&entry);
         if let Some(journal) = &self.journal {
-            journal.record(&entry, state);
+            crate::journal::record_outside_executor(journal.as_ref(), &entry, state);
         }
     }
 

@@ -70,9 +70,25 @@ pub trait Journal: Send + Sync {
     /// Keeps `entry`; `state` already includes it.
     fn record(&self, entry: &Entry, state: &SessionState);
 
-    /// Keeps what `path` holds now, before a tool of step `step` (the
-    /// cycle whose calls are running) changes it.
-    fn keep_file(&self, step: u32, path: &Path) -> Result<(), String>;
+    /// Keeps what `path` (beneath the writable directory `root`) holds
+    /// now, before a tool of step `step` (the cycle whose calls are
+    /// running) changes it.
+    fn keep_file(&self, step: u32, root: &Path, path: &Path) -> Result<(), String>;
+}
+
+/// Tells `journal` of `entry` without holding up other tasks: a journal
+/// writes files (and at a run's end waits for them to reach the disk), so
+/// on a multi-threaded tokio runtime the worker's other tasks move to
+/// another thread while it does ([`tokio::task::block_in_place`]);
+/// elsewhere (a current-thread runtime, no runtime) it simply runs.
+pub(crate) fn record_outside_executor(journal: &dyn Journal, entry: &Entry, state: &SessionState) {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(|| journal.record(entry, state));
+        }
+        _ => journal.record(entry, state),
+    }
 }
 
 /// A step's file history: what the step's tool calls use to keep files
@@ -83,8 +99,8 @@ pub(crate) struct StepFiles {
 }
 
 impl FileHistory for StepFiles {
-    fn keep(&self, path: &Path) -> Result<(), String> {
-        self.journal.keep_file(self.step, path)
+    fn keep(&self, root: &Path, path: &Path) -> Result<(), String> {
+        self.journal.keep_file(self.step, root, path)
     }
 }
 
@@ -95,8 +111,8 @@ pub(crate) struct ParentFiles(pub StepFiles);
 impl Journal for ParentFiles {
     fn record(&self, _: &Entry, _: &SessionState) {}
 
-    fn keep_file(&self, _: u32, path: &Path) -> Result<(), String> {
-        self.0.keep(path)
+    fn keep_file(&self, _: u32, root: &Path, path: &Path) -> Result<(), String> {
+        self.0.keep(root, path)
     }
 }
 

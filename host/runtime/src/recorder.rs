@@ -172,9 +172,9 @@ impl Journal for SessionRecorder {
         }
     }
 
-    fn keep_file(&self, step: u32, path: &Path) -> std::result::Result<(), String> {
+    fn keep_file(&self, step: u32, root: &Path, path: &Path) -> std::result::Result<(), String> {
         self.store
-            .backup_file(&self.id, u64::from(step), path)
+            .backup_file(&self.id, u64::from(step), root, path)
             .map_err(|err| err.to_string())
     }
 }

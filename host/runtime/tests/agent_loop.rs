@@ -373,8 +373,12 @@ async fn long_tool_output_is_cut_with_a_note() {
     )
     .await;
     let text = &tool_results(&state)[0].1;
-    assert!(text.starts_with("Look:xxxxxxxxxxxxxxx\n"), "{text}");
-    assert!(text.contains("first 20 of 105 characters"), "{text}");
+    assert!(text.starts_with("Look:xxxxx\n"), "{text}");
+    assert!(
+        text.contains("105 characters is more than the 20"),
+        "{text}"
+    );
+    assert!(text.ends_with("\n\nxxxxxxxxxx"), "the end is kept: {text}");
 }
 
 #[tokio::test]

@@ -16,6 +16,7 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio::sync::Notify;
 
 /// Answers in order; hangs when the script runs out.
 struct Scripted(Mutex<Vec<Response>>);
@@ -52,8 +53,29 @@ fn reply(text: &str, calls: &[(&str, serde_json::Value)]) -> Response {
     )
 }
 
-/// Notes a file and sets the todos; fails when asked; sleeps when asked.
-struct Noter(ToolSpec);
+/// How a test interrupts a call while it runs: a call asked to wait for
+/// the interrupt notifies `started` once it has noted its file, and goes on
+/// only after `interrupt`.
+#[derive(Clone, Default)]
+struct Running {
+    started: Arc<Notify>,
+    interrupt: CancellationToken,
+}
+
+impl Running {
+    /// Interrupts the run once a call has started.
+    fn interrupt_once_started(&self) {
+        let running = self.clone();
+        tokio::spawn(async move {
+            running.started.notified().await;
+            running.interrupt.cancel();
+        });
+    }
+}
+
+/// Notes a file and sets the todos; fails when asked; when asked, waits
+/// for the interrupt (see [`Running`]), and then sleeps when asked.
+struct Noter(ToolSpec, Running);
 
 impl Tool for Noter {
     fn spec(&self) -> &ToolSpec {
@@ -65,7 +87,7 @@ impl Tool for Noter {
     fn call<'a>(&'a self, ctx: &'a CallContext, input: &'a serde_json::Value) -> ToolFuture<'a> {
         Box::pin(async move {
             let path = input["path"].as_str().unwrap_or_default();
-            ctx.history.keep(Path::new(path)).unwrap();
+            ctx.history.keep(Path::new("/"), Path::new(path)).unwrap();
             ctx.notes.note_file(
                 path,
                 FileRecord {
@@ -74,6 +96,10 @@ impl Tool for Noter {
                 },
             );
             ctx.notes.set_todos(vec![json!(path)]);
+            if input["wait_for_interrupt"].as_bool() == Some(true) {
+                self.1.started.notify_one();
+                self.1.interrupt.cancelled().await;
+            }
             if let Some(ms) = input["sleep_ms"].as_u64() {
                 tokio::time::sleep(Duration::from_millis(ms)).await;
             }
@@ -85,16 +111,19 @@ impl Tool for Noter {
     }
 }
 
-fn registry() -> ToolRegistry {
+fn registry(running: &Running) -> ToolRegistry {
     let mut registry = ToolRegistry::new();
     registry
-        .register(std::sync::Arc::new(Noter(ToolSpec {
-            name: "Note".into(),
-            description: "notes".into(),
-            input_schema: json!({"type": "object"}),
-            danger: Danger::Safe,
-            read_only: false,
-        })))
+        .register(std::sync::Arc::new(Noter(
+            ToolSpec {
+                name: "Note".into(),
+                description: "notes".into(),
+                input_schema: json!({"type": "object"}),
+                danger: Danger::Safe,
+                read_only: false,
+            },
+            running.clone(),
+        )))
         .unwrap();
     registry
 }
@@ -104,7 +133,7 @@ fn registry() -> ToolRegistry {
 struct Kept(Mutex<Vec<Entry>>, Mutex<Vec<(u32, PathBuf)>>);
 
 impl Journal for Kept {
-    fn keep_file(&self, step: u32, path: &Path) -> Result<(), String> {
+    fn keep_file(&self, step: u32, _root: &Path, path: &Path) -> Result<(), String> {
         self.1.lock().unwrap().push((step, path.to_path_buf()));
         Ok(())
     }
@@ -124,10 +153,10 @@ async fn resume(
     state: &mut SessionState,
     task: Option<&str>,
     journal: &Arc<Kept>,
-    interrupt: &CancellationToken,
+    running: &Running,
 ) -> kaizen_runtime::RunResult {
     let pricing = |_: &str, _: &Usage| 0.25;
-    let tools = registry();
+    let tools = registry(running);
     let agent = Agent {
         provider,
         tools: &tools,
@@ -136,7 +165,13 @@ async fn resume(
         observer: &Silent,
         journal: Some(journal.clone()),
     };
-    agent.resume(state, task, interrupt).await
+    agent.resume(state, task, &running.interrupt).await
+}
+
+/// Arguments for a call still running an hour after the interrupt: it is
+/// cut when its grace ends.
+fn slower_than_grace() -> serde_json::Value {
+    json!({"path": "/x", "wait_for_interrupt": true, "sleep_ms": 3_600_000})
 }
 
 /// An interrupt gives running calls 300 ms to finish.
@@ -174,7 +209,7 @@ async fn replaying_the_entries_gives_back_the_live_state() {
         &mut state,
         Some("task"),
         &journal,
-        &CancellationToken::new(),
+        &Running::default(),
     )
     .await;
     assert_eq!(result.status, Status::Complete);
@@ -211,19 +246,19 @@ async fn replaying_the_entries_gives_back_the_live_state() {
 
 #[tokio::test]
 async fn an_interrupt_lets_the_running_step_finish_within_its_grace() {
+    // The call goes on for 150 ms after the interrupt: half its grace.
     let provider = Scripted::new(vec![reply(
         "busy",
-        &[("Note", json!({"path": "/y", "sleep_ms": 150}))],
+        &[(
+            "Note",
+            json!({"path": "/y", "wait_for_interrupt": true, "sleep_ms": 150}),
+        )],
     )]);
     let journal = Arc::new(Kept::default());
     let mut state = SessionState::new("s", "m");
-    let interrupt = CancellationToken::new();
-    let stop = interrupt.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        stop.cancel();
-    });
-    let result = resume(&provider, &mut state, Some("task"), &journal, &interrupt).await;
+    let running = Running::default();
+    running.interrupt_once_started();
+    let result = resume(&provider, &mut state, Some("task"), &journal, &running).await;
     assert_eq!(result.status, Status::Interrupted);
     assert_eq!(result.cycles_used, 1);
     assert!(state.unanswered_calls().is_empty(), "the step finished");
@@ -233,19 +268,12 @@ async fn an_interrupt_lets_the_running_step_finish_within_its_grace() {
 
 #[tokio::test]
 async fn a_cut_step_is_logged_and_its_calls_are_answered_as_lost_on_resume() {
-    let provider = Scripted::new(vec![reply(
-        "slow",
-        &[("Note", json!({"path": "/x", "sleep_ms": 3_600_000}))],
-    )]);
+    let provider = Scripted::new(vec![reply("slow", &[("Note", slower_than_grace())])]);
     let journal = Arc::new(Kept::default());
     let mut state = SessionState::new("s", "m");
-    let interrupt = CancellationToken::new();
-    let stop = interrupt.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        stop.cancel();
-    });
-    let result = resume(&provider, &mut state, Some("task"), &journal, &interrupt).await;
+    let running = Running::default();
+    running.interrupt_once_started();
+    let result = resume(&provider, &mut state, Some("task"), &journal, &running).await;
     assert_eq!(result.status, Status::Interrupted);
     let entries = journal.0.lock().unwrap().clone();
     assert_eq!(replay(&entries), state);
@@ -261,7 +289,7 @@ async fn a_cut_step_is_logged_and_its_calls_are_answered_as_lost_on_resume() {
         &mut resumed,
         Some("and now this"),
         &again,
-        &CancellationToken::new(),
+        &Running::default(),
     )
     .await;
     assert_eq!(result.status, Status::Complete);
@@ -306,7 +334,7 @@ mod recorded {
 
     async fn run_recorded(
         replies: Vec<Response>,
-        interrupt: &CancellationToken,
+        running: &Running,
     ) -> (tempfile::TempDir, SessionStore, SessionState) {
         let dir = tempfile::tempdir().unwrap();
         let store = SessionStore::open(dir.path()).unwrap();
@@ -319,7 +347,7 @@ mod recorded {
         let recorder =
             Arc::new(SessionRecorder::new(store.clone(), "s", 0, policy, &state).unwrap());
         let pricing = |_: &str, _: &Usage| 0.25;
-        let tools = registry();
+        let tools = registry(running);
         let provider = Scripted::new(replies);
         let agent = Agent {
             provider: &provider,
@@ -329,7 +357,9 @@ mod recorded {
             observer: &Silent,
             journal: Some(recorder.clone()),
         };
-        agent.resume(&mut state, Some("task"), interrupt).await;
+        agent
+            .resume(&mut state, Some("task"), &running.interrupt)
+            .await;
         assert!(recorder.problems().is_empty(), "{:?}", recorder.problems());
         (dir, store, state)
     }
@@ -349,7 +379,7 @@ mod recorded {
 
     #[tokio::test]
     async fn a_recorded_session_is_restored_exactly() {
-        let (_dir, store, live) = run_recorded(five_cycles(), &CancellationToken::new()).await;
+        let (_dir, store, live) = run_recorded(five_cycles(), &Running::default()).await;
         let restored = restore(&store, "s").unwrap();
         assert_eq!(restored.state, live);
         assert!(restored.warnings.is_empty(), "{:?}", restored.warnings);
@@ -375,7 +405,7 @@ mod recorded {
 
     #[tokio::test]
     async fn a_damaged_newest_checkpoint_falls_back_to_an_older_one_and_the_log() {
-        let (_dir, store, live) = run_recorded(five_cycles(), &CancellationToken::new()).await;
+        let (_dir, store, live) = run_recorded(five_cycles(), &Running::default()).await;
         let newest = store.list_checkpoints("s").unwrap().pop().unwrap().path;
         let mut bytes = std::fs::read(&newest).unwrap();
         let at = bytes.len() / 2 + 30;
@@ -396,7 +426,7 @@ mod recorded {
 
     #[tokio::test]
     async fn a_fork_point_is_the_state_after_that_cycles_results() {
-        let (_dir, store, live) = run_recorded(five_cycles(), &CancellationToken::new()).await;
+        let (_dir, store, live) = run_recorded(five_cycles(), &Running::default()).await;
         let at_three = restore_at(&store, "s", 3).unwrap().state;
         assert_eq!(at_three.cycles, 3);
         assert_eq!(at_three.tool_calls.len(), 3);
@@ -415,17 +445,10 @@ mod recorded {
 
     #[tokio::test]
     async fn an_interrupted_run_is_checkpointed_with_its_cut_calls_unanswered() {
-        let interrupt = CancellationToken::new();
-        let stop = interrupt.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            stop.cancel();
-        });
-        let replies = vec![reply(
-            "slow",
-            &[("Note", json!({"path": "/x", "sleep_ms": 3_600_000}))],
-        )];
-        let (_dir, store, live) = run_recorded(replies, &interrupt).await;
+        let running = Running::default();
+        running.interrupt_once_started();
+        let replies = vec![reply("slow", &[("Note", slower_than_grace())])];
+        let (_dir, store, live) = run_recorded(replies, &running).await;
         assert_eq!(live.status, Some(Status::Interrupted));
         let meta = store.meta("s").unwrap();
         assert_eq!(meta.status, "interrupted");

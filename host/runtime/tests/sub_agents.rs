@@ -20,15 +20,17 @@ use serde_json::json;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::Barrier;
+use tokio::sync::{Barrier, Notify};
 
 /// Answers each conversation from its own queue, keyed by the text of its
-/// first user message; keeps every request.
+/// first user message; keeps every request. The conversation `hang_on` is
+/// never answered; `hanging` is notified when it asks.
 #[derive(Default)]
 struct Routed {
     queues: Mutex<HashMap<String, Vec<Response>>>,
     requests: Mutex<Vec<Request>>,
     hang_on: Option<String>,
+    hanging: Arc<Notify>,
 }
 
 impl Routed {
@@ -72,6 +74,7 @@ impl Provider for Routed {
             self.requests.lock().unwrap().push(request.clone());
             let task = first_user_text(request);
             if self.hang_on.as_deref() == Some(task.as_str()) {
+                self.hanging.notify_one();
                 std::future::pending::<()>().await;
             }
             let next = self
@@ -488,9 +491,10 @@ async fn an_interrupt_stops_a_running_sub_agent_and_its_parent() {
         vec![reply("", &[task("wait forever", "general-purpose")])],
     );
     let interrupt = CancellationToken::new();
-    let stop = interrupt.clone();
+    let (stop, hanging) = (interrupt.clone(), provider.hanging.clone());
+    // Once the sub-agent waits on the model: it is running.
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        hanging.notified().await;
         stop.cancel();
     });
     let ran = run(&provider, &registry(None), |_| {}, &interrupt).await;

@@ -85,14 +85,16 @@ async fn jobs_start_where_the_shell_is() {
     let (_ws, sb) = sandbox();
     sh(&sb, "mkdir -p sub && cd sub && export JOBVAR=inherited").await;
     let id = sb.spawn("bash", "pwd; echo $JOBVAR").await.unwrap();
-    let job = loop {
+    // Each read takes what came since the last one: keep it all.
+    let mut out = String::new();
+    loop {
         let read = sb.read_job(&id).unwrap();
+        out.push_str(&String::from_utf8_lossy(&read.stdout));
         if read.state != JobState::Running {
-            break read;
+            break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
-    };
-    let out = String::from_utf8_lossy(&job.stdout);
+    }
     assert!(out.ends_with("/sub\ninherited\n"), "{out}");
 }
 
@@ -134,18 +136,34 @@ async fn job_output_is_bounded_while_unread() {
     p.limits.max_output_bytes = 1000;
     let sb = Sandbox::new(p).unwrap();
     let id = sb
-        .spawn("bash", "for i in $(seq 1000); do echo line-$i; done")
+        .spawn(
+            "bash",
+            "for i in $(seq 1000); do echo line-$i; done; touch printed",
+        )
         .await
         .unwrap();
-    let mut read = sb.read_job(&id).unwrap();
-    while read.state == JobState::Running {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        let more = sb.read_job(&id).unwrap();
-        read.stdout.extend(more.stdout);
-        read.state = more.state;
+    // Unread until all 8893 bytes are written: a read meanwhile would make
+    // room for more.
+    let printed = ws.path().join("printed");
+    for _ in 0..400 {
+        if printed.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    let out = String::from_utf8_lossy(&read.stdout);
+    assert!(printed.exists(), "the job never finished printing");
+    let mut out = String::new();
+    loop {
+        let read = sb.read_job(&id).unwrap();
+        out.push_str(&String::from_utf8_lossy(&read.stdout));
+        if read.state != JobState::Running {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     assert!(out.ends_with("line-1000\n"), "{out}");
+    assert!(out.contains("earlier bytes dropped"), "{out}");
+    // What was left in the pipe comes in one more piece at most.
     assert!(out.len() < 3000, "{} bytes", out.len());
 }
 
@@ -202,44 +220,74 @@ fn dropping_without_a_runtime_still_kills() {
     assert!(wait_gone_blocking(&marker), "a job survived");
 }
 
-/// Environment variables that turn `host_process_helper` into a host: the
-/// marker for its processes, and the workspace the parent made for it.
+/// Environment variables that make `host_death_kills_everything` the host
+/// it kills: the marker for its processes, and the workspace the parent made
+/// for it.
 const HELPER_MARKER: &str = "KAIZEN_SANDBOX_TEST_HOST_MARKER";
 const HELPER_WORKSPACE: &str = "KAIZEN_SANDBOX_TEST_HOST_WORKSPACE";
 
-/// Not a test on its own: the child host of `host_death_kills_everything`.
-/// Without the variables it does nothing.
-#[test]
-fn host_process_helper() {
-    let (Ok(marker), Ok(ws)) = (
-        std::env::var(HELPER_MARKER),
-        std::env::var(HELPER_WORKSPACE),
-    ) else {
-        return;
-    };
+/// Host PIDs of the `sleep <marker>` processes themselves: the shells
+/// around them carry the marker too, and so does a shell forked to run one
+/// before it has exec'd.
+fn sleeps(marker: &str) -> Vec<i32> {
+    let exact = format!("sleep\0{marker}\0");
+    host_pids(marker)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == exact.as_bytes())
+        })
+        .collect()
+}
+
+/// The host that `host_death_kills_everything` kills: runs a job and a
+/// foreground command carrying `marker`, and once both run reports ready,
+/// with the private directory this host will not live to remove.
+fn be_the_killed_host(marker: &str, ws: &str) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let sb = Sandbox::new(policy(std::path::Path::new(&ws))).unwrap();
+        let sb = Sandbox::new(policy(std::path::Path::new(ws))).unwrap();
         sb.spawn("bash", &format!("sleep {marker}")).await.unwrap();
         let script = format!("sleep {marker}");
         let foreground = sb.shell_run("bash", &script, None);
         tokio::pin!(foreground);
-        // Give the foreground command time to start, then report ready, with
-        // the private directory this host will not live to remove.
-        let _ = tokio::time::timeout(Duration::from_millis(300), &mut foreground).await;
+        // The foreground command only starts while it is polled: poll it
+        // until the host sees both commands.
+        let both_run = async {
+            for _ in 0..400 {
+                if sleeps(marker).len() == 2 {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(25)).await;
+            }
+            panic!("the commands never ran: {:?}", host_pids(marker));
+        };
+        tokio::select! {
+            out = &mut foreground => panic!("the foreground command ended: {out:?}"),
+            () = both_run => {}
+        }
         println!("READY {}", sb.temp_dir().parent().unwrap().display());
         foreground.await.unwrap();
     });
 }
 
+/// Kills a host (this test binary, run again as [`be_the_killed_host`])
+/// while its sandboxed commands run.
 #[test]
 fn host_death_kills_everything() {
+    if let (Ok(marker), Ok(ws)) = (
+        std::env::var(HELPER_MARKER),
+        std::env::var(HELPER_WORKSPACE),
+    ) {
+        // Only the parent below sets these: this process is its host.
+        be_the_killed_host(&marker, &ws);
+        return;
+    }
     let marker = marker_sleep();
     let ws = tempfile::tempdir().unwrap();
     let mut helper = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "host_process_helper",
+            "host_death_kills_everything",
             "--nocapture",
             "--test-threads=1",
         ])
@@ -252,14 +300,15 @@ fn host_death_kills_everything() {
     let private_dir = std::io::BufReader::new(stdout)
         .lines()
         .map_while(Result::ok)
-        // libtest prints "test host_process_helper ... " on the same line.
+        // libtest prints "test host_death_kills_everything ... " on the
+        // same line.
         .find_map(|l| {
             l.split_once("READY ")
                 .map(|(_, dir)| std::path::PathBuf::from(dir))
         })
         .expect("the helper host never got ready");
-    let running = host_pids(&marker);
-    assert!(running.len() >= 2, "both commands run: {running:?}");
+    let running = sleeps(&marker);
+    assert_eq!(running.len(), 2, "both commands run: {running:?}");
     helper.kill().unwrap();
     helper.wait().unwrap();
     assert!(
@@ -268,5 +317,12 @@ fn host_death_kills_everything() {
         host_pids(&marker)
     );
     assert!(private_dir.starts_with(std::env::temp_dir()));
-    std::fs::remove_dir_all(private_dir).unwrap();
+    // The first sandbox of any other host (another test binary running at
+    // the same time) sweeps it as stale: it may be gone already.
+    match std::fs::remove_dir_all(&private_dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            panic!("removing {}: {e}", private_dir.display())
+        }
+        _ => {}
+    }
 }

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use common::*;
 use kaizen_sandbox::Sandbox;
+use kaizen_test_support::missing_feature;
 
 fn sandbox_with_network(network: bool) -> (tempfile::TempDir, Sandbox) {
     let ws = tempfile::tempdir().unwrap();
@@ -81,7 +82,8 @@ struct TestNetns {
 }
 
 impl TestNetns {
-    fn create() -> Option<TestNetns> {
+    /// Makes the namespace, or says which `ip` command failed and why.
+    fn create() -> Result<TestNetns, String> {
         let id = std::process::id();
         let name = format!("kzsb-{id}");
         let (host_if, ns_if) = (
@@ -150,13 +152,22 @@ impl TestNetns {
             ],
         ];
         for args in steps {
-            let status = Proc::new("ip").args(&args).status();
-            if !status.as_ref().is_ok_and(|s| s.success()) {
-                println!("skipping: `ip {}` failed ({status:?})", args.join(" "));
-                return None;
-            }
+            // Dropping `ns` on failure removes what the steps before made.
+            let failed = match Proc::new("ip").args(&args).output() {
+                Ok(out) if out.status.success() => continue,
+                Ok(out) => format!(
+                    "{}: {}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ),
+                Err(err) => err.to_string(),
+            };
+            return Err(format!(
+                "`ip {}` failed ({failed}); it needs root and iproute2",
+                args.join(" ")
+            ));
         }
-        Some(ns)
+        Ok(ns)
     }
 
     /// Binds a listener inside the namespace (from a thread that joined it).
@@ -192,8 +203,12 @@ impl Drop for TestNetns {
 
 #[tokio::test]
 async fn host_in_a_test_network_namespace() {
-    let Some(netns) = TestNetns::create() else {
-        return;
+    let netns = match TestNetns::create() {
+        Ok(netns) => netns,
+        Err(why) => {
+            missing_feature(env!("CARGO_TARGET_TMPDIR"), "netns", &why);
+            return;
+        }
     };
     let listener = netns.listen();
     let port = listener.local_addr().unwrap().port();

@@ -8,8 +8,11 @@ use std::sync::Arc;
 
 /// Keeps files' contents before they change.
 pub trait FileHistory: Send + Sync {
-    /// Keeps what `path` holds now (or that it does not exist).
-    fn keep(&self, path: &Path) -> Result<(), String>;
+    /// Keeps what `path` holds now (or that it does not exist). `root` is
+    /// the writable directory `path` lies in: the file is read (and later
+    /// restored) through that directory only, never through a path that
+    /// has come to lead elsewhere.
+    fn keep(&self, root: &Path, path: &Path) -> Result<(), String>;
 }
 
 /// A tool call's way to its session's file history; empty where nothing
@@ -23,11 +26,11 @@ impl FileHistoryLink {
         Self(Some(history))
     }
 
-    /// Keeps what `path` holds now; without a history, nothing is kept and
-    /// that is not an error.
-    pub fn keep(&self, path: &Path) -> Result<(), String> {
+    /// Keeps what `path` (beneath the writable directory `root`) holds
+    /// now; without a history, nothing is kept and that is not an error.
+    pub fn keep(&self, root: &Path, path: &Path) -> Result<(), String> {
         match &self.0 {
-            Some(history) => history.keep(path),
+            Some(history) => history.keep(root, path),
             None => Ok(()),
         }
     }

@@ -1,8 +1,8 @@
 //! What a tool is to Kaizen, wherever it comes from.
 //!
-//! A [`Tool`] may be backed by a WebAssembly component, an MCP server or a
-//! test; the agent loop sees only this crate. The [`ToolRegistry`] merges the
-//! tools of every source, validates each call's arguments against the tool's
+//! A [`Tool`] may be backed by a WebAssembly component or a test (MCP
+//! servers will be another source); the agent loop sees only this crate.
+//! The [`ToolRegistry`] merges the tools of every source, validates each call's arguments against the tool's
 //! JSON Schema before the tool runs, and turns every failure into a
 //! [`ToolError`] whose message a model can act on. Each call's
 //! [`CallContext`] carries the session's [`SessionNotes`] (files read, the

@@ -40,9 +40,9 @@ const DEFAULT_LIMIT: usize = 2000;
 const MAX_UNPAGED_BYTES: u64 = 256 * 1024;
 
 /// The most text one call returns: a window stops early (with a note
-/// saying where to go on) rather than grow past it. Room for a whole
-/// 256 KB file with its line numbers.
-const MAX_OUTPUT_BYTES: usize = 384 * 1024;
+/// saying where to go on) rather than grow past it. About 25,000 tokens,
+/// Claude Code's bound for Read; the loop's own cut lies well above it.
+const MAX_OUTPUT_BYTES: usize = 100 * 1024;
 
 /// Input of `Read`.
 #[derive(Deserialize, JsonSchema)]

@@ -153,6 +153,10 @@ pub(crate) fn render_line(out: &mut String, number: usize, line: &Line) {
     }
 }
 
+/// Bytes kept free under [`MAX_OUTPUT_BYTES`] for the note after a window
+/// (its longest form is about 200 bytes).
+const NOTE_ROOM: usize = 512;
+
 /// Why a window ended before the end of the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Stop {
@@ -313,7 +317,8 @@ fn read_window(
         }
         rendered.clear();
         render_line(&mut rendered, start + shown, &line);
-        if shown > 0 && text.len() + rendered.len() > MAX_OUTPUT_BYTES {
+        // Room is left for the note that says where to go on.
+        if shown > 0 && text.len() + rendered.len() > MAX_OUTPUT_BYTES - NOTE_ROOM {
             stop = Some(Stop::Size);
             break;
         }

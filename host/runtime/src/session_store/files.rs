@@ -6,6 +6,7 @@
 //! Contents are kept byte for byte (never redacted): a rewind must give
 //! back exactly what was there.
 
+use super::beneath::Beneath;
 use super::{Result, SessionStore, StoreError, atomic_write, create_private_dir, io_error};
 use serde::{Deserialize, Serialize};
 use std::fs::{self, OpenOptions};
@@ -20,6 +21,11 @@ const OBJECTS: &str = "objects";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Kept {
     step: u64,
+    /// The writable directory the file lies beneath: it is read and put
+    /// back through that directory only. Absent in older sessions (their
+    /// workspace is used).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    root: Option<PathBuf>,
     path: PathBuf,
     /// The content's object, or none when the file did not exist.
     object: Option<String>,
@@ -28,6 +34,9 @@ struct Kept {
 /// What rewinding puts back for one file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Restore {
+    /// The writable directory it is put back beneath, when the session
+    /// recorded one.
+    pub root: Option<PathBuf>,
     /// The file.
     pub path: PathBuf,
     /// The first step that changed it from then on.
@@ -39,13 +48,19 @@ pub struct Restore {
 
 impl SessionStore {
     /// Keeps what `path` holds now (or that it does not exist), before
-    /// step `step` changes it.
-    pub fn backup_file(&self, id: &str, step: u64, path: &Path) -> Result<()> {
+    /// step `step` changes it. `path` is read beneath `root`, the writable
+    /// directory it was found in: a path that leads out of it by now (a
+    /// directory swapped for a link) is refused.
+    pub fn backup_file(&self, id: &str, step: u64, root: &Path, path: &Path) -> Result<()> {
         let dir = self.dir(id)?.join(DIR);
         let objects = dir.join(OBJECTS);
         create_private_dir(&objects)?;
-        let object = match fs::read(path) {
-            Ok(content) => {
+        let what = || format!("keeping {}", path.display());
+        let content = Beneath::open(root)
+            .and_then(|beneath| beneath.read(path))
+            .map_err(io_error(what()))?;
+        let object = match content {
+            Some(content) => {
                 let name = blake3::hash(&content).to_hex().to_string();
                 let file = objects.join(&name);
                 if !file.exists() {
@@ -53,11 +68,11 @@ impl SessionStore {
                 }
                 Some(name)
             }
-            Err(err) if err.kind() == io::ErrorKind::NotFound => None,
-            Err(err) => return Err(io_error(format!("keeping {}", path.display()))(err)),
+            None => None,
         };
         let kept = Kept {
             step,
+            root: Some(root.to_path_buf()),
             path: path.to_path_buf(),
             object,
         };
@@ -97,6 +112,7 @@ impl SessionStore {
             };
             if kept.step >= to && !plan.iter().any(|r| r.path == kept.path) {
                 plan.push(Restore {
+                    root: kept.root,
                     path: kept.path,
                     step: kept.step,
                     object: kept.object,
@@ -107,19 +123,25 @@ impl SessionStore {
     }
 
     /// Puts back what `plan` says, byte for byte: each file is replaced
-    /// atomically (keeping its permissions) or removed. Stops at the first
+    /// atomically (keeping its permissions) or removed, beneath the
+    /// directory it was kept under (`workspace` for sessions that did not
+    /// record one), so that nothing is written or removed outside it even
+    /// if a directory on the way became a link. Stops at the first
     /// failure, naming the file.
-    pub fn restore(&self, id: &str, plan: &[Restore]) -> Result<()> {
+    pub fn restore(&self, id: &str, plan: &[Restore], workspace: &Path) -> Result<()> {
         let objects = self.dir(id)?.join(DIR).join(OBJECTS);
         for restore in plan {
             let path = &restore.path;
+            let root = restore.root.as_deref().unwrap_or(workspace);
+            let beneath = Beneath::open(root).map_err(io_error(format!(
+                "opening {} to restore into",
+                root.display()
+            )))?;
             let Some(object) = &restore.object else {
-                match fs::remove_file(path) {
-                    Err(err) if err.kind() != io::ErrorKind::NotFound => {
-                        return Err(io_error(format!("removing {}", path.display()))(err));
-                    }
-                    _ => continue,
-                }
+                beneath
+                    .remove(path)
+                    .map_err(io_error(format!("removing {}", path.display())))?;
+                continue;
             };
             let content = fs::read(objects.join(object)).map_err(io_error(format!(
                 "reading the kept content of {}",
@@ -131,18 +153,9 @@ impl SessionStore {
                     path.display()
                 )));
             }
-            let permissions = fs::metadata(path).ok().map(|meta| meta.permissions());
-            if let Some(parent) = path.parent() {
-                fs::create_dir_all(parent)
-                    .map_err(io_error(format!("creating {}", parent.display())))?;
-            }
-            atomic_write(path, &content)?;
-            if let Some(permissions) = permissions {
-                fs::set_permissions(path, permissions).map_err(io_error(format!(
-                    "restoring the mode of {}",
-                    path.display()
-                )))?;
-            }
+            beneath
+                .write(path, &content)
+                .map_err(io_error(format!("restoring {}", path.display())))?;
         }
         Ok(())
     }

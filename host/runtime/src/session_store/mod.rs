@@ -12,6 +12,7 @@
 //! Every byte it writes first has the configured secrets replaced, so a
 //! provider key that slipped into a message never reaches the disk.
 
+mod beneath;
 pub mod checkpoint;
 pub mod files;
 pub mod log;

@@ -223,9 +223,10 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 fn rewind_restores_files_byte_for_byte_and_removes_new_ones() {
     let (_dir, store) = with_session("s");
     let ws = tempfile::tempdir().unwrap();
-    let text = ws.path().join("a.txt");
-    let binary = ws.path().join("b.bin");
-    let created = ws.path().join("new/c.txt");
+    let root = ws.path().canonicalize().unwrap();
+    let text = root.join("a.txt");
+    let binary = root.join("b.bin");
+    let created = root.join("new/c.txt");
     let original_binary: Vec<u8> = (0..=255u8).cycle().take(5000).collect();
     fs::write(&text, "one\r\n").unwrap();
     fs::write(&binary, &original_binary).unwrap();
@@ -236,27 +237,27 @@ fn rewind_restores_files_byte_for_byte_and_removes_new_ones() {
     }
 
     // Step 2 changes a.txt and creates c.txt; step 3 changes both files.
-    store.backup_file("s", 2, &text).unwrap();
+    store.backup_file("s", 2, &root, &text).unwrap();
     fs::write(&text, "two\n").unwrap();
-    store.backup_file("s", 2, &created).unwrap();
+    store.backup_file("s", 2, &root, &created).unwrap();
     fs::create_dir_all(created.parent().unwrap()).unwrap();
     fs::write(&created, "made").unwrap();
-    store.backup_file("s", 3, &text).unwrap();
+    store.backup_file("s", 3, &root, &text).unwrap();
     fs::write(&text, "three\n").unwrap();
-    store.backup_file("s", 3, &binary).unwrap();
+    store.backup_file("s", 3, &root, &binary).unwrap();
     fs::write(&binary, b"changed").unwrap();
 
     // To before step 3: a.txt as step 2 left it, b.bin as it was.
     let plan = store.rewind_plan("s", 3).unwrap();
     assert_eq!(plan.len(), 2);
-    store.restore("s", &plan).unwrap();
+    store.restore("s", &plan, &root).unwrap();
     assert_eq!(fs::read_to_string(&text).unwrap(), "two\n");
     assert_eq!(fs::read(&binary).unwrap(), original_binary);
     assert!(created.exists());
 
     // To before step 1: everything as it was, c.txt gone.
     let plan = store.rewind_plan("s", 1).unwrap();
-    store.restore("s", &plan).unwrap();
+    store.restore("s", &plan, &root).unwrap();
     assert_eq!(fs::read(&text).unwrap(), b"one\r\n");
     assert!(!created.exists());
     #[cfg(unix)]
@@ -271,9 +272,10 @@ fn rewind_restores_files_byte_for_byte_and_removes_new_ones() {
 fn a_damaged_kept_content_is_not_restored() {
     let (_dir, store) = with_session("s");
     let ws = tempfile::tempdir().unwrap();
-    let file = ws.path().join("a.txt");
+    let root = ws.path().canonicalize().unwrap();
+    let file = root.join("a.txt");
     fs::write(&file, "before").unwrap();
-    store.backup_file("s", 1, &file).unwrap();
+    store.backup_file("s", 1, &root, &file).unwrap();
     fs::write(&file, "after").unwrap();
     let plan = store.rewind_plan("s", 1).unwrap();
     let object = store
@@ -282,9 +284,48 @@ fn a_damaged_kept_content_is_not_restored() {
         .join("files/objects")
         .join(plan[0].object.as_ref().unwrap());
     fs::write(&object, "tampered").unwrap();
-    let err = store.restore("s", &plan).unwrap_err().to_string();
+    let err = store.restore("s", &plan, &root).unwrap_err().to_string();
     assert!(err.contains("damaged"), "{err}");
     assert_eq!(fs::read_to_string(&file).unwrap(), "after");
+}
+
+/// The attack on rewind: a session replaces a directory it wrote in with
+/// a link to somewhere else (`~/.ssh`, here a directory outside the
+/// workspace), then asks the user to rewind. Nothing outside is written
+/// or removed; the file outside keeps its content.
+#[test]
+fn a_rewind_through_a_swapped_directory_is_refused() {
+    let (_dir, store) = with_session("s");
+    let ws = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let root = ws.path().canonicalize().unwrap();
+    fs::create_dir(root.join("keys")).unwrap();
+    let planted = root.join("keys/authorized_keys");
+    fs::write(&planted, "ssh-ed25519 ATTACKER").unwrap();
+    store.backup_file("s", 1, &root, &planted).unwrap();
+    let created = root.join("keys/new");
+    store.backup_file("s", 1, &root, &created).unwrap();
+
+    fs::remove_dir_all(root.join("keys")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), root.join("keys")).unwrap();
+    fs::write(outside.path().join("authorized_keys"), "ssh-ed25519 USER").unwrap();
+    fs::write(outside.path().join("new"), "the user's").unwrap();
+    let plan = store.rewind_plan("s", 1).unwrap();
+    assert!(store.restore("s", &plan, &root).is_err());
+    assert_eq!(
+        fs::read_to_string(outside.path().join("authorized_keys")).unwrap(),
+        "ssh-ed25519 USER"
+    );
+    assert_eq!(
+        fs::read_to_string(outside.path().join("new")).unwrap(),
+        "the user's"
+    );
+    // Keeping a file through the link is refused too.
+    assert!(
+        store
+            .backup_file("s", 2, &root, &root.join("keys/authorized_keys"))
+            .is_err()
+    );
 }
 
 #[test]
