@@ -111,6 +111,11 @@ pub struct SandboxSection {
     pub max_file_size_mib: Option<u64>,
     /// The most CPU time one sandboxed process may use, in seconds.
     pub max_cpu_seconds: Option<u64>,
+    /// The most memory one sandboxed process may allocate, in MiB.
+    pub max_memory_mib: Option<u64>,
+    /// The size of each sandboxed process's private `/tmp` (and of
+    /// `/dev/shm`), in MiB.
+    pub tmp_size_mib: Option<u64>,
 }
 
 /// The `[plugins]` table.
@@ -487,6 +492,12 @@ fn lower_sandbox_limits(settings: &mut SandboxSettings, section: &SandboxSection
     }
     if let Some(max) = section.max_cpu_seconds {
         limits.cpu_seconds = limits.cpu_seconds.min(max);
+    }
+    if let Some(max) = section.max_memory_mib {
+        limits.max_memory = limits.max_memory.min(max << 20);
+    }
+    if let Some(max) = section.tmp_size_mib {
+        limits.tmp_size = limits.tmp_size.min(max << 20);
     }
 }
 

@@ -2,11 +2,11 @@
 
 use crate::builtins;
 use crate::config::{Setup, kaizen_home};
-use crate::trust::AskTrust;
+use crate::trust::{AskTrust, PROTECTED_NAMES};
 use kaizen_plugins::interaction::{Interaction, NoUser};
 use kaizen_plugins::{
     Capabilities, DEFAULT_MAX_MEMORY_MIB, EffectiveGrant, EngineOptions, HostOptions, LoadedPlugin,
-    PluginHost, PluginSet, SandboxSettings, sources_in,
+    PluginHost, PluginSet, ProtectedPaths, SandboxSettings, sources_in,
 };
 use kaizen_tools::CallContext;
 use serde_json::{Value, json};
@@ -32,11 +32,25 @@ pub fn plugin_host(
     home: &Path,
     max_memory_mib: u64,
     interaction: Arc<dyn Interaction>,
-    sandbox: SandboxSettings,
+    mut sandbox: SandboxSettings,
 ) -> anyhow::Result<PluginHost> {
     let cache_dir = std::env::var_os("KAIZEN_CACHE_DIR")
         .filter(|dir| !dir.is_empty())
         .map_or_else(|| home.join("cache").join("components"), PathBuf::from);
+    // Kaizen's own state, the cache of code the host runs and its key: no
+    // tool or program may see them, wherever they are. Configuration in a
+    // writable directory may be read, never changed.
+    let mut key = cache_dir.clone().into_os_string();
+    key.push(".key");
+    let protected = ProtectedPaths {
+        read_only_names: PROTECTED_NAMES
+            .iter()
+            .map(|name| name.to_string())
+            .collect(),
+        hidden: vec![home.to_path_buf(), cache_dir.clone(), PathBuf::from(key)],
+    };
+    sandbox.protected_names = protected.read_only_names.clone();
+    sandbox.hidden = protected.hidden.clone();
     PluginHost::new(HostOptions {
         cache_dir: Some(cache_dir),
         engine: EngineOptions {
@@ -45,6 +59,7 @@ pub fn plugin_host(
         },
         interaction,
         sandbox,
+        protected,
     })
 }
 

@@ -31,6 +31,10 @@ const CONFIG_FILES: &[&str] = &[
 /// Kaizen (plugins: manifests and code).
 const CONFIG_DIRS: &[&str] = &[".kaizen"];
 
+/// What no tool may change at the top of a directory it may write: the
+/// configuration files and directories Kaizen (or Claude Code) reads.
+pub const PROTECTED_NAMES: &[&str] = &["kaizen.toml", ".kaizen", ".claude", ".mcp.json"];
+
 /// Most files read under a config directory; a workspace with more is
 /// refused trust rather than hashed for minutes.
 const MAX_FILES: usize = 10_000;

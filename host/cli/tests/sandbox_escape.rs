@@ -74,6 +74,10 @@ impl Layout {
 }
 
 /// A TCP listener on loopback that counts connections.
+/// An expected result meaning "refused": the path is not there (outside
+/// the process's own root), not allowed (Landlock), or read-only.
+const REFUSED: &str = "<refused>";
+
 fn loopback_listener() -> (u16, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -213,22 +217,22 @@ async fn no_tool_call_gets_out_of_the_sandbox() {
         (
             "absolute path outside",
             bash(format!("cat {}", layout.p("outside/secret.txt"))),
-            "Permission denied",
+            REFUSED,
         ),
         (
             "`..` out of the workspace",
             bash("cat ../outside/secret.txt"),
-            "Permission denied",
+            REFUSED,
         ),
         (
             "symlink planted pointing out",
             bash("cat link_out"),
-            "Permission denied",
+            REFUSED,
         ),
         (
             "directory symlink pointing out",
             bash("ls dir_out/; cat dir_out/secret.txt"),
-            "Permission denied",
+            REFUSED,
         ),
         (
             "new symlink pointing out",
@@ -236,7 +240,7 @@ async fn no_tool_call_gets_out_of_the_sandbox() {
                 "ln -s {} mine && cat mine",
                 layout.p("outside/secret.txt")
             )),
-            "Permission denied",
+            REFUSED,
         ),
         (
             "hard link to a file outside",
@@ -252,7 +256,7 @@ async fn no_tool_call_gets_out_of_the_sandbox() {
                 "cat /proc/self/root{}",
                 layout.p("outside/secret.txt")
             )),
-            "Permission denied",
+            REFUSED,
         ),
         (
             "$HOME secrets (the real home)",
@@ -260,12 +264,12 @@ async fn no_tool_call_gets_out_of_the_sandbox() {
                 "cat {}; ls /root",
                 layout.p("fakehome/.ssh/id_rsa")
             )),
-            "Permission denied",
+            REFUSED,
         ),
         (
             "KAIZEN_HOME",
             bash(format!("cat {}", layout.p("home/config.toml"))),
-            "Permission denied",
+            REFUSED,
         ),
         (
             "provider key in env",
@@ -297,17 +301,17 @@ async fn no_tool_call_gets_out_of_the_sandbox() {
         (
             "writing outside the grant",
             bash(format!("echo pwned > {}", layout.p("outside/new.txt"))),
-            "Permission denied",
+            REFUSED,
         ),
         (
             "writing through a directory symlink",
             bash("echo pwned > dir_out/via-link.txt"),
-            "Permission denied",
+            REFUSED,
         ),
         (
             "writing system directories",
             bash("touch /etc/kaizen-escape /usr/kaizen-escape /kaizen-escape"),
-            "Permission denied",
+            REFUSED,
         ),
         (
             "network to a loopback server",
@@ -420,10 +424,21 @@ async fn no_tool_call_gets_out_of_the_sandbox() {
                 "ESCAPE: {what} leaked {secret}:\n{result}"
             );
         }
-        assert!(
-            result.contains(expected),
-            "{what}: expected {expected:?} in:\n{result}"
-        );
+        let refused = |text: &str| {
+            [
+                "Permission denied",
+                "No such file or directory",
+                "Read-only file system",
+            ]
+            .iter()
+            .any(|why| text.contains(why))
+        };
+        let met = if *expected == REFUSED {
+            refused(result)
+        } else {
+            result.contains(expected)
+        };
+        assert!(met, "{what}: expected {expected:?} in:\n{result}");
     }
     assert_eq!(run.result["status"], "complete");
     assert_eq!(

@@ -6,6 +6,7 @@ use crate::capability::secret_in_value;
 use crate::component_tool::{ComponentTool, convert_spec};
 use crate::discovery::{Location, PluginSource, Precompiled};
 use crate::engine::{EngineOptions, PluginEngine};
+use crate::fs_guard::{FsGuard, ProtectedPaths};
 use crate::grant::{EffectiveGrant, GrantPolicy};
 use crate::http_credential::InjectedHeader;
 use crate::interaction::{Interaction, NoUser};
@@ -30,6 +31,8 @@ pub struct HostOptions {
     pub interaction: Arc<dyn Interaction>,
     /// How the OS sandbox of the `process` import is set up.
     pub sandbox: SandboxSettings,
+    /// What plugins' file access may not touch, even inside their grant.
+    pub protected: ProtectedPaths,
 }
 
 impl Default for HostOptions {
@@ -39,6 +42,7 @@ impl Default for HostOptions {
             engine: EngineOptions::default(),
             interaction: Arc::new(NoUser),
             sandbox: SandboxSettings::default(),
+            protected: ProtectedPaths::default(),
         }
     }
 }
@@ -49,6 +53,7 @@ pub struct PluginHost {
     cache: Option<ComponentCache>,
     interaction: Arc<dyn Interaction>,
     sandbox: SandboxSettings,
+    protected: ProtectedPaths,
 }
 
 /// A plugin that loaded: its manifest, grant, tools and runtime.
@@ -115,6 +120,7 @@ impl PluginHost {
             cache,
             interaction: options.interaction,
             sandbox: options.sandbox,
+            protected: options.protected,
         })
     }
 
@@ -220,6 +226,7 @@ impl PluginHost {
             name: name.clone().into(),
             env,
             http_credentials: InjectedHeader::resolve(&name, &grant.http_credentials).into(),
+            fs_guard: Arc::new(FsGuard::new(&writable_dirs(&grant), &self.protected)),
             grant: grant.clone(),
             interaction: self.interaction.clone(),
         };
@@ -377,6 +384,16 @@ fn granted_env(grant: &mut EffectiveGrant) -> Vec<(String, String)> {
         env.push((HTTP_ALLOW_ENV.to_string(), allow.join(" ")));
     }
     env
+}
+
+/// The directories `grant` lets the plugin write.
+fn writable_dirs(grant: &EffectiveGrant) -> Vec<PathBuf> {
+    grant
+        .filesystem
+        .iter()
+        .filter(|preopen| preopen.access == crate::capability::Access::ReadWrite)
+        .map(|preopen| preopen.path.clone())
+        .collect()
 }
 
 /// The variable in which a plugin with an HTTP grant finds its allow-list:

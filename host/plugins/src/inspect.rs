@@ -104,6 +104,8 @@ async fn list_tools(
         env: Vec::new(),
         http_credentials: Arc::default(),
         interaction: Arc::new(crate::interaction::NoUser),
+        // Nothing is preopened for an inspection.
+        fs_guard: Arc::default(),
     };
     let state = PluginState::new(&identity, None).map_err(|e| e.to_string())?;
     let mut store = Store::new(engine, state);

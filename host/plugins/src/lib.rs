@@ -17,7 +17,9 @@ mod component_tool;
 mod discovery;
 mod engine;
 mod fan_out;
+mod fs_guard;
 mod grant;
+mod guarded_fs;
 mod host;
 mod host_imports;
 mod http_credential;
@@ -41,6 +43,7 @@ pub use capability::{
 pub use component_tool::ComponentTool;
 pub use discovery::{Location, Origin, PluginSource, Precompiled, plugin_dirs, sources_in};
 pub use engine::{EPOCH_TICK, EngineOptions, PluginEngine};
+pub use fs_guard::ProtectedPaths;
 pub use grant::{
     DEFAULT_CPU_SECONDS, DEFAULT_MAX_MEMORY_MIB, DEFAULT_MEMORY_MIB, EffectiveGrant,
     EffectiveLimits, GrantPolicy, Preopen,

@@ -4,6 +4,7 @@
 
 use crate::bindings::{agent, interaction, log, parallel, process, session, types};
 use crate::grant::EffectiveGrant;
+use crate::guarded_fs::HasGuardedFs;
 use crate::manifest::CONTRACT_VERSION;
 use crate::state::PluginState;
 use wasmtime::Engine;
@@ -19,6 +20,14 @@ pub(crate) fn linker_for(
     // Sockets and name lookup are linked but denied by the WASI context:
     // the network is reachable only through the filtered wasi:http.
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    // Files go through the plugin's guard: wasmtime-wasi's filesystem types,
+    // defined again over its own.
+    linker.allow_shadowing(true);
+    wasmtime_wasi::p2::bindings::filesystem::types::add_to_linker::<_, HasGuardedFs>(
+        &mut linker,
+        PluginState::guarded_fs,
+    )?;
+    linker.allow_shadowing(false);
     if !grant.http.is_empty() {
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     }

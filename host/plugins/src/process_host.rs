@@ -21,14 +21,22 @@ pub struct SandboxSettings {
     pub readable: Vec<PathBuf>,
     /// Run with a kernel feature missing instead of refusing to run.
     pub allow_degraded: bool,
-    /// Process count, file size, CPU and output bounds.
+    /// Process count, file size, CPU, memory and output bounds.
     pub limits: Limits,
+    /// Names that are configuration wherever they appear at the top of a
+    /// writable directory (`kaizen.toml`, `.kaizen`, ...): processes may
+    /// read them, never change them.
+    pub protected_names: Vec<String>,
+    /// Paths no process may see, even inside a granted directory (the
+    /// host's own state: `KAIZEN_HOME`, the compile cache).
+    pub hidden: Vec<PathBuf>,
 }
 
 /// The sandboxes of one plugin, one per session, created on first use and
 /// dropped (with everything they started) when the session ends.
 pub(crate) struct SessionSandboxes {
     policy: Policy,
+    protected_names: Arc<[String]>,
     programs: Arc<[String]>,
     sessions: Mutex<HashMap<String, Arc<Sandbox>>>,
 }
@@ -55,11 +63,14 @@ impl SessionSandboxes {
             readable,
             network,
             env: env.to_vec(),
+            protect: Vec::new(),
+            hide: settings.hidden.clone(),
             limits: settings.limits,
             allow_degraded: settings.allow_degraded,
         };
         Some(Self {
             policy,
+            protected_names: settings.protected_names.clone().into(),
             programs: programs.into(),
             sessions: Mutex::default(),
         })
@@ -71,7 +82,7 @@ impl SessionSandboxes {
         let sandbox = match sessions.get(session) {
             Some(sandbox) => Ok(sandbox.clone()),
             // A failure is not kept: the next call tries again.
-            None => Sandbox::new(self.policy.clone()).map(|sandbox| {
+            None => Sandbox::new(self.policy_now()).map(|sandbox| {
                 let sandbox = Arc::new(sandbox);
                 sessions.insert(session.to_string(), sandbox.clone());
                 sandbox
@@ -81,6 +92,19 @@ impl SessionSandboxes {
             sandbox: sandbox.map_err(|err| err.to_string()),
             programs: self.programs.clone(),
         }
+    }
+
+    /// The policy for a session starting now: the configuration that
+    /// exists now at the top of each writable directory is protected.
+    fn policy_now(&self) -> Policy {
+        let mut policy = self.policy.clone();
+        policy.protect = policy
+            .writable
+            .iter()
+            .flat_map(|dir| self.protected_names.iter().map(move |name| dir.join(name)))
+            .filter(|path| path.symlink_metadata().is_ok())
+            .collect();
+        policy
     }
 
     /// Ends everything `session` started.

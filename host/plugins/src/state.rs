@@ -3,7 +3,9 @@
 
 use crate::capability::Access;
 use crate::fan_out::FanOut;
+use crate::fs_guard::FsGuard;
 use crate::grant::EffectiveGrant;
+use crate::guarded_fs::GuardedFs;
 use crate::http_credential::InjectedHeader;
 use crate::http_policy::HttpPolicy;
 use crate::interaction::Interaction;
@@ -14,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
+use wasmtime_wasi::filesystem::WasiFilesystemCtxView;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
@@ -33,6 +36,8 @@ pub(crate) struct PluginIdentity {
     pub http_credentials: Arc<[InjectedHeader]>,
     /// Who answers `interaction` calls.
     pub interaction: Arc<dyn Interaction>,
+    /// What its `wasi:filesystem` calls may not touch.
+    pub fs_guard: Arc<FsGuard>,
 }
 
 /// The data of one plugin store.
@@ -66,6 +71,8 @@ pub(crate) struct PluginState {
     /// The session's sandbox, when the plugin may run programs; set for
     /// each call.
     pub process: Option<ProcessAccess>,
+    /// What its `wasi:filesystem` calls may not touch.
+    fs_guard: Arc<FsGuard>,
 }
 
 impl PluginState {
@@ -130,7 +137,20 @@ impl PluginState {
             call_id: String::new(),
             cwd: cwd.map(Path::to_path_buf),
             process: None,
+            fs_guard: identity.fs_guard.clone(),
         })
+    }
+
+    /// The filesystem as the plugin reaches it: wasmtime-wasi's, behind
+    /// the plugin's guard.
+    pub fn guarded_fs(&mut self) -> GuardedFs<'_> {
+        GuardedFs {
+            inner: WasiFilesystemCtxView {
+                ctx: self.wasi.filesystem(),
+                table: &mut self.table,
+            },
+            guard: &self.fs_guard,
+        }
     }
 
     /// Reasons the HTTP policy refused requests during this call (taken:

@@ -16,6 +16,9 @@
 //! encodes the failed [`Step`] and the errno ([`decode`] reads it).
 
 use std::ffi::CStr;
+
+use crate::plan::RootPlan;
+use crate::root::{OLD_ROOT, RootStep, STAGE, STAGE_OLD_ROOT};
 use std::io;
 use std::os::fd::RawFd;
 use std::ptr;
@@ -46,9 +49,14 @@ pub(crate) enum Step {
     LandlockProc,
     Landlock,
     Seccomp,
+    RootStage,
+    RootPivot,
+    RootBuild,
+    RootLeave,
+    Chdir,
 }
 
-const STEPS: [Step; 16] = [
+const STEPS: [Step; 21] = [
     Step::Unshare,
     Step::Setgroups,
     Step::UidMap,
@@ -65,6 +73,11 @@ const STEPS: [Step; 16] = [
     Step::LandlockProc,
     Step::Landlock,
     Step::Seccomp,
+    Step::RootStage,
+    Step::RootPivot,
+    Step::RootBuild,
+    Step::RootLeave,
+    Step::Chdir,
 ];
 
 impl Step {
@@ -87,6 +100,13 @@ impl Step {
             Step::LandlockProc => "adding the /proc rule to the Landlock ruleset",
             Step::Landlock => "applying Landlock (landlock_restrict_self)",
             Step::Seccomp => "installing the seccomp filter",
+            Step::RootStage => "mounting the tmpfs of the sandbox's own root",
+            Step::RootPivot => "moving into the sandbox's own root (pivot_root)",
+            Step::RootBuild => {
+                "building the sandbox's root (binding the system and granted directories)"
+            }
+            Step::RootLeave => "detaching the host's root from the sandbox",
+            Step::Chdir => "entering the working directory in the sandbox's root",
         }
     }
 }
@@ -131,11 +151,12 @@ unsafe fn write_file(path: &CStr, data: &[u8]) -> bool {
 
 /// Entry point in the intermediate process (see the module docs). Returns
 /// only in the grandchild, ready for `exec`; `ruleset` is the per-process
-/// Landlock ruleset fd, or -1.
+/// Landlock ruleset fd, or -1; `cwd` is the working directory, entered
+/// again inside the sandbox's own root.
 ///
 /// # Safety
 /// Must be called in a freshly forked child, as a `pre_exec` closure.
-pub(crate) unsafe fn enter(plan: &Plan, ruleset: RawFd) -> io::Result<()> {
+pub(crate) unsafe fn enter(plan: &Plan, ruleset: RawFd, cwd: &CStr) -> io::Result<()> {
     // SAFETY: we are the single thread of a forked child; every call below is
     // async-signal-safe and touches only memory prepared by the parent.
     unsafe {
@@ -165,7 +186,7 @@ pub(crate) unsafe fn enter(plan: &Plan, ruleset: RawFd) -> io::Result<()> {
             -1 => Err(fail(Step::Fork)),
             0 => {
                 libc::close(guard[1]);
-                grandchild(plan, ruleset, guard[0])
+                grandchild(plan, ruleset, guard[0], cwd)
             }
             pid => {
                 libc::close(guard[0]);
@@ -176,7 +197,7 @@ pub(crate) unsafe fn enter(plan: &Plan, ruleset: RawFd) -> io::Result<()> {
 }
 
 /// PID 1 of the new namespaces: lock everything down, then let `std` exec.
-unsafe fn grandchild(plan: &Plan, ruleset: RawFd, guard: c_int) -> io::Result<()> {
+unsafe fn grandchild(plan: &Plan, ruleset: RawFd, guard: c_int, cwd: &CStr) -> io::Result<()> {
     // SAFETY: see `enter`.
     unsafe {
         if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as c_ulong, 0, 0, 0) != 0 {
@@ -205,31 +226,40 @@ unsafe fn grandchild(plan: &Plan, ruleset: RawFd, guard: c_int) -> io::Result<()
         {
             return Err(fail(Step::PrivateMounts));
         }
-        if plan.mount_proc {
-            let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-            if libc::mount(
-                c"proc".as_ptr(),
-                c"/proc".as_ptr(),
-                c"proc".as_ptr(),
-                flags,
-                ptr::null(),
-            ) != 0
-            {
-                return Err(fail(Step::MountProc));
+        if let Some(root) = &plan.root {
+            build_root(root)?;
+            // A directory outside the grant is not in this root: start in
+            // the workspace instead.
+            if libc::chdir(cwd.as_ptr()) != 0 && libc::chdir(root.fallback_cwd.as_ptr()) != 0 {
+                return Err(fail(Step::Chdir));
             }
-        }
-        if plan.mask_run {
-            let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY;
-            let data = c"mode=0755,size=4k";
-            if libc::mount(
-                c"tmpfs".as_ptr(),
-                c"/run".as_ptr(),
-                c"tmpfs".as_ptr(),
-                flags,
-                data.as_ptr().cast(),
-            ) != 0
-            {
-                return Err(fail(Step::MaskRun));
+        } else {
+            if plan.mount_proc {
+                let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+                if libc::mount(
+                    c"proc".as_ptr(),
+                    c"/proc".as_ptr(),
+                    c"proc".as_ptr(),
+                    flags,
+                    ptr::null(),
+                ) != 0
+                {
+                    return Err(fail(Step::MountProc));
+                }
+            }
+            if plan.mask_run {
+                let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY;
+                let data = c"mode=0755,size=4k";
+                if libc::mount(
+                    c"tmpfs".as_ptr(),
+                    c"/run".as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    flags,
+                    data.as_ptr().cast(),
+                ) != 0
+                {
+                    return Err(fail(Step::MaskRun));
+                }
             }
         }
         for (path, is_dir) in &plan.secrets {
@@ -286,7 +316,13 @@ unsafe fn grandchild(plan: &Plan, ruleset: RawFd, guard: c_int) -> io::Result<()
         }
         if plan.landlock {
             if plan.proc_access != 0 {
-                add_proc_rule(ruleset, plan.proc_access)?;
+                add_path_rule(ruleset, c"/proc", plan.proc_access)?;
+            }
+            if let Some(root) = &plan.root {
+                // The private /tmp and /dev/shm exist only in this root.
+                for dir in [c"/tmp", c"/dev/shm"] {
+                    add_path_rule(ruleset, dir, root.private_access)?;
+                }
             }
             if libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0 as c_uint) != 0 {
                 return Err(fail(Step::Landlock));
@@ -319,12 +355,13 @@ struct PathBeneathAttr {
     parent_fd: i32,
 }
 
-/// Grants `access` on the freshly mounted `/proc` in this process's ruleset.
-unsafe fn add_proc_rule(ruleset: RawFd, access: u64) -> io::Result<()> {
+/// Grants `access` on `dir`, a directory that exists only in this process's
+/// namespaces (its `/proc`, its private `/tmp`), in its ruleset.
+unsafe fn add_path_rule(ruleset: RawFd, dir: &CStr, access: u64) -> io::Result<()> {
     // SAFETY: see `enter`; the attr lives on our stack for the call.
     unsafe {
         let fd = libc::open(
-            c"/proc".as_ptr(),
+            dir.as_ptr(),
             libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY,
         );
         if fd < 0 {
@@ -391,5 +428,160 @@ unsafe fn drop_capabilities(cap_last: c_int) {
             inheritable: 0,
         }; 2];
         libc::syscall(libc::SYS_capset, &header as *const Header, data.as_ptr());
+    }
+}
+
+/// `struct mount_attr` of `mount_setattr(2)`.
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+const MOUNT_ATTR_NOSUID: u64 = 0x2;
+const MOUNT_ATTR_NODEV: u64 = 0x4;
+const AT_RECURSIVE: c_uint = 0x8000;
+
+/// Sets `attrs` on the mount at `path` (and every mount below it when
+/// `recursive`).
+unsafe fn set_mount_attrs(path: &CStr, attrs: u64, recursive: bool) -> bool {
+    let attr = MountAttr {
+        attr_set: attrs,
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    let flags = if recursive { AT_RECURSIVE } else { 0 };
+    // SAFETY: see `enter`; the attr lives on our stack for the call.
+    unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            flags,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        ) == 0
+    }
+}
+
+/// Builds the sandbox's own root (see [`crate::root`]): a tmpfs mounted on
+/// the host's `/tmp` becomes `/`, the host's root moves under
+/// [`OLD_ROOT`] while the steps bind from it, and is then detached, and
+/// the new root is made read-only.
+unsafe fn build_root(root: &RootPlan) -> io::Result<()> {
+    // SAFETY: see `enter`.
+    unsafe {
+        let flags = libc::MS_NOSUID | libc::MS_NODEV;
+        if libc::mount(
+            c"tmpfs".as_ptr(),
+            STAGE.as_ptr(),
+            c"tmpfs".as_ptr(),
+            flags,
+            c"mode=0755,size=1m".as_ptr().cast(),
+        ) != 0
+        {
+            return Err(fail(Step::RootStage));
+        }
+        if libc::mkdir(STAGE_OLD_ROOT.as_ptr(), 0o700) != 0
+            || libc::syscall(
+                libc::SYS_pivot_root,
+                STAGE.as_ptr(),
+                STAGE_OLD_ROOT.as_ptr(),
+            ) != 0
+            || libc::chdir(c"/".as_ptr()) != 0
+        {
+            return Err(fail(Step::RootPivot));
+        }
+        for step in &root.steps {
+            if !run_step(step) {
+                return Err(fail(Step::RootBuild));
+            }
+        }
+        if libc::umount2(OLD_ROOT.as_ptr(), libc::MNT_DETACH) != 0
+            || libc::rmdir(OLD_ROOT.as_ptr()) != 0
+            || !set_mount_attrs(c"/", MOUNT_ATTR_RDONLY, false)
+        {
+            return Err(fail(Step::RootLeave));
+        }
+        Ok(())
+    }
+}
+
+/// Carries out one step of the root; false (errno set) when it failed.
+unsafe fn run_step(step: &RootStep) -> bool {
+    // SAFETY: see `enter`.
+    unsafe {
+        match step {
+            RootStep::Dir(dir) => libc::mkdir(dir.as_ptr(), 0o755) == 0 || errno() == libc::EEXIST,
+            RootStep::Symlink { target, link } => {
+                libc::symlink(target.as_ptr(), link.as_ptr()) == 0 || errno() == libc::EEXIST
+            }
+            RootStep::File(path) => {
+                let fd = libc::open(
+                    path.as_ptr(),
+                    libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
+                    0o644,
+                );
+                fd >= 0 && libc::close(fd) == 0
+            }
+            RootStep::Bind {
+                from,
+                to,
+                read_only,
+                devices,
+            } => {
+                if libc::mount(
+                    from.as_ptr(),
+                    to.as_ptr(),
+                    ptr::null(),
+                    libc::MS_BIND | libc::MS_REC,
+                    ptr::null(),
+                ) != 0
+                {
+                    // A path removed since the plan was made is not there to
+                    // bind (or to protect).
+                    return errno() == libc::ENOENT;
+                }
+                let mut attrs = MOUNT_ATTR_NOSUID;
+                if !devices {
+                    attrs |= MOUNT_ATTR_NODEV;
+                }
+                if *read_only {
+                    attrs |= MOUNT_ATTR_RDONLY;
+                }
+                set_mount_attrs(to, attrs, true)
+            }
+            RootStep::Tmpfs {
+                to,
+                data,
+                read_only,
+            } => {
+                let mut flags = libc::MS_NOSUID | libc::MS_NODEV;
+                if *read_only {
+                    flags |= libc::MS_RDONLY | libc::MS_NOEXEC;
+                }
+                libc::mount(
+                    c"tmpfs".as_ptr(),
+                    to.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    flags,
+                    data.as_ptr().cast(),
+                ) == 0
+            }
+            RootStep::Proc(to) => {
+                let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+                libc::mount(
+                    c"proc".as_ptr(),
+                    to.as_ptr(),
+                    c"proc".as_ptr(),
+                    flags,
+                    ptr::null(),
+                ) == 0
+            }
+        }
     }
 }

@@ -212,10 +212,14 @@ pub(crate) fn spawn(ctx: &Context, spec: Spec) -> Result<Running, ProcessError> 
         .kill_on_drop(true);
     let plan = ctx.plan.clone();
     let ruleset_fd = ruleset.as_ref().map_or(-1, |fd| fd.as_raw_fd());
+    // Entered again inside the process's own root.
+    let cwd = std::ffi::CString::new(spec.cwd.as_os_str().as_encoded_bytes()).map_err(|_| {
+        ProcessError::Failed("the working directory's path holds a NUL byte".into())
+    })?;
     // SAFETY: `child::enter` is written for the forked child: no allocation,
     // async-signal-safe calls only, on data prepared here.
     unsafe {
-        cmd.pre_exec(move || child::enter(&plan, ruleset_fd));
+        cmd.pre_exec(move || child::enter(&plan, ruleset_fd, &cwd));
     }
     let child = cmd.spawn().map_err(|e| spawn_error(&spec.program, e))?;
     drop(ruleset);

@@ -12,6 +12,7 @@ use crate::child;
 use crate::landlock_rules::{self, FsGrant};
 use crate::lifeline;
 use crate::plan::{Layers, Plan};
+use crate::root::RootSpec;
 use crate::seccomp;
 use crate::types::Limits;
 
@@ -147,7 +148,13 @@ fn try_run(
     } else {
         Vec::new()
     };
-    let plan = Plan::new(layers, filters, lifeline);
+    // With a mount namespace the probe gets a root of its own, holding only
+    // the system directories.
+    let root = RootSpec {
+        tmp_mib: 1,
+        ..RootSpec::default()
+    };
+    let plan = Plan::new(layers, filters, lifeline, &root);
     let ruleset = match grant {
         Some(grant) if layers.landlock => Some(landlock_rules::create(grant)?),
         _ => None,
@@ -163,7 +170,7 @@ fn try_run(
         .stderr(Stdio::null());
     // SAFETY: `child::enter` is written for the forked child (see there).
     unsafe {
-        cmd.pre_exec(move || child::enter(&plan, ruleset_fd));
+        cmd.pre_exec(move || child::enter(&plan, ruleset_fd, c"/"));
     }
     let status = cmd.status().map_err(|e| match child::decode(&e) {
         Some((step, errno)) => format!("{} failed: {errno}", step.describe()),
@@ -252,7 +259,10 @@ fn probe_all() -> SupportReport {
     };
     features.push(line(
         Feature::MountNamespace,
-        run(proc, None).map(|()| "private mounts, fresh /proc, empty /run".into()),
+        run(proc, None).map(|()| {
+            "a root of its own: system directories read-only, private /proc, /tmp and /dev/shm"
+                .into()
+        }),
     ));
     features.push(line(
         Feature::Seccomp,

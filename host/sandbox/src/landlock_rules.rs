@@ -13,8 +13,8 @@
 //! those rules up.
 //!
 //! Known gap: before ABI 9 Landlock does not check `connect(2)` on named unix
-//! sockets. The child covers `/run` (where daemons put theirs) with an empty
-//! tmpfs; sockets elsewhere stay reachable on such kernels.
+//! sockets. The process's own root ([`crate::root`]) closes it: sockets
+//! outside the granted directories are not in that root at all.
 
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
@@ -43,6 +43,19 @@ const DEV_R: &[&str] = &["/dev/urandom", "/dev/random"];
 
 /// Rights on the private `/proc`: read files and list directories.
 pub(crate) const PROC_ACCESS: u64 = (1 << 2) | (1 << 3);
+
+/// Every filesystem right the ruleset handles on this kernel, as the raw
+/// bits the child adds rules with: 13 rights at ABI 1, then `REFER` (ABI
+/// 2), `TRUNCATE` (ABI 3) and `IOCTL_DEV` (ABI 5).
+pub(crate) fn all_fs_access() -> u64 {
+    let rights = match abi_version() {
+        Ok(abi) if abi >= 5 => 16,
+        Ok(abi) if abi >= 3 => 15,
+        Ok(2) => 14,
+        _ => 13,
+    };
+    (1 << rights) - 1
+}
 
 /// What one session's processes may touch.
 #[derive(Debug, Clone)]

@@ -9,8 +9,8 @@
 //! - **Namespaces**: new user (the caller's uid mapped to itself), PID, mount,
 //!   IPC and UTS namespaces, and a new empty network namespace unless the
 //!   policy grants network. Host processes are invisible and unkillable; a
-//!   fresh `/proc` shows only the sandbox's own; `/run` (daemon sockets) is
-//!   covered by an empty tmpfs.
+//!   fresh `/proc` shows only the sandbox's own; the mount namespace holds
+//!   the process's own root (below).
 //! - **Landlock** (the best ABI the kernel offers): system directories
 //!   (`/usr`, `/bin`, `/lib*`, `/etc`, `/opt`, …) and the policy's readable
 //!   directories read-only; the policy's writable directories and the
@@ -52,11 +52,22 @@
 //! with `&` end when the call returns (each call is its own PID namespace):
 //! [`Sandbox::spawn`] is the way to keep something running.
 //!
+//! # Its own root
+//!
+//! With a mount namespace, each process gets a root of its own built from
+//! the policy: the system directories read-only,
+//! the granted directories at their own paths, a private bounded `/tmp`
+//! and `/dev/shm`, its own `/proc`, and nothing else, so the host's named
+//! unix sockets do not exist for it even where Landlock (before ABI 9)
+//! does not check `connect(2)` on them. [`Policy::protect`] paths are bound
+//! read-only over themselves; [`Policy::hide`] paths are covered.
+//!
 //! # Known limits
 //!
-//! Landlock before ABI 9 does not check `connect(2)` on named unix sockets;
-//! sockets outside `/run` stay reachable on such kernels. Linux only; x86_64
-//! and aarch64 (glibc).
+//! Paths the policy protects are protected as they exist when the session
+//! starts: a file created later under a protected name is not. Without a
+//! mount namespace (degraded mode), only Landlock stands between a process
+//! and the host's named sockets. Linux only; x86_64 and aarch64 (glibc).
 
 #![cfg(target_os = "linux")]
 #![warn(missing_docs)]
@@ -71,6 +82,7 @@ mod jobs;
 mod landlock_rules;
 mod lifeline;
 mod plan;
+mod root;
 mod sandbox;
 mod seccomp;
 mod shell;

@@ -12,6 +12,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::OnceLock;
 
+use crate::root::{RootSpec, RootStep};
 use crate::types::Limits;
 
 /// Which layers a process gets. Each flag is on unless the machine lacks the
@@ -71,6 +72,22 @@ pub(crate) struct Plan {
     pub seccomp: Vec<Vec<libc::sock_filter>>,
     /// Read end of the host's lifeline pipe.
     pub lifeline: RawFd,
+    /// The process's own root, built from the grant (with a mount
+    /// namespace); replaces `mount_proc` and `mask_run`.
+    pub root: Option<RootPlan>,
+}
+
+/// How the child builds its own root (see [`crate::root`]).
+#[derive(Debug)]
+pub(crate) struct RootPlan {
+    /// The steps, in order.
+    pub steps: Vec<RootStep>,
+    /// Landlock rights on the private `/tmp` and `/dev/shm`: every right
+    /// the ruleset handles.
+    pub private_access: u64,
+    /// Where the process starts when its working directory is not in its
+    /// root.
+    pub fallback_cwd: CString,
 }
 
 /// Unshare flags for the given layers.
@@ -98,11 +115,13 @@ fn unshare_flags(layers: &Layers) -> libc::c_int {
 const PID_RESERVED: u64 = 300;
 
 impl Plan {
-    /// Prepares a plan for these layers.
+    /// Prepares a plan for these layers; `root` describes the process's own
+    /// root, built when the layers include a mount namespace.
     pub(crate) fn new(
         layers: &Layers,
         seccomp: Vec<Vec<libc::sock_filter>>,
         lifeline: RawFd,
+        root: &RootSpec,
     ) -> Plan {
         // SAFETY: these calls only read the caller's credentials.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
@@ -126,6 +145,10 @@ impl Plan {
                 limits.cpu_seconds,
                 limits.cpu_seconds.saturating_add(5),
             ));
+            // The heap and private writable mappings: what a process really
+            // allocates (address space reserved but not writable, as V8 and
+            // Go reserve, is not counted).
+            rlimits.push((libc::RLIMIT_DATA, limits.max_memory, limits.max_memory));
             if layers.mount_proc {
                 let value = (limits.max_processes + PID_RESERVED).clamp(PID_RESERVED + 1, 1 << 22);
                 pid_max = Some(value.to_string().into_bytes());
@@ -159,6 +182,12 @@ impl Plan {
             },
             seccomp: if layers.seccomp { seccomp } else { Vec::new() },
             lifeline,
+            root: layers.mount_proc.then(|| RootPlan {
+                steps: crate::root::plan(root),
+                private_access: crate::landlock_rules::all_fs_access(),
+                fallback_cwd: CString::new(root.fallback_cwd.as_os_str().as_bytes())
+                    .unwrap_or_else(|_| c"/".into()),
+            }),
         }
     }
 }

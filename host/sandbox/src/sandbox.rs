@@ -14,6 +14,7 @@ use crate::jobs::Job;
 use crate::landlock_rules::{self, FsGrant};
 use crate::lifeline;
 use crate::plan::{Layers, Plan};
+use crate::root::RootSpec;
 use crate::seccomp;
 use crate::shell::{self, Body, ShellState};
 use crate::stale;
@@ -156,7 +157,20 @@ impl Sandbox {
         let state_dir =
             StateDir::open(&state_dir).map_err(|e| io_err("opening the state directory", e))?;
         let lifeline = lifeline::read_end().map_err(|e| io_err("creating the lifeline pipe", e))?;
-        let plan = Arc::new(Plan::new(&layers, filters, lifeline));
+        let root_spec = RootSpec {
+            readable: policy.readable.clone(),
+            writable: grant.write.clone(),
+            protected: policy.protect.clone(),
+            hidden: policy.hide.clone(),
+            network: policy.network,
+            tmp_mib: policy.limits.tmp_size.div_ceil(1 << 20),
+            fallback_cwd: policy
+                .writable
+                .first()
+                .cloned()
+                .unwrap_or_else(|| temp.clone()),
+        };
+        let plan = Arc::new(Plan::new(&layers, filters, lifeline, &root_spec));
         let base_env = env::build(&temp, &policy.env, &[]);
         Ok(Sandbox {
             ctx: Context {
@@ -401,6 +415,8 @@ mod tests {
             readable: Vec::new(),
             network,
             env: Vec::new(),
+            protect: Vec::new(),
+            hide: Vec::new(),
             limits: Limits::default(),
             allow_degraded,
         }

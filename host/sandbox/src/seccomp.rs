@@ -1,13 +1,17 @@
 //! The seccomp filters: system calls a tool never needs fail with `EPERM`.
 //!
-//! Three programs, installed in this order (the kernel applies the strictest
+//! Four programs, installed in this order (the kernel applies the strictest
 //! answer of all installed filters):
 //! 1. x86_64 only, hand-built because seccompiler matches exact numbers: every
 //!    x32-ABI call (number with bit 30 set) fails, so the x32 aliases of the
 //!    denied calls cannot slip past the list.
 //! 2. `clone3` fails with `ENOSYS`: its flags live in memory a filter cannot
 //!    read, and on ENOSYS libc falls back to `clone`, whose flags it can.
-//! 3. The deny list, with `clone` denied only when it asks for a namespace.
+//! 3. `socket` and `socketpair` fail with `EAFNOSUPPORT` for every address
+//!    family but unix, IPv4, IPv6 and netlink: no tool needs a raw packet
+//!    socket, `AF_VSOCK` (the hypervisor's side door), Bluetooth or the
+//!    kernel's crypto and key sockets.
+//! 4. The deny list, with `clone` denied only when it asks for a namespace.
 //!
 //! seccompiler also kills any call made through another architecture's ABI
 //! (e.g. `int 0x80`), which no tool needs either.
@@ -100,6 +104,14 @@ const NAMESPACE_FLAGS: &[u64] = &[
     libc::CLONE_NEWNET as u64,
 ];
 
+/// The address families a socket may have.
+const SOCKET_FAMILIES: &[u32] = &[
+    libc::AF_UNIX as u32,
+    libc::AF_INET as u32,
+    libc::AF_INET6 as u32,
+    libc::AF_NETLINK as u32,
+];
+
 /// How many calls the deny list names (for the support report).
 pub(crate) fn denied_count() -> usize {
     DENIED.len() + DENIED_ARCH.len() + 2
@@ -164,6 +176,26 @@ fn x32_filter() -> Vec<libc::sock_filter> {
     ]
 }
 
+/// `socket`/`socketpair` with a family outside [`SOCKET_FAMILIES`] fail.
+fn socket_families(arch: TargetArch) -> Result<Vec<libc::sock_filter>, String> {
+    // One rule: the family is none of the allowed ones (conditions AND).
+    let rule = || -> Result<SeccompRule, String> {
+        let conditions = SOCKET_FAMILIES
+            .iter()
+            .map(|&family| {
+                SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, family.into())
+                    .map_err(|e| format!("seccomp: {e}"))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        SeccompRule::new(conditions).map_err(|e| format!("seccomp: {e}"))
+    };
+    let rules = BTreeMap::from([
+        (libc::SYS_socket, vec![rule()?]),
+        (libc::SYS_socketpair, vec![rule()?]),
+    ]);
+    compile(rules, SeccompAction::Errno(libc::EAFNOSUPPORT as u32), arch)
+}
+
 /// Builds the programs, in installation order.
 pub(crate) fn programs() -> Result<Vec<Vec<libc::sock_filter>>, String> {
     let arch = ARCH.ok_or("no seccomp filter for this CPU architecture")?;
@@ -177,6 +209,8 @@ pub(crate) fn programs() -> Result<Vec<Vec<libc::sock_filter>>, String> {
         SeccompAction::Errno(libc::ENOSYS as u32),
         arch,
     )?);
+
+    out.push(socket_families(arch)?);
 
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = DENIED
         .iter()

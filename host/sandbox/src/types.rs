@@ -21,6 +21,12 @@ pub struct Policy {
     /// Extra environment variables on top of the safe set. The caller has
     /// already filtered them: the sandbox passes them through as given.
     pub env: Vec<(String, String)>,
+    /// Existing paths inside the writable directories that processes may
+    /// only read (configuration the session must not change).
+    pub protect: Vec<PathBuf>,
+    /// Paths processes must not see even inside the granted directories
+    /// (the host's own state); covered by an empty directory or file.
+    pub hide: Vec<PathBuf>,
     /// Resource limits applied to every process.
     pub limits: Limits,
     /// The operator opted in to running without a kernel feature this machine
@@ -39,18 +45,26 @@ pub struct Limits {
     pub max_file_size: u64,
     /// CPU seconds each process may use (RLIMIT_CPU).
     pub cpu_seconds: u64,
+    /// Memory each process may allocate, in bytes (RLIMIT_DATA: its heap
+    /// and private writable mappings).
+    pub max_memory: u64,
+    /// Size of each process's private `/tmp` and `/dev/shm`, in bytes.
+    pub tmp_size: u64,
     /// Bytes kept per output stream (stdout, stderr) of one command, and of
     /// unread output per stream of a background job.
     pub max_output_bytes: usize,
 }
 
 impl Default for Limits {
-    /// 512 processes, 4 GiB files, 30 CPU minutes, 1 MiB per output stream.
+    /// 512 processes, 4 GiB files, 30 CPU minutes, 8 GiB of memory per
+    /// process, 1 GiB of private `/tmp`, 1 MiB per output stream.
     fn default() -> Self {
         Limits {
             max_processes: 512,
             max_file_size: 4 << 30,
             cpu_seconds: 1800,
+            max_memory: 8 << 30,
+            tmp_size: 1 << 30,
             max_output_bytes: 1 << 20,
         }
     }

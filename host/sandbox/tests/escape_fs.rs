@@ -143,10 +143,17 @@ async fn writing_outside_fails_and_inside_works() {
     let target = outside.path().join("new.txt");
     assert_denied(&sb, &format!("echo x > {}", target.display())).await;
     assert!(!target.exists());
+    // /tmp is the process's own: what it writes there never reaches the
+    // host's /tmp, and is gone when the command ends.
     let tmp_probe = format!("/tmp/kaizen-escape-{}", unique());
-    assert_denied(&sb, &format!("touch {tmp_probe}")).await;
+    let out = sh(&sb, &format!("touch {tmp_probe} && ls {tmp_probe}")).await;
+    assert_eq!(text(&out), format!("{tmp_probe}\n"));
     assert!(!std::path::Path::new(&tmp_probe).exists());
+    let out = sh(&sb, &format!("ls {tmp_probe}")).await;
+    assert_ne!(out.exit_code, Some(0), "{}", text(&out));
     assert_denied(&sb, "touch /usr/kaizen-escape").await;
+    assert_denied(&sb, "touch /kaizen-escape").await;
+    assert!(!std::path::Path::new("/kaizen-escape").exists());
 
     let out = sh(&sb, "mkdir -p d && echo hello > d/f.txt && cat d/f.txt").await;
     assert_eq!(text(&out), "hello\n");
@@ -194,8 +201,13 @@ async fn devices_beyond_the_basic_ones_are_denied() {
     assert_eq!(text(&out), "4\n4\n");
     let out = sh(&sb, "echo x > /dev/tty").await;
     assert_ne!(out.exit_code, Some(0));
-    let out = sh(&sb, "ls /dev/shm || ls /sys/kernel").await;
+    let out = sh(&sb, "ls /sys/kernel || ls /dev/sda || ls /dev/mem").await;
     assert_ne!(out.exit_code, Some(0));
+    // /dev/shm is the process's own too.
+    let probe = format!("/dev/shm/kaizen-escape-{}", unique());
+    let out = sh(&sb, &format!("touch {probe} && echo made")).await;
+    assert_eq!(text(&out), "made\n");
+    assert!(!std::path::Path::new(&probe).exists());
     still_works(&sb).await;
 }
 

@@ -137,7 +137,8 @@ async fn missing_programs_and_directories_are_errors() {
         })
         .await
         .unwrap_err();
-    assert!(matches!(err, ProcessError::Failed(_)), "{err:?}");
+    // It does not exist in the sandbox's own root.
+    assert!(matches!(err, ProcessError::NotFound(_)), "{err:?}");
     let out = sh(&sb, "no-such-program-kz").await;
     assert_eq!(out.exit_code, Some(127));
     still_works(&sb).await;

@@ -208,14 +208,19 @@ fn access_error(path: &Path, err: io::Error, tool: &str) -> ToolError {
 /// An error writing `path` (or creating its directory).
 fn write_error(path: &Path, err: io::Error, tool: &str) -> ToolError {
     match err.kind() {
-        io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
-            ToolError::permission_denied(format!(
-                "{} cannot be written: permission denied. {tool} can change files only in the \
+        // The host answers so for Kaizen's configuration in the workspace.
+        io::ErrorKind::ReadOnlyFilesystem => ToolError::permission_denied(format!(
+            "{} is read-only: tools may read Kaizen's configuration (kaizen.toml, and .kaizen/, \
+             .claude/ and .mcp.json at the top of the workspace) but never change it, as they \
+             cannot write a read-only file system. Tell the user the change to make instead.",
+            path.display()
+        )),
+        io::ErrorKind::PermissionDenied => ToolError::permission_denied(format!(
+            "{} cannot be written: permission denied. {tool} can change files only in the \
                  workspace and in directories added with --add-dir as writable; choose a path \
                  inside them.",
-                path.display()
-            ))
-        }
+            path.display()
+        )),
         io::ErrorKind::NotFound => ToolError::permission_denied(format!(
             "{} cannot be written: it is outside the directories Kaizen can change (the \
              workspace and any directories added with --add-dir), so its directory cannot be \

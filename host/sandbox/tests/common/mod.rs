@@ -19,6 +19,8 @@ pub fn policy(workspace: &Path) -> Policy {
         readable: Vec::new(),
         network: false,
         env: Vec::new(),
+        protect: Vec::new(),
+        hide: Vec::new(),
         limits: Limits::default(),
         allow_degraded: false,
     }
