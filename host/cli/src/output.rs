@@ -37,6 +37,8 @@ struct PrintState {
     progress_shown: bool,
     /// A question is on the terminal: the progress line would overwrite it.
     prompting: bool,
+    /// What the run's result reports beside it (see [`Printer::set_warnings`]).
+    warnings: Vec<String>,
 }
 
 impl Printer {
@@ -52,6 +54,18 @@ impl Printer {
             activity: format == OutputFormat::Text && stderr_tty,
             state: Mutex::default(),
         }
+    }
+
+    /// The run's warnings: part of the `json` result object, and one
+    /// `{"type": "warning"}` event each for `stream-json`, printed now.
+    pub fn set_warnings(&self, warnings: Vec<String>) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if self.format == OutputFormat::StreamJson {
+            for message in &warnings {
+                print_json(&serde_json::json!({ "type": "warning", "message": message }));
+            }
+        }
+        state.warnings = warnings;
     }
 
     fn progress(&self, state: &mut PrintState, line: &str) {
@@ -152,7 +166,10 @@ impl Observer for Printer {
             OutputFormat::Json => {
                 if let Event::Result(result) = event {
                     self.clear_progress(&mut state);
-                    print_json(result);
+                    print_json(&WithWarnings {
+                        result,
+                        warnings: &state.warnings,
+                    });
                 }
             }
             OutputFormat::StreamJson => {
@@ -219,6 +236,15 @@ fn shorten(text: &str, max: usize) -> String {
         Some((end, _)) => format!("{}…", &text[..end]),
         None => text.to_string(),
     }
+}
+
+/// The result object with the run's warnings (the sandbox running
+/// degraded, say): always present, empty when there are none.
+#[derive(serde::Serialize)]
+struct WithWarnings<'a> {
+    #[serde(flatten)]
+    result: &'a RunResult,
+    warnings: &'a [String],
 }
 
 fn print_json<T: serde::Serialize>(value: &T) {

@@ -105,6 +105,11 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
     let ask = at_terminal.then_some(&crate::terminal::ask_trust as crate::trust::AskTrust<'_>);
     let (setup, _host, plugins) =
         plugins_cmd::load_with(&options.plugins, interaction, ask).await?;
+    let warnings = sandbox_warnings(&setup, &plugins);
+    for warning in &warnings {
+        eprintln!("kaizen: warning: {warning}");
+    }
+    printer.set_warnings(warnings);
     for failure in &plugins.failed {
         tracing::warn!("{}", failure.summary());
     }
@@ -168,6 +173,38 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
         );
     }
     Ok(result.status.exit_code())
+}
+
+/// What the user must hear about the OS sandbox every run: when the user's
+/// config lets programs run without a kernel feature this machine lacks
+/// (`allow-degraded`), and a loaded plugin may run programs, which layers
+/// they run without.
+fn sandbox_warnings(
+    setup: &crate::config::Setup,
+    plugins: &kaizen_plugins::PluginSet,
+) -> Vec<String> {
+    let runs_programs = plugins
+        .loaded
+        .iter()
+        .any(|plugin| plugin.grant.process.is_some());
+    if !setup.sandbox.allow_degraded || !runs_programs {
+        return Vec::new();
+    }
+    let report = kaizen_sandbox::support();
+    let missing: Vec<String> = report
+        .features
+        .iter()
+        .filter(|line| !line.supported)
+        .map(|line| format!("{} ({})", line.feature, line.detail))
+        .collect();
+    if missing.is_empty() {
+        return Vec::new();
+    }
+    vec![format!(
+        "the OS sandbox is degraded: programs run without {} (allowed by [sandbox] \
+         allow-degraded in the user's config); they are less isolated than SECURITY.md describes",
+        missing.join("; ")
+    )]
 }
 
 /// Who answers plugins' questions: the terminal when a person is at it

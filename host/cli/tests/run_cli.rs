@@ -538,3 +538,69 @@ async fn prices_are_set_in_the_users_config_never_the_projects() {
         "{stderr}"
     );
 }
+
+/// A machine without user namespaces (made so inside a user namespace of
+/// the test's own, where `user.max_user_namespaces` is set to 0) and a user
+/// who allowed degraded sandboxes: every run says, on stderr and in the
+/// JSON result, which layers programs run without.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_degraded_sandbox_is_reported_in_every_run() {
+    let run = Run::new();
+    std::fs::write(
+        run.home.path().join("config.toml"),
+        "[sandbox]\nallow-degraded = true\n",
+    )
+    .unwrap();
+    let script = Script::new()
+        .reply(Reply::tool("Bash", r#"{"command":"echo ran"}"#))
+        .reply(Reply::text("done"));
+    let server = ModelServer::start(script).await.unwrap();
+    let kaizen = run.command(
+        Some((&server, Wire::OpenAi)),
+        &["--output-format", "json", "x"],
+    );
+    let mut cmd = std::process::Command::new("unshare");
+    cmd.args(["--user", "--map-root-user", "--fork", "bash", "-c"])
+        .arg("echo 0 > /proc/sys/user/max_user_namespaces && exec \"$0\" \"$@\"")
+        .arg(kaizen.get_program())
+        .args(kaizen.get_args());
+    for (key, value) in kaizen.get_envs() {
+        match value {
+            Some(value) => cmd.env(key, value),
+            None => cmd.env_remove(key),
+        };
+    }
+    let out = tokio::process::Command::from(cmd).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("unshare: ") && !out.status.success() && out.stdout.is_empty() {
+        kaizen_test_support::missing_feature(
+            env!("CARGO_TARGET_TMPDIR"),
+            "unshare",
+            &format!("util-linux unshare could not make the test's namespace: {stderr}"),
+        );
+        return;
+    }
+    let result = result_of(&out);
+    assert_eq!(result["status"], "complete", "{stderr}");
+    let warnings = result["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{result}");
+    let warning = warnings[0].as_str().unwrap();
+    assert!(warning.contains("the OS sandbox is degraded"), "{warning}");
+    assert!(warning.contains("user namespace"), "{warning}");
+    assert!(
+        stderr.contains("kaizen: warning: the OS sandbox is degraded"),
+        "{stderr}"
+    );
+
+    // A complete sandbox: no warning, and the field is there, empty.
+    let server = ModelServer::start(Script::new().reply(Reply::text("done")))
+        .await
+        .unwrap();
+    let out = run
+        .kaizen(
+            Some((&server, Wire::OpenAi)),
+            &["--output-format", "json", "x"],
+        )
+        .await;
+    assert_eq!(result_of(&out)["warnings"], json!([]));
+}

@@ -161,33 +161,24 @@ fn split_host_port(text: &str) -> Result<(&str, Option<u16>), String> {
 }
 
 /// True for addresses a plugin must not reach unless its grant names the
-/// host exactly: loopback, private ranges, link-local, shared address
-/// space, unspecified, multicast and broadcast.
+/// host exactly: every block of IANA's IPv4 and IPv6 special-purpose
+/// address registries (loopback, private, shared, link-local, benchmarking,
+/// reserved, documentation, NAT64's `64:ff9b::/96`, 6to4, Teredo, ...; the
+/// registry data is maintained by the `iprfc` crate), plus unspecified,
+/// multicast and broadcast addresses. An IPv4-mapped IPv6 address is judged
+/// by its IPv4 address.
 pub fn is_internal_address(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
-            v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_multicast()
-                || v4.is_broadcast()
-                || (a == 100 && (64..128).contains(&b))
-                || a == 0
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_internal_address(IpAddr::V4(v4));
-            }
-            let first = v6.segments()[0];
-            v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00
-                || (first & 0xffc0) == 0xfe80
-        }
+    if let IpAddr::V6(v6) = ip
+        && let Some(v4) = v6.to_ipv4_mapped()
+    {
+        return is_internal_address(IpAddr::V4(v4));
     }
+    let broadcast = matches!(ip, IpAddr::V4(v4) if v4.is_broadcast());
+    ip.is_loopback()
+        || ip.is_unspecified()
+        || ip.is_multicast()
+        || broadcast
+        || iprfc::RFC6890.contains(&ip)
 }
 
 #[cfg(test)]
@@ -261,6 +252,17 @@ mod tests {
             "fd00::1",
             "fe80::1",
             "::ffff:127.0.0.1",
+            // The ones a hand-written list missed.
+            "192.0.0.1",
+            "198.18.0.1",
+            "198.19.255.255",
+            "240.0.0.1",
+            "255.255.255.255",
+            "64:ff9b::a00:1",
+            "2001:db8::1",
+            "2002:a00:1::1",
+            "224.0.0.1",
+            "ff02::1",
         ] {
             assert!(is_internal_address(ip.parse().unwrap()), "{ip}");
         }

@@ -114,8 +114,9 @@ pub fn check() -> SupportReport {
     probe_all()
 }
 
-/// The report for this process, probed once (sandboxes consult it).
-pub(crate) fn cached() -> &'static SupportReport {
+/// The report for this process, probed once: what every sandbox of the
+/// process is built from.
+pub fn cached() -> &'static SupportReport {
     static REPORT: OnceLock<SupportReport> = OnceLock::new();
     REPORT.get_or_init(probe_all)
 }

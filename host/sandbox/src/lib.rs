@@ -90,6 +90,6 @@ mod stale;
 mod state_dir;
 mod types;
 
-pub use features::{Feature, FeatureSupport, SupportReport, check};
+pub use features::{Feature, FeatureSupport, SupportReport, cached as support, check};
 pub use sandbox::Sandbox;
 pub use types::{Command, JobOutput, JobState, Limits, Output, Policy, ProcessError};
