@@ -54,9 +54,10 @@ pub(crate) enum Step {
     RootBuild,
     RootLeave,
     Chdir,
+    Cgroup,
 }
 
-const STEPS: [Step; 21] = [
+const STEPS: [Step; 22] = [
     Step::Unshare,
     Step::Setgroups,
     Step::UidMap,
@@ -78,6 +79,7 @@ const STEPS: [Step; 21] = [
     Step::RootBuild,
     Step::RootLeave,
     Step::Chdir,
+    Step::Cgroup,
 ];
 
 impl Step {
@@ -107,6 +109,7 @@ impl Step {
             }
             Step::RootLeave => "detaching the host's root from the sandbox",
             Step::Chdir => "entering the working directory in the sandbox's root",
+            Step::Cgroup => "joining the session's control group",
         }
     }
 }
@@ -160,6 +163,13 @@ pub(crate) unsafe fn enter(plan: &Plan, ruleset: RawFd, cwd: &CStr) -> io::Resul
     // SAFETY: we are the single thread of a forked child; every call below is
     // async-signal-safe and touches only memory prepared by the parent.
     unsafe {
+        // With the host's credentials still: the session's limits on
+        // processes and memory cover all that follows.
+        for procs in &plan.cgroup_procs {
+            if !write_file(procs, b"0") {
+                return Err(fail(Step::Cgroup));
+            }
+        }
         if plan.unshare_flags != 0 && libc::unshare(plan.unshare_flags) != 0 {
             return Err(fail(Step::Unshare));
         }
@@ -183,6 +193,8 @@ pub(crate) unsafe fn enter(plan: &Plan, ruleset: RawFd, cwd: &CStr) -> io::Resul
             return Err(fail(Step::GuardPipe));
         }
         match libc::fork() {
+            // The session's process limit: said as such by `exec`.
+            -1 if errno() == libc::EAGAIN => Err(io::Error::from_raw_os_error(libc::EAGAIN)),
             -1 => Err(fail(Step::Fork)),
             0 => {
                 libc::close(guard[1]);

@@ -172,6 +172,12 @@ fn spawn_error(program: &str, err: io::Error) -> ProcessError {
     if let Some((step, errno)) = child::decode(&err) {
         return ProcessError::Sandbox(format!("{} failed: {errno}", step.describe()));
     }
+    if err.raw_os_error() == Some(libc::EAGAIN) {
+        return ProcessError::Failed(format!(
+            "cannot start {program}: the session already runs as many processes as its limit \
+             allows; wait for some to end, or end a background job (KillShell)"
+        ));
+    }
     match err.kind() {
         io::ErrorKind::NotFound => ProcessError::NotFound(program.to_string()),
         io::ErrorKind::PermissionDenied => ProcessError::Failed(format!(

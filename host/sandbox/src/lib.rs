@@ -73,6 +73,7 @@
 #![warn(missing_docs)]
 
 mod capture;
+mod cgroup;
 mod child;
 mod env;
 mod exec;

@@ -75,6 +75,10 @@ pub(crate) struct Plan {
     /// The process's own root, built from the grant (with a mount
     /// namespace); replaces `mount_proc` and `mask_run`.
     pub root: Option<RootPlan>,
+    /// The session's control groups (`cgroup.procs` files) the process
+    /// joins before anything else, so that everything it starts is counted
+    /// with the rest of the session.
+    pub cgroup_procs: Vec<CString>,
 }
 
 /// How the child builds its own root (see [`crate::root`]).
@@ -188,6 +192,7 @@ impl Plan {
                 fallback_cwd: CString::new(root.fallback_cwd.as_os_str().as_bytes())
                     .unwrap_or_else(|_| c"/".into()),
             }),
+            cgroup_procs: Vec::new(),
         }
     }
 }

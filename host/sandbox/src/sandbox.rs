@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use crate::cgroup::SessionGroup;
 use crate::env;
 use crate::exec::{self, Context, Registry, Spec};
 use crate::features::{self, Feature, SupportReport};
@@ -44,6 +45,9 @@ pub struct Sandbox {
     shells: Mutex<HashMap<String, ShellState>>,
     jobs: Mutex<BTreeMap<String, Arc<Job>>>,
     job_counter: AtomicU64,
+    /// The control groups the session's processes share, when this host can
+    /// make them; removed after the kills.
+    group: Option<SessionGroup>,
     /// Owns the private directories; last field, so removed after the kills.
     _root: tempfile::TempDir,
 }
@@ -170,7 +174,21 @@ impl Sandbox {
                 .cloned()
                 .unwrap_or_else(|| temp.clone()),
         };
-        let plan = Arc::new(Plan::new(&layers, filters, lifeline, &root_spec));
+        let group =
+            match SessionGroup::create(policy.limits.max_processes, policy.limits.max_memory) {
+                Ok(group) => Some(group),
+                Err(why) => {
+                    // The per-process limits still hold.
+                    tracing::debug!("no session-wide process and memory limits: {why}");
+                    None
+                }
+            };
+        let mut plan = Plan::new(&layers, filters, lifeline, &root_spec);
+        plan.cgroup_procs = group
+            .as_ref()
+            .map(|group| group.procs().to_vec())
+            .unwrap_or_default();
+        let plan = Arc::new(plan);
         let base_env = env::build(&temp, &policy.env, &[]);
         Ok(Sandbox {
             ctx: Context {
@@ -185,6 +203,7 @@ impl Sandbox {
             jobs: Mutex::new(BTreeMap::new()),
             job_counter: AtomicU64::new(0),
             policy,
+            group,
             _root: root,
         })
     }
@@ -221,8 +240,36 @@ impl Sandbox {
             env,
             stdin: cmd.stdin.is_some(),
         };
+        let kills = self.oom_kills();
         let running = exec::spawn(&self.ctx, spec)?;
-        exec::finish(running, cmd.stdin, cmd.timeout, self.cap()).await
+        let mut output = exec::finish(running, cmd.stdin, cmd.timeout, self.cap()).await?;
+        self.explain_limits(kills, &mut output.stderr);
+        Ok(output)
+    }
+
+    /// Whether the session's processes share one process and memory limit
+    /// (a control group this host could make), besides each process's own.
+    pub fn shares_limits(&self) -> bool {
+        self.group.is_some()
+    }
+
+    /// Processes the session's memory limit has killed so far.
+    fn oom_kills(&self) -> u64 {
+        self.group.as_ref().map_or(0, SessionGroup::oom_kills)
+    }
+
+    /// Says in `out` when the session's memory limit killed a process
+    /// since there were `kills_before`: otherwise the command just died of
+    /// SIGKILL, with nothing to tell why.
+    fn explain_limits(&self, kills_before: u64, out: &mut Vec<u8>) {
+        if self.oom_kills() > kills_before {
+            let note = format!(
+                "\n[kaizen: the session's programs reached their memory limit of {} MiB \
+                 together, and the kernel stopped one; use less memory at once]\n",
+                self.policy.limits.max_memory >> 20
+            );
+            out.extend_from_slice(note.as_bytes());
+        }
     }
 
     /// The state of shell `name` (a fresh one starts in the workspace with
@@ -293,8 +340,17 @@ impl Sandbox {
             .create("state", b"")
             .map_err(|e| ProcessError::Failed(format!("creating the shell state file: {e}")))?;
         let (spec, script_file) = self.shell_spec(&state, script, Some(state_file.path()))?;
+        let kills = self.oom_kills();
         let result = match exec::spawn(&self.ctx, spec) {
-            Ok(running) => exec::finish(running, None, timeout, self.cap()).await,
+            Ok(running) => {
+                exec::finish(running, None, timeout, self.cap())
+                    .await
+                    .map(|mut output| {
+                        // A shell's stderr is merged into its stdout.
+                        self.explain_limits(kills, &mut output.stdout);
+                        output
+                    })
+            }
             Err(e) => Err(e),
         };
         drop(script_file);

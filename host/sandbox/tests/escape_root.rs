@@ -317,3 +317,93 @@ async fn memory_and_private_tmp_are_bounded() {
     }
     still_works(&sb).await;
 }
+
+/// Fails the test (unless opted out) when the sandbox could make no
+/// session control group on this host; true when it could.
+fn shares_limits(sb: &Sandbox) -> bool {
+    if sb.shares_limits() {
+        return true;
+    }
+    kaizen_test_support::missing_feature(
+        env!("CARGO_TARGET_TMPDIR"),
+        "cgroups",
+        "no control group this host can make for a session (root with cgroup v1, or \
+         delegated pids and memory controllers in cgroup v2)",
+    );
+    false
+}
+
+#[tokio::test]
+async fn background_fork_bombs_share_one_process_limit() {
+    let ws = tempfile::tempdir().unwrap();
+    let mut p = policy(ws.path());
+    p.limits.max_processes = 48;
+    let sb = Sandbox::new(p).unwrap();
+    if !shares_limits(&sb) {
+        return;
+    }
+    let marker = format!("300.{}", unique());
+    // Three background jobs, each trying for 100 processes: three fork
+    // bombs that used to reach three limits' worth. A job the full session
+    // cannot start is refused, saying why.
+    let mut started = 0;
+    for _ in 0..3 {
+        let job = sb
+            .spawn(
+                "bash",
+                &format!("for i in $(seq 100); do sleep {marker} & done; wait"),
+            )
+            .await;
+        match job {
+            Ok(_) => started += 1,
+            Err(err) => assert!(
+                err.to_string()
+                    .contains("as many processes as its limit allows"),
+                "{err}"
+            ),
+        }
+    }
+    assert!(started >= 1);
+    // Wait until they have made all they can: the count stops rising.
+    let mut last = 0;
+    let mut steady = 0;
+    for _ in 0..400 {
+        let now = common::host_pids(&marker).len();
+        steady = if now == last { steady + 1 } else { 0 };
+        last = now;
+        if steady >= 20 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(last > 0, "the jobs started nothing");
+    assert!(
+        last <= 48,
+        "{last} sleeps run at once: the session's limit of 48 did not hold"
+    );
+    drop(sb);
+    assert!(
+        common::wait_gone(&marker).await,
+        "the jobs outlived the session"
+    );
+}
+
+#[tokio::test]
+async fn the_session_memory_limit_is_explained_when_it_stops_a_program() {
+    let ws = tempfile::tempdir().unwrap();
+    let mut p = policy(ws.path());
+    // Each process, and the session together, may have 128 MiB.
+    p.limits.max_memory = 128 << 20;
+    let sb = Sandbox::new(p).unwrap();
+    if !shares_limits(&sb) {
+        return;
+    }
+    let hog = "perl -e '$x = \"a\" x (80 * 1024 * 1024); sleep 5'";
+    let out = sh(&sb, &format!("{hog} & {hog} & wait; echo done")).await;
+    assert!(
+        text(&out).contains("reached their memory limit of 128 MiB together"),
+        "{}",
+        text(&out)
+    );
+    still_works(&sb).await;
+}
