@@ -185,11 +185,7 @@ async fn the_compile_cache_is_reused_and_never_trusted_when_damaged() {
 
     // Flip a byte in the artifact: detected, recompiled, still works.
     let cache_dir = h.host.cache().unwrap().dir().to_path_buf();
-    let artifact = std::fs::read_dir(&cache_dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "cwasm"))
-        .unwrap();
+    let artifact = artifacts(&cache_dir)[0].clone();
     let mut bytes = std::fs::read(&artifact).unwrap();
     let middle = bytes.len() / 2;
     bytes[middle] ^= 0x40;
@@ -232,21 +228,16 @@ async fn a_forged_cache_artifact_is_refused() {
         CacheOutcome::Compiled
     );
     let cache_dir = h.host.cache().unwrap().dir().to_path_buf();
-    let artifact = std::fs::read_dir(&cache_dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "cwasm"))
-        .unwrap();
+    let artifact = artifacts(&cache_dir)[0].clone();
     let real = std::fs::read(&artifact).unwrap();
     let (magic, _) = real.split_at(8);
 
     // The attacker's code, compiled by an engine like the host's.
     let attacker = h.custom_plugin("attacker", "counter", &manifest("attacker", ""));
     h.load_dir(&attacker).await.unwrap();
-    let evil_artifact = std::fs::read_dir(&cache_dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "cwasm") && *p != artifact)
+    let evil_artifact = artifacts(&cache_dir)
+        .into_iter()
+        .find(|p| *p != artifact)
         .unwrap();
     let evil_code = std::fs::read(&evil_artifact).unwrap()[8 + 32..].to_vec();
 
@@ -268,4 +259,13 @@ async fn a_forged_cache_artifact_is_refused() {
     let key = cache_dir.parent().unwrap().with_extension("key");
     let key = std::fs::metadata(&key).unwrap_or_else(|err| panic!("{}: {err}", key.display()));
     assert_eq!(key.permissions().mode() & 0o777, 0o600);
+}
+
+/// The compiled artifacts in `dir`.
+fn artifacts(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cwasm"))
+        .collect()
 }

@@ -85,16 +85,7 @@ async fn jobs_start_where_the_shell_is() {
     let (_ws, sb) = sandbox();
     sh(&sb, "mkdir -p sub && cd sub && export JOBVAR=inherited").await;
     let id = sb.spawn("bash", "pwd; echo $JOBVAR").await.unwrap();
-    // Each read takes what came since the last one: keep it all.
-    let mut out = String::new();
-    loop {
-        let read = sb.read_job(&id).unwrap();
-        out.push_str(&String::from_utf8_lossy(&read.stdout));
-        if read.state != JobState::Running {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let out = read_job_to_end(&sb, &id).await;
     assert!(out.ends_with("/sub\ninherited\n"), "{out}");
 }
 
@@ -152,15 +143,7 @@ async fn job_output_is_bounded_while_unread() {
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     assert!(printed.exists(), "the job never finished printing");
-    let mut out = String::new();
-    loop {
-        let read = sb.read_job(&id).unwrap();
-        out.push_str(&String::from_utf8_lossy(&read.stdout));
-        if read.state != JobState::Running {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let out = read_job_to_end(&sb, &id).await;
     assert!(out.ends_with("line-1000\n"), "{out}");
     assert!(out.contains("earlier bytes dropped"), "{out}");
     // What was left in the pipe comes in one more piece at most.

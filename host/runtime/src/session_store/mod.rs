@@ -161,7 +161,12 @@ impl SessionStore {
         self.secrets = secrets
             .into_iter()
             .filter(|secret| secret.len() >= MIN_SECRET_LEN)
+            .flat_map(|secret| encoded_forms(&secret))
             .collect();
+        // Longest first, so a form is never cut by a shorter one inside it.
+        self.secrets
+            .sort_by_key(|form| std::cmp::Reverse(form.len()));
+        self.secrets.dedup();
         self
     }
 
@@ -302,6 +307,45 @@ impl SessionStore {
             .map_err(|err| StoreError::Corrupt(format!("{what} cannot be serialized: {err}")))?;
         Ok(self.redact(json))
     }
+}
+
+/// The ways `secret` can appear in what a session keeps: as it is, escaped
+/// in JSON, percent-encoded in a URL, and inside base64 (standard and
+/// URL-safe) at each of the three byte alignments, where only the
+/// characters that depend on the secret alone are matched.
+fn encoded_forms(secret: &str) -> Vec<String> {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    let mut forms = vec![secret.to_string()];
+    if let Ok(json) = serde_json::to_string(secret) {
+        forms.push(json.trim_matches('"').to_string());
+    }
+    let percent: String = secret
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    forms.push(percent);
+    for engine in [STANDARD_NO_PAD, URL_SAFE_NO_PAD] {
+        for offset in 0..3usize {
+            let mut bytes = vec![0u8; offset];
+            bytes.extend_from_slice(secret.as_bytes());
+            let encoded = engine.encode(&bytes);
+            // Characters touched by the padding bytes before, or by what
+            // follows the secret, vary with the surroundings.
+            let skip = (offset * 4).div_ceil(3);
+            let keep = (bytes.len() / 3) * 4;
+            if keep > skip + MIN_SECRET_LEN {
+                forms.push(encoded[skip..keep].to_string());
+            }
+        }
+    }
+    forms.retain(|form| form.len() >= MIN_SECRET_LEN);
+    forms
 }
 
 /// Decodes JSON the store wrote; an error names `what` it was.

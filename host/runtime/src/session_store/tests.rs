@@ -206,6 +206,42 @@ fn secrets_never_reach_any_file() {
     assert!(store.meta("s").unwrap().task.contains(REDACTED));
 }
 
+/// A key that a tool's output carries encoded (in a basic-auth header, a
+/// URL, escaped JSON) is redacted too: what is kept cannot be decoded back
+/// to it.
+#[test]
+fn encoded_secrets_are_redacted() {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE};
+    let (_dir, store) = store();
+    let secret = "sk-live-0123456789abcdef/+x";
+    let store = store.with_secrets([secret.to_string()]);
+    // Each leak, and the text that must not survive in it.
+    let mut leaks: Vec<(String, String)> = Vec::new();
+    for prefix in ["user:", "ab:", "a:"] {
+        for blob in [
+            STANDARD.encode(format!("{prefix}{secret}:tail")),
+            URL_SAFE.encode(format!("{prefix}{secret}")),
+        ] {
+            let middle = blob[8..blob.len() - 8].to_string();
+            leaks.push((format!("Authorization: Basic {blob}"), middle));
+        }
+    }
+    leaks.push((
+        "https://host/?key=sk-live-0123456789abcdef%2F%2Bx".into(),
+        "0123456789abcdef".into(),
+    ));
+    leaks.push((
+        format!("{{\"k\": {}}}", serde_json::to_string(secret).unwrap()),
+        "0123456789abcdef".into(),
+    ));
+    for (leak, gone) in leaks {
+        let kept = String::from_utf8(store.redact(leak.clone().into_bytes())).unwrap();
+        assert!(kept.contains(REDACTED), "{leak} -> {kept}");
+        assert!(!kept.contains(&gone), "{leak} -> {kept}");
+    }
+}
+
 fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     for entry in fs::read_dir(dir).unwrap() {

@@ -40,6 +40,20 @@ pub async fn sh(sb: &Sandbox, script: &str) -> Output {
         .unwrap()
 }
 
+/// Everything job `id` prints until it ends: each read takes what came
+/// since the last one, so all of them are kept.
+pub async fn read_job_to_end(sb: &Sandbox, id: &str) -> String {
+    let mut out = String::new();
+    loop {
+        let read = sb.read_job(id).unwrap();
+        out.push_str(&String::from_utf8_lossy(&read.stdout));
+        if read.state != kaizen_sandbox::JobState::Running {
+            return out;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 /// stdout as text.
 pub fn text(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
