@@ -28,9 +28,18 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 const COMPONENTIZE_PY_VERSION: &str = "0.25.1";
-/// The world and module every Python test plugin is built from.
-const PYTHON_WORLD: &str = "tool";
+/// The module every Python test plugin is built from.
 const PYTHON_MODULE: &str = "app";
+
+/// The world a Python plugin is built against: `hook` for a hook plugin,
+/// else `tool` (both import only `log`).
+fn python_world(plugin: &Plugin) -> &'static str {
+    if plugin.kinds.iter().any(|kind| kind == "hook") {
+        "hook"
+    } else {
+        "tool"
+    }
+}
 
 fn main() {
     let manifest_dir = manifest_dir();
@@ -113,7 +122,13 @@ fn build_python(plugin: &Plugin, wit: &Path, guests: &Path) -> PathBuf {
     let mut cmd = Command::new(&componentize_py);
     cmd.arg("-d")
         .arg(wit)
-        .args(["-w", PYTHON_WORLD, "componentize", PYTHON_MODULE, "-p"])
+        .args([
+            "-w",
+            python_world(plugin),
+            "componentize",
+            PYTHON_MODULE,
+            "-p",
+        ])
         .arg(&staged)
         .arg("-o")
         .arg(&tmp)

@@ -40,6 +40,63 @@ pub struct ConfigFile {
     /// How sessions are kept.
     #[serde(default)]
     pub sessions: SessionsSection,
+    /// Permission rules and mode, in Claude Code's syntax.
+    #[serde(default)]
+    pub permissions: PermissionsSection,
+    /// Hooks: timeouts, and how hook plugins and command hooks run.
+    #[serde(default)]
+    pub hooks: HooksSection,
+}
+
+/// The `[permissions]` table: Claude Code's `permissions` settings in
+/// TOML.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct PermissionsSection {
+    /// The mode (`default`, `acceptEdits`, `plan`, `bypassPermissions`,
+    /// `dontAsk`).
+    pub default_mode: Option<String>,
+    /// Rules that let calls run without asking.
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// Rules that always ask.
+    #[serde(default)]
+    pub ask: Vec<String>,
+    /// Rules that refuse.
+    #[serde(default)]
+    pub deny: Vec<String>,
+}
+
+/// The `[hooks]` table (the user's config only).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct HooksSection {
+    /// Seconds a hook plugin may take on one event when it sets no
+    /// timeout of its own (default 60).
+    pub timeout_seconds: Option<f64>,
+    /// Run Claude Code's command hooks from its settings files (default
+    /// true).
+    pub claude: Option<bool>,
+    /// Let command hooks' programs use the network (default false).
+    #[serde(default)]
+    pub command_network: bool,
+    /// Per hook plugin: `required`, `priority`, `timeout-seconds`.
+    #[serde(default)]
+    pub plugins: BTreeMap<String, HookPluginSettings>,
+}
+
+/// How one hook plugin runs.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct HookPluginSettings {
+    /// When it fails or times out, its events fail closed.
+    #[serde(default)]
+    pub required: bool,
+    /// CRITICAL, HIGH, NORMAL, LOW, or a number (higher first); over the
+    /// plugin's own.
+    pub priority: Option<String>,
+    /// Seconds it may take on one event.
+    pub timeout_seconds: Option<f64>,
 }
 
 /// The `[sessions]` table: when a session is checkpointed and how many
@@ -202,6 +259,13 @@ pub struct Setup {
     pub trust: TrustStatus,
     /// What of the workspace's config did not take effect, and why.
     pub ignored: Vec<String>,
+    /// `[permissions]` of the user's config.
+    pub user_permissions: PermissionsSection,
+    /// `[permissions]` of the workspace's `kaizen.toml` (its rules count
+    /// as far as trust allows: see `guard_setup`).
+    pub project_permissions: PermissionsSection,
+    /// `[hooks]` of the user's config.
+    pub hooks: HooksSection,
 }
 
 /// `KAIZEN_HOME`, else the user's data directory.
@@ -249,6 +313,9 @@ impl Setup {
             ignored: Vec::new(),
             workspace: workspace.clone(),
             kaizen_home,
+            user_permissions: user.permissions.clone(),
+            project_permissions: project.permissions.clone(),
+            hooks: user.hooks.clone(),
         };
         setup.merge_user(&user);
         setup.merge_project(&project, trusted);
@@ -332,6 +399,15 @@ impl Setup {
         if !project.http.credentials.is_empty() {
             self.ignore(format!(
                 "{file}: [[http.credentials]] (credentials are set in the user's config only)"
+            ));
+        }
+        if !project.hooks.plugins.is_empty()
+            || project.hooks.timeout_seconds.is_some()
+            || project.hooks.claude.is_some()
+            || project.hooks.command_network
+        {
+            self.ignore(format!(
+                "{file}: [hooks] (how hooks run is set in the user's config only)"
             ));
         }
         if project.sandbox.allow_degraded {

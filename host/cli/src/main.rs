@@ -3,6 +3,7 @@
 
 mod builtins;
 mod config;
+mod guard_setup;
 mod output;
 mod plugins_cmd;
 mod run_cmd;
@@ -221,6 +222,35 @@ struct RunArgs {
     /// With --fork: the cycle to fork after (0: before the first model call).
     #[arg(long, value_name = "CYCLE", requires = "fork")]
     at: Option<u32>,
+    #[command(flatten)]
+    permissions: PermissionArgs,
+}
+
+/// How tool calls are permitted (Claude Code's flags and spellings).
+#[derive(Args, Clone, Default)]
+pub struct PermissionArgs {
+    /// default (read-only and sandbox-contained tools run, the rest ask),
+    /// acceptEdits (file edits run too), plan (only read-only tools),
+    /// bypassPermissions (nothing asks; deny rules still hold), dontAsk
+    /// (what would ask is refused).
+    #[arg(long, value_name = "MODE")]
+    pub permission_mode: Option<String>,
+    /// Rules that let calls run without asking, e.g. "Bash(npm test:*) Edit";
+    /// separated by spaces or commas. Repeatable.
+    #[arg(
+        long = "allowedTools",
+        visible_alias = "allowed-tools",
+        value_name = "RULES"
+    )]
+    pub allowed_tools: Vec<String>,
+    /// Rules that refuse calls, e.g. "Bash(rm:*) WebFetch"; a bare tool
+    /// name also hides the tool from the model. Repeatable.
+    #[arg(
+        long = "disallowedTools",
+        visible_alias = "disallowed-tools",
+        value_name = "RULES"
+    )]
+    pub disallowed_tools: Vec<String>,
 }
 
 /// Where to work and which plugins to load.
@@ -327,6 +357,7 @@ impl RunArgs {
             record: self.record,
             replay: self.replay,
             plugins: self.workspace.into(),
+            permissions: self.permissions,
             session: match (self.resume, self.fork) {
                 (Some(id), _) => session::Choice::Resume(id),
                 (None, Some(id)) => session::Choice::Fork { id, at: self.at },

@@ -1,13 +1,16 @@
 //! `kaizen plugins list|inspect` and `kaizen tools list`.
 
+use crate::PermissionArgs;
 use crate::builtins;
 use crate::config::{Setup, kaizen_home};
+use crate::guard_setup::{self, PermissionSetup};
 use crate::trust::{AskTrust, PROTECTED_NAMES};
 use kaizen_plugins::interaction::{Interaction, NoUser};
 use kaizen_plugins::{
     Capabilities, DEFAULT_MAX_MEMORY_MIB, EffectiveGrant, EngineOptions, HostOptions, LoadedPlugin,
-    PluginHost, PluginSet, ProtectedPaths, SandboxSettings, sources_in,
+    PluginHost, PluginSet, ProtectedPaths, SandboxSettings, existing_matches, sources_in,
 };
+use kaizen_runtime::permissions::{DeniedPaths, Permissions};
 use kaizen_tools::CallContext;
 use serde_json::{Value, json};
 use std::fmt::Write as _;
@@ -33,6 +36,7 @@ pub fn plugin_host(
     max_memory_mib: u64,
     interaction: Arc<dyn Interaction>,
     mut sandbox: SandboxSettings,
+    denied: &Denied,
 ) -> anyhow::Result<PluginHost> {
     let cache_dir = std::env::var_os("KAIZEN_CACHE_DIR")
         .filter(|dir| !dir.is_empty())
@@ -48,9 +52,15 @@ pub fn plugin_host(
             .map(|name| name.to_string())
             .collect(),
         hidden: vec![home.to_path_buf(), cache_dir.clone(), PathBuf::from(key)],
+        denied_read: denied.globs.read.clone(),
+        denied_edit: denied.globs.edit.clone(),
     };
     sandbox.protected_names = protected.read_only_names.clone();
     sandbox.hidden = protected.hidden.clone();
+    // Programs are not checked per access: what the deny rules name is
+    // covered as it exists when a session starts.
+    sandbox.hidden.extend(denied.read_now.iter().cloned());
+    sandbox.read_only.extend(denied.edit_now.iter().cloned());
     PluginHost::new(HostOptions {
         cache_dir: Some(cache_dir),
         engine: EngineOptions {
@@ -63,11 +73,59 @@ pub fn plugin_host(
     })
 }
 
+/// What the user's deny rules keep from plugins and programs: the globs
+/// (checked on every file access by plugins) and what matches them now
+/// (covered in the OS sandbox).
+#[derive(Debug, Default)]
+pub struct Denied {
+    /// Absolute globs.
+    pub globs: DeniedPaths,
+    /// Existing paths not to be read.
+    pub read_now: Vec<PathBuf>,
+    /// Existing paths not to be changed.
+    pub edit_now: Vec<PathBuf>,
+}
+
+impl Denied {
+    /// The deny rules of `permissions`, anchored at the workspace and
+    /// looked for in the directories plugins are granted.
+    fn of(setup: &Setup, permissions: &Permissions) -> Self {
+        let globs = permissions.denied_paths(&setup.workspace);
+        let mut roots = vec![setup.workspace.clone()];
+        roots.extend(setup.policy.extra_dirs.iter().map(|(dir, _)| dir.clone()));
+        Self {
+            read_now: existing_matches(&globs.read, &roots),
+            edit_now: existing_matches(&globs.edit, &roots),
+            globs,
+        }
+    }
+}
+
+/// Everything a command that runs plugins needs: the configuration, the
+/// plugin host, the loaded plugins, and the permission rules.
+pub struct Loaded {
+    /// Config and flags merged.
+    pub setup: Setup,
+    /// The plugin host.
+    pub host: PluginHost,
+    /// The plugins.
+    pub plugins: PluginSet,
+    /// The permission rules and mode.
+    pub permissions: PermissionSetup,
+}
+
 /// Loads the built-ins and every plugin directory the selection names;
 /// nobody answers plugins' questions, and nobody is asked to trust the
 /// workspace.
 pub async fn load(selection: &Selection) -> anyhow::Result<(Setup, PluginHost, PluginSet)> {
-    load_with(selection, Arc::new(NoUser), None).await
+    let loaded = load_with(
+        selection,
+        Arc::new(NoUser),
+        None,
+        &PermissionArgs::default(),
+    )
+    .await?;
+    Ok((loaded.setup, loaded.host, loaded.plugins))
 }
 
 /// [`load`], with `interaction` answering plugins' questions and `ask`
@@ -78,7 +136,8 @@ pub async fn load_with(
     selection: &Selection,
     interaction: Arc<dyn Interaction>,
     ask: Option<AskTrust<'_>>,
-) -> anyhow::Result<(Setup, PluginHost, PluginSet)> {
+    flags: &PermissionArgs,
+) -> anyhow::Result<Loaded> {
     let setup = Setup::new(
         selection.cwd.as_deref(),
         &selection.plugins,
@@ -88,16 +147,24 @@ pub async fn load_with(
     if let Some(notice) = setup.trust_notice() {
         eprint!("{notice}");
     }
+    let permissions = guard_setup::permissions(&setup, flags)?;
+    let denied = Denied::of(&setup, &permissions.permissions);
     let host = plugin_host(
         &setup.kaizen_home,
         setup.policy.max_memory_mib,
         interaction,
         setup.sandbox.clone(),
+        &denied,
     )?;
     let mut sources = builtins::sources();
     sources.extend(sources_in(&setup.plugin_roots));
-    let set = PluginSet::load(&host, &sources, &setup.policy).await;
-    Ok((setup, host, set))
+    let plugins = PluginSet::load(&host, &sources, &setup.policy).await;
+    Ok(Loaded {
+        setup,
+        host,
+        plugins,
+        permissions,
+    })
 }
 
 /// `kaizen plugins list`.
@@ -280,6 +347,7 @@ pub async fn inspect(path: &Path, json: bool) -> anyhow::Result<()> {
         DEFAULT_MAX_MEMORY_MIB,
         Arc::new(NoUser),
         SandboxSettings::default(),
+        &Denied::default(),
     )?;
     let report = kaizen_plugins::inspect(&host, path)
         .await

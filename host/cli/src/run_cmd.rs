@@ -3,12 +3,13 @@
 use crate::output::{OutputFormat, Printer};
 use crate::plugins_cmd::{self, Selection as PluginSelection};
 use crate::session::{self, Choice};
-use crate::terminal::TerminalInteraction;
+use crate::terminal::{TerminalApprover, TerminalInteraction};
 use anyhow::Context as _;
 use kaizen_llm::{
     HttpSettings, Provider, Recorder, ReplayProvider, Usage, process_env, select_provider,
 };
 use kaizen_plugins::interaction::{Interaction, NoUser};
+use kaizen_runtime::permissions::{Approver, PermissionMode};
 use kaizen_runtime::{
     Agent, AgentConfig, CancellationToken, RunResult, SessionState, Status, new_session_id,
 };
@@ -42,6 +43,8 @@ pub struct RunOptions {
     pub plugins: PluginSelection,
     /// A new session, `--resume` or `--fork`.
     pub session: Choice,
+    /// `--permission-mode`, `--allowedTools`, `--disallowedTools`.
+    pub permissions: crate::PermissionArgs,
 }
 
 /// A failure before the loop could start, with its exit code.
@@ -99,12 +102,17 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
     let (model, provider) = provider_for(&options)?;
     let printer = Arc::new(Printer::new(options.format));
     let interrupt = CancellationToken::new();
-    let interaction = interaction_for(&options, &printer, &interrupt);
+    let terminal = terminal_for(&options, &printer, &interrupt);
+    let interaction: Arc<dyn Interaction> = match &terminal {
+        Some(terminal) => terminal.clone(),
+        None => Arc::new(NoUser),
+    };
     // Only a person at a terminal can be asked to trust a workspace.
     let at_terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let ask = at_terminal.then_some(&crate::terminal::ask_trust as crate::trust::AskTrust<'_>);
-    let (setup, _host, plugins) =
-        plugins_cmd::load_with(&options.plugins, interaction, ask).await?;
+    let loaded =
+        plugins_cmd::load_with(&options.plugins, interaction, ask, &options.permissions).await?;
+    let (setup, plugins) = (loaded.setup, loaded.plugins);
     let warnings = sandbox_warnings(&setup, &plugins);
     for warning in &warnings {
         eprintln!("kaizen: warning: {warning}");
@@ -113,6 +121,16 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
     for failure in &plugins.failed {
         tracing::warn!("{}", failure.summary());
     }
+    let approver = terminal.map(|terminal| {
+        let config = setup.kaizen_home.join(crate::config::USER_CONFIG);
+        Arc::new(TerminalApprover::new(terminal, config)) as Arc<dyn Approver>
+    });
+    let guard =
+        crate::guard_setup::build(&setup, loaded.permissions, &plugins, approver).map_err(usage)?;
+    for note in &guard.notes {
+        eprintln!("kaizen: {note}");
+    }
+    let guard = Arc::new(guard.guard);
     let prices = &setup.prices;
     let warned = AtomicBool::new(false);
     let provider_name = provider.name().to_string();
@@ -149,6 +167,7 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
     config.max_cycles = options.max_cycles;
     config.budget_usd = options.budget_usd;
     config.timeout = options.timeout.map(Duration::from_secs_f64);
+    config.transcript_path = store.transcript_path(&state.session_id).ok();
     let agent = Agent {
         provider: provider.as_ref(),
         tools: &plugins.registry,
@@ -156,6 +175,7 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
         config,
         observer: &*printer,
         journal: Some(recorder.clone()),
+        guard: guard.clone(),
     };
     let signals = tokio::spawn(watch_signals(interrupt.clone()));
     let result: RunResult = agent.resume(&mut state, task.as_deref(), &interrupt).await;
@@ -207,21 +227,18 @@ fn sandbox_warnings(
     )]
 }
 
-/// Who answers plugins' questions: the terminal when a person is at it
-/// (stdin and stderr are terminals, and stdin is not where the task came
-/// from), else nobody, and the plugin is told no user is available.
-fn interaction_for(
+/// Who answers plugins' questions and approves tool calls: the terminal
+/// when a person is at it (stdin and stderr are terminals, and stdin is
+/// not where the task came from), else nobody: plugins are told no user
+/// is available, and calls that ask are refused.
+fn terminal_for(
     options: &RunOptions,
     printer: &Arc<Printer>,
     interrupt: &CancellationToken,
-) -> Arc<dyn Interaction> {
+) -> Option<Arc<TerminalInteraction>> {
     let interactive =
         options.task.is_some() && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    if interactive {
-        Arc::new(TerminalInteraction::new(printer.clone(), interrupt.clone()))
-    } else {
-        Arc::new(NoUser)
-    }
+    interactive.then(|| Arc::new(TerminalInteraction::new(printer.clone(), interrupt.clone())))
 }
 
 /// The model name and a provider: a replay, or one chosen from flags and
@@ -263,6 +280,10 @@ fn check_limits(options: &RunOptions) -> Result<(), SetupError> {
     }
     if options.max_cycles == 0 {
         return Err(usage(anyhow::anyhow!("--max-cycles must be at least 1")));
+    }
+    if let Some(mode) = &options.permissions.permission_mode {
+        PermissionMode::parse(mode)
+            .map_err(|err| usage(anyhow::anyhow!("--permission-mode: {err}")))?;
     }
     Ok(())
 }

@@ -6,7 +6,10 @@
 //! prompt is on screen at a time: concurrent calls wait their turn. Ctrl-D
 //! on an empty line declines the whole set of questions.
 
+mod approval;
 mod prompt;
+
+pub use approval::TerminalApprover;
 
 use crate::trust::{TrustStatus, WorkspaceConfig};
 use kaizen_plugins::interaction::{

@@ -256,6 +256,8 @@ pub struct Plugin {
     /// the cdylib cargo builds (`my-tool` → `my_tool.wasm`); `None` for
     /// plugins in other languages.
     pub cdylib: Option<String>,
+    /// The manifest's `[plugin] kinds` (`tool`, `hook`, `planner`).
+    pub kinds: Vec<String>,
 }
 
 impl Plugin {
@@ -300,6 +302,17 @@ fn plugin(dir: &Path) -> Plugin {
         .and_then(|t| t.get("component"))
         .and_then(toml::Value::as_str)
         .map_or_else(|| format!("{name}.wasm"), str::to_owned);
+    let kinds = section
+        .and_then(|t| t.get("kinds"))
+        .and_then(toml::Value::as_array)
+        .map(|kinds| {
+            kinds
+                .iter()
+                .filter_map(toml::Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
     let cargo_toml = dir.join("Cargo.toml");
     let cdylib = cargo_toml.is_file().then(|| cdylib_file(&cargo_toml));
     Plugin {
@@ -307,6 +320,7 @@ fn plugin(dir: &Path) -> Plugin {
         dir: dir.to_path_buf(),
         component,
         cdylib,
+        kinds,
     }
 }
 

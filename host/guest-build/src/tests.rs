@@ -43,7 +43,10 @@ fn discovers_plugin_dirs_with_their_artifact_and_component_names() {
         &root.join("renamed/Cargo.toml"),
         "[package]\nname = \"x\"\n[lib]\nname = \"lib_name\"\n",
     );
-    write(&root.join("py/plugin.toml"), "[plugin]\nname = \"py\"\n");
+    write(
+        &root.join("py/plugin.toml"),
+        "[plugin]\nname = \"py\"\nkinds = [\"hook\"]\n",
+    );
     write(
         &root.join("not-a-plugin/Cargo.toml"),
         "[package]\nname = \"n\"\n",
@@ -59,18 +62,21 @@ fn discovers_plugin_dirs_with_their_artifact_and_component_names() {
                 dir: root.join("my-tool"),
                 component: "my-tool.wasm".into(),
                 cdylib: Some("kaizen_builtin_my_tool.wasm".into()),
+                kinds: Vec::new(),
             },
             Plugin {
                 name: "py".into(),
                 dir: root.join("py"),
                 component: "py.wasm".into(),
                 cdylib: None,
+                kinds: vec!["hook".into()],
             },
             Plugin {
                 name: "renamed".into(),
                 dir: root.join("renamed"),
                 component: "r.wasm".into(),
                 cdylib: Some("lib_name.wasm".into()),
+                kinds: Vec::new(),
             },
         ]
     );

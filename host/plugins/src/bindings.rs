@@ -7,5 +7,6 @@ wasmtime::component::bindgen!({
     exports: { default: async },
 });
 
+pub use exports::kaizen::plugin::hooks as guest_hooks;
 pub use exports::kaizen::plugin::tools as guest_tools;
 pub use kaizen::plugin::{agent, interaction, log, parallel, process, session, types};

@@ -1,18 +1,30 @@
 //! A tool served by a component, as the loop sees it.
 
 use crate::runtime::PluginRuntime;
-use kaizen_tools::{CallContext, Danger, Tool, ToolFuture, ToolSpec};
+use kaizen_tools::{CallContext, Danger, RuleSubject, Tool, ToolFuture, ToolSpec};
 use std::sync::Arc;
 
 /// One tool of a loaded plugin.
 pub struct ComponentTool {
     spec: ToolSpec,
     runtime: Arc<PluginRuntime>,
+    subject: Option<RuleSubject>,
+    contained: bool,
 }
 
 impl ComponentTool {
-    pub(crate) fn new(spec: ToolSpec, runtime: Arc<PluginRuntime>) -> Self {
-        Self { spec, runtime }
+    pub(crate) fn new(
+        spec: ToolSpec,
+        runtime: Arc<PluginRuntime>,
+        subject: Option<RuleSubject>,
+        contained: bool,
+    ) -> Self {
+        Self {
+            spec,
+            runtime,
+            subject,
+            contained,
+        }
     }
 }
 
@@ -23,6 +35,14 @@ impl Tool for ComponentTool {
 
     fn source(&self) -> &str {
         &self.runtime.identity.name
+    }
+
+    fn rule_subject(&self) -> Option<&RuleSubject> {
+        self.subject.as_ref()
+    }
+
+    fn contained(&self) -> bool {
+        self.contained
     }
 
     fn call<'a>(&'a self, ctx: &'a CallContext, input: &'a serde_json::Value) -> ToolFuture<'a> {

@@ -23,6 +23,120 @@ pub struct ProtectedPaths {
     pub read_only_names: Vec<String>,
     /// Paths that do not exist for plugins, wherever they are.
     pub hidden: Vec<PathBuf>,
+    /// Absolute globs of paths the user's deny rules keep from reading
+    /// (`Read(./.env)`): hidden like [`Self::hidden`], checked on every
+    /// access, so files created later are covered too. A path is denied
+    /// when it or a directory above it matches.
+    pub denied_read: Vec<String>,
+    /// Absolute globs of paths the user's deny rules keep from being
+    /// changed (`Edit(/docs/**)`): read-only.
+    pub denied_edit: Vec<String>,
+}
+
+/// Absolute globs compiled for matching a path or any directory above it,
+/// with the directories their literal parts name (`/ws/docs` for
+/// `/ws/docs/**`): moving or removing one of those, or a directory above,
+/// would carry what the glob protects out of its reach.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PathGlobs(Option<globset::GlobSet>, Vec<PathBuf>);
+
+impl PathGlobs {
+    /// Compiles `globs` (`*` does not cross `/`); one that does not compile
+    /// is logged and left out.
+    pub fn new(globs: &[String]) -> Self {
+        if globs.is_empty() {
+            return Self(None, Vec::new());
+        }
+        let anchors = globs
+            .iter()
+            .map(|glob| {
+                let literal = glob
+                    .find(['*', '?', '[', '{'])
+                    .map_or(glob.as_str(), |at| &glob[..at]);
+                match literal.rsplit_once('/') {
+                    Some((dir, _)) if !dir.is_empty() => PathBuf::from(dir),
+                    _ => PathBuf::from("/"),
+                }
+            })
+            .collect();
+        let mut set = globset::GlobSetBuilder::new();
+        for glob in globs {
+            match globset::GlobBuilder::new(glob)
+                .literal_separator(true)
+                .build()
+            {
+                Ok(glob) => {
+                    set.add(glob);
+                }
+                Err(err) => tracing::warn!("the path rule glob {glob} does not compile: {err}"),
+            }
+        }
+        Self(set.build().ok(), anchors)
+    }
+
+    /// True when `path` or a directory above it matches.
+    pub fn matches(&self, path: &Path) -> bool {
+        let Some(set) = &self.0 else { return false };
+        path.ancestors().any(|p| set.is_match(p))
+    }
+
+    /// True when changing `path` (renaming or removing it) would move
+    /// what a glob protects: it matches, or it holds a glob's anchor.
+    pub fn guards(&self, path: &Path) -> bool {
+        self.matches(path) || self.1.iter().any(|anchor| anchor.starts_with(path))
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+}
+
+/// The entries a walk for [`existing_matches`] looks at before it stops.
+const WALK_LIMIT: usize = 200_000;
+
+/// The paths that exist now under `roots` (or anywhere, for a glob without
+/// wildcards) and match one of `globs` (absolute, as in
+/// [`ProtectedPaths::denied_read`]): what the OS sandbox covers when a
+/// session starts, since it cannot check each access the way the file
+/// guard does. A matching directory is taken whole; links are not
+/// followed; the walk stops after a bound, with a warning.
+pub fn existing_matches(globs: &[String], roots: &[PathBuf]) -> Vec<PathBuf> {
+    let set = PathGlobs::new(globs);
+    let mut found: Vec<PathBuf> = globs
+        .iter()
+        .filter(|glob| !glob.contains(['*', '?', '[', '{']))
+        .map(PathBuf::from)
+        .filter(|path| path.symlink_metadata().is_ok())
+        .collect();
+    if set.is_empty() {
+        return found;
+    }
+    let mut stack: Vec<PathBuf> = roots.to_vec();
+    let mut seen = 0usize;
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > WALK_LIMIT {
+                tracing::warn!(
+                    "stopped looking for files the deny rules name after {WALK_LIMIT} entries; \
+                     programs may still see later ones (the file tools never do)"
+                );
+                return found;
+            }
+            let path = entry.path();
+            if set.matches(&path) {
+                found.push(path);
+            } else if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                stack.push(path);
+            }
+        }
+    }
+    found.sort();
+    found.dedup();
+    found
 }
 
 /// Why an operation on a path is refused.
@@ -32,6 +146,10 @@ pub(crate) enum Refusal {
     ReadOnly,
     /// The path is the host's own: it is not there.
     Hidden,
+    /// A deny rule keeps the path from being read (or changed).
+    Denied,
+    /// A deny rule keeps the path from being changed.
+    DeniedChange,
 }
 
 /// The guard of one plugin: its writable directories and what is protected
@@ -42,6 +160,9 @@ pub(crate) struct FsGuard {
     read_only: Vec<PathBuf>,
     /// Canonical hidden paths.
     hidden: Vec<PathBuf>,
+    /// Paths deny rules keep from reading, then from changing.
+    denied_read: PathGlobs,
+    denied_edit: PathGlobs,
 }
 
 impl FsGuard {
@@ -54,12 +175,20 @@ impl FsGuard {
             .flat_map(|dir| paths.read_only_names.iter().map(move |name| dir.join(name)))
             .collect();
         let hidden = paths.hidden.iter().map(|path| canonical(path)).collect();
-        Self { read_only, hidden }
+        Self {
+            read_only,
+            hidden,
+            denied_read: PathGlobs::new(&paths.denied_read),
+            denied_edit: PathGlobs::new(&paths.denied_edit),
+        }
     }
 
     /// True when the guard has nothing to check.
     pub fn is_empty(&self) -> bool {
-        self.read_only.is_empty() && self.hidden.is_empty()
+        self.read_only.is_empty()
+            && self.hidden.is_empty()
+            && self.denied_read.is_empty()
+            && self.denied_edit.is_empty()
     }
 
     /// Whether `path` (absolute, real) may be read and, when `change`,
@@ -68,8 +197,14 @@ impl FsGuard {
         if self.hidden.iter().any(|hidden| path.starts_with(hidden)) {
             return Err(Refusal::Hidden);
         }
+        if self.denied_read.matches(path) {
+            return Err(Refusal::Denied);
+        }
         if change && self.read_only.iter().any(|config| path.starts_with(config)) {
             return Err(Refusal::ReadOnly);
+        }
+        if change && (self.denied_edit.guards(path) || self.denied_read.guards(path)) {
+            return Err(Refusal::DeniedChange);
         }
         Ok(())
     }
@@ -185,10 +320,72 @@ mod tests {
             &ProtectedPaths {
                 read_only_names: vec!["kaizen.toml".into(), ".kaizen".into()],
                 hidden: vec![root.join("home/.local/share/kaizen")],
+                denied_read: vec![format!("{}/**/.env", root.display())],
+                denied_edit: vec![format!("{}/docs/**", root.display())],
             },
         );
         let dir = std::fs::File::open(&root).unwrap();
         (ws, root, guard, dir)
+    }
+
+    #[test]
+    fn deny_rules_refuse_reading_and_changing_where_they_match() {
+        let (_ws, root, guard, dir) = setup();
+        std::fs::create_dir_all(root.join("docs/api")).unwrap();
+        std::fs::create_dir_all(root.join("app/config")).unwrap();
+        let fd = dir.as_raw_fd();
+        for path in [".env", "app/config/.env", "src/../.env"] {
+            assert_eq!(
+                guard.check_at(fd, path, false, true),
+                Err(Refusal::Denied),
+                "{path}"
+            );
+        }
+        assert_eq!(
+            guard.check_at(fd, "app/config/.env.example", false, true),
+            Ok(())
+        );
+        assert_eq!(guard.check_at(fd, "docs/api/index.md", false, true), Ok(()));
+        for path in ["docs/api/index.md", "docs/new.md", "docs", "."] {
+            assert_eq!(
+                guard.check_at(fd, path, true, true),
+                Err(Refusal::DeniedChange),
+                "{path}"
+            );
+        }
+        // A link to a denied file is refused where it leads.
+        std::os::unix::fs::symlink(root.join("app/config/.env"), root.join("src/innocent"))
+            .unwrap();
+        assert_eq!(
+            guard.check_at(fd, "src/innocent", false, true),
+            Err(Refusal::Denied)
+        );
+    }
+
+    #[test]
+    fn existing_matches_finds_what_the_sandbox_must_cover() {
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path().canonicalize().unwrap();
+        for file in [".env", "a/b/.env", "a/b/keep.txt", "secrets/x/y.key"] {
+            let path = root.join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x").unwrap();
+        }
+        let globs = vec![
+            format!("{}/**/.env", root.display()),
+            format!("{}/secrets", root.display()),
+        ];
+        let found = existing_matches(&globs, std::slice::from_ref(&root));
+        assert_eq!(
+            found,
+            [
+                root.join(".env"),
+                root.join("a/b/.env"),
+                root.join("secrets")
+            ]
+        );
+        let literal = vec![format!("{}/a/b/keep.txt", root.display())];
+        assert_eq!(existing_matches(&literal, &[]), [root.join("a/b/keep.txt")]);
     }
 
     #[test]

@@ -48,6 +48,9 @@ impl GuardedFs<'_> {
                 FsError::from(match refusal {
                     Refusal::ReadOnly => ErrorCode::ReadOnly,
                     Refusal::Hidden => ErrorCode::NoEntry,
+                    // The user's deny rules: refused, not hidden, so the
+                    // tool says it may not rather than that it is missing.
+                    Refusal::Denied | Refusal::DeniedChange => ErrorCode::Access,
                 })
             })
     }

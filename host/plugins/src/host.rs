@@ -3,6 +3,7 @@
 
 use crate::cache::{CacheOutcome, ComponentCache};
 use crate::capability::secret_in_value;
+use crate::component_hook::{ComponentHook, HookSettings, convert_subscriptions};
 use crate::component_tool::{ComponentTool, convert_spec};
 use crate::discovery::{Location, PluginSource, Precompiled};
 use crate::engine::{EngineOptions, PluginEngine};
@@ -15,6 +16,7 @@ use crate::manifest::{Manifest, PluginKind};
 use crate::process_host::{SandboxSettings, SessionSandboxes};
 use crate::runtime::PluginRuntime;
 use crate::state::PluginIdentity;
+use kaizen_hooks::{Hook, Subscription};
 use kaizen_tools::{Tool, ToolSpec};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -68,6 +70,11 @@ pub struct LoadedPlugin {
     pub cache: CacheOutcome,
     /// Its tools, as the component declared them.
     pub tools: Vec<ToolSpec>,
+    /// True when what its tools can do stays inside the grant: no HTTP, and
+    /// programs (if any) without network in the full OS sandbox.
+    pub contained: bool,
+    /// Its hook subscriptions, for a plugin of kind `hook`.
+    pub hook_subscriptions: Vec<Subscription>,
     runtime: Arc<PluginRuntime>,
 }
 
@@ -77,9 +84,27 @@ impl LoadedPlugin {
         self.tools
             .iter()
             .map(|spec| {
-                Arc::new(ComponentTool::new(spec.clone(), self.runtime.clone())) as Arc<dyn Tool>
+                // The manifest was checked at load, so its subjects parse.
+                let subject = self.manifest.rule_subject(&spec.name).ok().flatten();
+                let tool =
+                    ComponentTool::new(spec.clone(), self.runtime.clone(), subject, self.contained);
+                Arc::new(tool) as Arc<dyn Tool>
             })
             .collect()
+    }
+
+    /// The plugin as a hook, run as `settings` say; `None` unless it is of
+    /// kind `hook`.
+    pub fn hook_handle(&self, settings: HookSettings) -> Option<Arc<dyn Hook>> {
+        if !self.manifest.plugin.kinds.contains(&PluginKind::Hook) {
+            return None;
+        }
+        let hook = ComponentHook::new(
+            self.runtime.clone(),
+            self.hook_subscriptions.clone(),
+            settings,
+        );
+        Some(Arc::new(hook))
     }
 
     /// Releases what the plugin keeps for `session` (a stateful instance).
@@ -242,12 +267,29 @@ impl PluginHost {
                 tools.push(convert_spec(&name, spec).map_err(fail)?);
             }
         }
+        let mut hook_subscriptions = Vec::new();
+        if manifest.plugin.kinds.contains(&PluginKind::Hook) {
+            let declared = runtime.hook_subscriptions().await.map_err(|err| {
+                fail(format!(
+                    "asking for its hook subscriptions failed: {}",
+                    err.message
+                ))
+            })?;
+            hook_subscriptions = convert_subscriptions(&name, declared).map_err(fail)?;
+        }
+        let contained = grant.http.is_empty()
+            && grant
+                .process
+                .as_ref()
+                .is_none_or(|process| !process.network && !self.sandbox.degraded());
         Ok(LoadedPlugin {
             manifest,
             source: source.clone(),
             grant,
             cache,
             tools,
+            contained,
+            hook_subscriptions,
             runtime,
         })
     }

@@ -13,6 +13,7 @@
 mod bindings;
 mod cache;
 mod capability;
+mod component_hook;
 mod component_tool;
 mod discovery;
 mod engine;
@@ -40,10 +41,11 @@ pub use cache::{CacheOutcome, ComponentCache};
 pub use capability::{
     Access, Capabilities, FsRule, Limits, ProcessCapability, is_secret_env_name, secret_in_value,
 };
+pub use component_hook::{ComponentHook, HookSettings};
 pub use component_tool::ComponentTool;
 pub use discovery::{Location, Origin, PluginSource, Precompiled, plugin_dirs, sources_in};
 pub use engine::{EPOCH_TICK, EngineOptions, PluginEngine};
-pub use fs_guard::ProtectedPaths;
+pub use fs_guard::{ProtectedPaths, existing_matches};
 pub use grant::{
     DEFAULT_CPU_SECONDS, DEFAULT_MAX_MEMORY_MIB, DEFAULT_MEMORY_MIB, EffectiveGrant,
     EffectiveLimits, GrantPolicy, Preopen,

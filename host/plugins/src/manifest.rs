@@ -1,7 +1,9 @@
 //! `plugin.toml`: what a plugin is and which capabilities it requests.
 
 use crate::capability::{Capabilities, Limits};
+use kaizen_tools::{RuleSubject, SubjectKind};
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -57,6 +59,12 @@ pub struct Manifest {
     /// Resource limits the plugin asks for.
     #[serde(default)]
     pub limits: Limits,
+    /// What permission rules' specifiers match in each tool's input, by
+    /// tool name: `Bash = { command = "command" }` makes `Bash(npm test:*)`
+    /// match the `command` field. Kinds: `command`, `read-path`,
+    /// `edit-path`, `url`, `name`.
+    #[serde(default, rename = "rule-subjects")]
+    pub rule_subjects: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 /// The `[plugin]` table.
@@ -192,8 +200,46 @@ impl Manifest {
                 component.display()
             )));
         }
+        for tool in self.rule_subjects.keys() {
+            self.rule_subject(tool).map_err(value)?;
+        }
         self.capabilities.check().map_err(value)?;
         self.limits.check().map_err(value)
+    }
+
+    /// What permission rules match in tool `tool`'s input, as the
+    /// `[rule-subjects]` table declares; `Ok(None)` when it declares
+    /// nothing for that tool.
+    pub fn rule_subject(&self, tool: &str) -> Result<Option<RuleSubject>, String> {
+        let Some(entry) = self.rule_subjects.get(tool) else {
+            return Ok(None);
+        };
+        let usage = || {
+            format!(
+                "[rule-subjects] {tool} must name one input field by kind, e.g. \
+                 {tool} = {{ command = \"command\" }}; the kinds are command, read-path, \
+                 edit-path, url and name"
+            )
+        };
+        let mut entries = entry.iter();
+        let (Some((kind, field)), None) = (entries.next(), entries.next()) else {
+            return Err(usage());
+        };
+        let kind = match kind.as_str() {
+            "command" => SubjectKind::Command,
+            "read-path" => SubjectKind::ReadPath,
+            "edit-path" => SubjectKind::EditPath,
+            "url" => SubjectKind::Url,
+            "name" => SubjectKind::Name,
+            _ => return Err(usage()),
+        };
+        if field.is_empty() {
+            return Err(usage());
+        }
+        Ok(Some(RuleSubject {
+            kind,
+            field: field.clone(),
+        }))
     }
 
     /// The component file inside `dir`.

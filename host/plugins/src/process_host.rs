@@ -28,15 +28,66 @@ pub struct SandboxSettings {
     /// read them, never change them.
     pub protected_names: Vec<String>,
     /// Paths no process may see, even inside a granted directory (the
-    /// host's own state: `KAIZEN_HOME`, the compile cache).
+    /// host's own state: `KAIZEN_HOME`, the compile cache; files the user's
+    /// deny rules keep from being read).
     pub hidden: Vec<PathBuf>,
+    /// Paths inside granted directories that processes may read but not
+    /// change (files the user's deny rules keep from being edited).
+    pub read_only: Vec<PathBuf>,
+}
+
+impl SandboxSettings {
+    /// True when programs would run with a sandbox layer missing (the
+    /// operator allowed it and this machine lacks one).
+    pub fn degraded(&self) -> bool {
+        self.allow_degraded && !kaizen_sandbox::support().complete()
+    }
+
+    /// The OS sandbox policy for programs that may write `writable` and
+    /// read `readable` (besides the system directories and these settings'
+    /// own read directories), with these settings' limits; Kaizen's state
+    /// is hidden, and configuration at the top of each writable directory,
+    /// as it exists now, is read-only.
+    pub fn policy(
+        &self,
+        writable: Vec<PathBuf>,
+        mut readable: Vec<PathBuf>,
+        network: bool,
+        env: Vec<(String, String)>,
+    ) -> Policy {
+        readable.extend(self.readable.iter().cloned());
+        let mut policy = Policy {
+            writable,
+            readable,
+            network,
+            env,
+            protect: Vec::new(),
+            hide: self.hidden.clone(),
+            limits: self.limits,
+            allow_degraded: self.allow_degraded,
+        };
+        self.protect_now(&mut policy);
+        policy
+    }
+
+    /// Protects the configuration names where they exist now at the top
+    /// of each of `policy`'s writable directories, and the read-only paths.
+    fn protect_now(&self, policy: &mut Policy) {
+        policy.protect = policy
+            .writable
+            .iter()
+            .flat_map(|dir| self.protected_names.iter().map(move |name| dir.join(name)))
+            .chain(self.read_only.iter().cloned())
+            .filter(|path| path.symlink_metadata().is_ok())
+            .collect();
+    }
 }
 
 /// The sandboxes of one plugin, one per session, created on first use and
 /// dropped (with everything they started) when the session ends.
 pub(crate) struct SessionSandboxes {
     policy: Policy,
-    protected_names: Arc<[String]>,
+    settings: SandboxSettings,
     programs: Arc<[String]>,
     sessions: Mutex<HashMap<String, Arc<Sandbox>>>,
 }
@@ -56,21 +107,15 @@ impl SessionSandboxes {
                 .filter(move |preopen| preopen.access == access)
                 .map(|preopen| preopen.path.clone())
         };
-        let mut readable: Vec<PathBuf> = dirs(Access::ReadOnly).collect();
-        readable.extend(settings.readable.iter().cloned());
-        let policy = Policy {
-            writable: dirs(Access::ReadWrite).collect(),
-            readable,
+        let policy = settings.policy(
+            dirs(Access::ReadWrite).collect(),
+            dirs(Access::ReadOnly).collect(),
             network,
-            env: env.to_vec(),
-            protect: Vec::new(),
-            hide: settings.hidden.clone(),
-            limits: settings.limits,
-            allow_degraded: settings.allow_degraded,
-        };
+            env.to_vec(),
+        );
         Some(Self {
             policy,
-            protected_names: settings.protected_names.clone().into(),
+            settings: settings.clone(),
             programs: programs.into(),
             sessions: Mutex::default(),
         })
@@ -98,12 +143,7 @@ impl SessionSandboxes {
     /// exists now at the top of each writable directory is protected.
     fn policy_now(&self) -> Policy {
         let mut policy = self.policy.clone();
-        policy.protect = policy
-            .writable
-            .iter()
-            .flat_map(|dir| self.protected_names.iter().map(move |name| dir.join(name)))
-            .filter(|path| path.symlink_metadata().is_ok())
-            .collect();
+        self.settings.protect_now(&mut policy);
         policy
     }
 

@@ -2,7 +2,7 @@
 //! session for a stateful plugin; limits armed on every call; any trap
 //! discards the instance so the next call starts clean.
 
-use crate::bindings::guest_tools;
+use crate::bindings::{guest_hooks, guest_tools};
 use crate::engine::PluginEngine;
 use crate::fan_out::FanOut;
 use crate::outcome::{convert_error, convert_output, describe_trap};
@@ -16,10 +16,12 @@ use std::time::Duration;
 use wasmtime::component::InstancePre;
 use wasmtime::{Store, UpdateDeadline};
 
-/// A live instance with its store.
+/// A live instance with its store, and the contract interfaces it
+/// exports.
 pub(crate) struct LiveInstance {
     store: Store<PluginState>,
-    tools: guest_tools::Guest,
+    tools: Option<guest_tools::Guest>,
+    hooks: Option<guest_hooks::Guest>,
 }
 
 type SessionSlot = Arc<tokio::sync::Mutex<Option<LiveInstance>>>;
@@ -29,6 +31,7 @@ pub(crate) struct PluginRuntime {
     pub identity: PluginIdentity,
     pre: InstancePre<PluginState>,
     tools_indices: Option<guest_tools::GuestIndices>,
+    hooks_indices: Option<guest_hooks::GuestIndices>,
     stateful: bool,
     sessions: Mutex<HashMap<String, SessionSlot>>,
     /// Per-session OS sandboxes, for a plugin granted `process`.
@@ -45,10 +48,12 @@ impl PluginRuntime {
         sandboxes: Option<SessionSandboxes>,
     ) -> Arc<Self> {
         let tools_indices = guest_tools::GuestIndices::new(&pre).ok();
+        let hooks_indices = guest_hooks::GuestIndices::new(&pre).ok();
         Arc::new_cyclic(|me| Self {
             identity,
             pre,
             tools_indices,
+            hooks_indices,
             stateful,
             sessions: Mutex::default(),
             sandboxes,
@@ -79,12 +84,6 @@ impl PluginRuntime {
 
     async fn instantiate(&self, cwd: Option<&Path>) -> Result<LiveInstance, ToolError> {
         let plugin = &self.identity.name;
-        let indices = self.tools_indices.as_ref().ok_or_else(|| {
-            ToolError::new(
-                kaizen_tools::ToolErrorKind::Crashed,
-                format!("plugin `{plugin}` does not export kaizen:plugin/tools"),
-            )
-        })?;
         let mut store = self.new_store(cwd).map_err(|err| {
             ToolError::new(
                 kaizen_tools::ToolErrorKind::Failed,
@@ -95,17 +94,106 @@ impl PluginRuntime {
             Ok(instance) => instance,
             Err(err) => return Err(describe_trap(plugin, "instantiation", &err, store.data())),
         };
-        let tools = indices
-            .load(&mut store, &instance)
-            .map_err(|err| describe_trap(plugin, "instantiation", &err, store.data()))?;
-        Ok(LiveInstance { store, tools })
+        let trap = |err: wasmtime::Error, store: &Store<PluginState>| {
+            describe_trap(plugin, "instantiation", &err, store.data())
+        };
+        let tools = match &self.tools_indices {
+            Some(indices) => Some(
+                indices
+                    .load(&mut store, &instance)
+                    .map_err(|e| trap(e, &store))?,
+            ),
+            None => None,
+        };
+        let hooks = match &self.hooks_indices {
+            Some(indices) => Some(
+                indices
+                    .load(&mut store, &instance)
+                    .map_err(|e| trap(e, &store))?,
+            ),
+            None => None,
+        };
+        Ok(LiveInstance {
+            store,
+            tools,
+            hooks,
+        })
+    }
+
+    /// The component's `tools` export, or an error saying it has none.
+    fn tools_of<'l>(&self, live: &'l LiveInstance) -> Result<&'l guest_tools::Guest, ToolError> {
+        live.tools.as_ref().ok_or_else(|| {
+            ToolError::new(
+                kaizen_tools::ToolErrorKind::Crashed,
+                format!(
+                    "plugin `{}` does not export kaizen:plugin/tools",
+                    self.identity.name
+                ),
+            )
+        })
+    }
+
+    /// The hook subscriptions the component declares (runs a throwaway
+    /// instance).
+    pub async fn hook_subscriptions(&self) -> Result<Vec<guest_hooks::Subscription>, ToolError> {
+        let mut live = self.instantiate(None).await?;
+        let hooks = self.hooks_of(&live)?.clone();
+        live.store.data_mut().clock.restart();
+        hooks
+            .call_subscriptions(&mut live.store)
+            .await
+            .map_err(|err| {
+                describe_trap(
+                    &self.identity.name,
+                    "subscriptions()",
+                    &err,
+                    live.store.data(),
+                )
+            })
+    }
+
+    /// Hands one event to the component's `handle`, in a fresh instance
+    /// with the plugin's limits.
+    pub async fn handle_hook(
+        &self,
+        event: guest_hooks::HookEvent,
+        payload: String,
+    ) -> Result<guest_hooks::HookDecision, ToolError> {
+        let mut live = self.instantiate(None).await?;
+        let hooks = self.hooks_of(&live)?.clone();
+        let store = &mut live.store;
+        store.data_mut().clock.restart();
+        store.set_epoch_deadline(PluginEngine::ticks_for(store.data().clock.limit()));
+        let clock = store.data().clock.shared();
+        let call = hooks.call_handle(&mut *store, event, &payload);
+        let Some(result) = watchdog(call, &clock).await else {
+            return Err(stuck_in_host(
+                &self.identity.name,
+                "handle()",
+                clock.limit(),
+            ));
+        };
+        result.map_err(|err| describe_trap(&self.identity.name, "handle()", &err, store.data()))
+    }
+
+    fn hooks_of<'l>(&self, live: &'l LiveInstance) -> Result<&'l guest_hooks::Guest, ToolError> {
+        live.hooks.as_ref().ok_or_else(|| {
+            ToolError::new(
+                kaizen_tools::ToolErrorKind::Crashed,
+                format!(
+                    "plugin `{}` does not export kaizen:plugin/hooks",
+                    self.identity.name
+                ),
+            )
+        })
     }
 
     /// The tool specs the component declares (runs a throwaway instance).
     pub async fn list_tools(&self) -> Result<Vec<guest_tools::ToolSpec>, ToolError> {
         let mut live = self.instantiate(None).await?;
+        let tools = self.tools_of(&live)?.clone();
         live.store.data_mut().clock.restart();
-        match live.tools.call_tools(&mut live.store).await {
+        match tools.call_tools(&mut live.store).await {
             Ok(specs) => Ok(specs),
             Err(err) => Err(describe_trap(
                 &self.identity.name,
@@ -171,6 +259,10 @@ impl PluginRuntime {
         may_fan_out: bool,
     ) -> (Result<ToolOutput, ToolError>, bool) {
         let plugin = &self.identity.name;
+        let tools = match self.tools_of(live) {
+            Ok(tools) => tools.clone(),
+            Err(error) => return (Err(error), true),
+        };
         let store = &mut live.store;
         // A stateful instance serves many calls: each sees its own
         // directory, sandbox and notes.
@@ -197,7 +289,7 @@ impl PluginRuntime {
             cwd: ctx.cwd.to_string_lossy().into_owned(),
         };
         let clock = store.data().clock.shared();
-        let call = live.tools.call_call(&mut *store, &wit_ctx, name, input);
+        let call = tools.call_call(&mut *store, &wit_ctx, name, input);
         let Some(result) = watchdog(call, &clock).await else {
             // The call was dropped mid-way: the instance cannot be entered again.
             return (Err(stuck_in_host(plugin, name, clock.limit())), false);

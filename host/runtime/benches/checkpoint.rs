@@ -171,6 +171,7 @@ async fn session(journal: Option<Arc<dyn Journal>>, id: &str) -> (Duration, Sess
         config,
         observer: &Silent,
         journal,
+        guard: Arc::new(kaizen_runtime::Guard::allow_all()),
     };
     let mut state = SessionState::new(id, "bench-model");
     let started = Instant::now();

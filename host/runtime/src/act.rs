@@ -3,6 +3,7 @@
 //! concurrently; anything that may change state runs alone, in order.
 //! Results always come back in call order with their ids.
 
+use crate::admit::{Admission, Gatekeeper};
 use base64::Engine as _;
 use kaizen_llm::Block;
 use kaizen_tools::{CallContext, ContentPart, ToolError, ToolOutput, ToolRegistry};
@@ -16,19 +17,25 @@ pub(crate) struct PendingCall {
     pub arguments: String,
 }
 
-/// A finished call.
+/// A finished (or refused) call.
 pub(crate) struct CallOutcome {
     pub call: PendingCall,
+    /// The input it ran with (after hooks), or the arguments as sent.
+    pub input: serde_json::Value,
     pub result: Result<ToolOutput, ToolError>,
     pub duration: Duration,
+    /// Refused by a rule, the mode, a hook or the user.
+    pub denied: bool,
+    /// What hooks added for the model, after the result.
+    pub context: Vec<String>,
 }
 
-/// Runs `calls`, grouping consecutive read-only ones to run together.
-pub(crate) async fn run_calls(
-    registry: &ToolRegistry,
-    ctx: &CallContext,
-    calls: Vec<PendingCall>,
-) -> Vec<CallOutcome> {
+/// Runs `calls` through the guard, grouping consecutive read-only ones to
+/// run together. Each group's calls are admitted one after another (a
+/// question to the user is one at a time), run, then handed to the
+/// post-call hooks in order.
+pub(crate) async fn run_calls(gate: &Gatekeeper<'_>, calls: Vec<PendingCall>) -> Vec<CallOutcome> {
+    let registry = gate.registry;
     let read_only = |call: &PendingCall| {
         // An unknown tool fails at once without side effects.
         registry
@@ -44,31 +51,74 @@ pub(crate) async fn run_calls(
             1
         };
         let (now, later) = rest.split_at(group);
-        let runs = now.iter().map(|call| run_one(registry, ctx, call));
-        outcomes.extend(futures::future::join_all(runs).await);
+        let mut admitted = Vec::with_capacity(now.len());
+        for call in now {
+            admitted.push((call, gate.admit(call).await));
+        }
+        let runs = admitted
+            .into_iter()
+            .map(|(call, admission)| run_one(registry, gate.ctx, call, admission));
+        let mut done = futures::future::join_all(runs).await;
+        for outcome in done.iter_mut().filter(|outcome| !outcome.denied) {
+            let input = outcome.input.clone();
+            gate.after(outcome, &input).await;
+        }
+        outcomes.extend(done);
         rest = later;
     }
     outcomes
 }
 
-async fn run_one(registry: &ToolRegistry, ctx: &CallContext, call: &PendingCall) -> CallOutcome {
+async fn run_one(
+    registry: &ToolRegistry,
+    ctx: &CallContext,
+    call: &PendingCall,
+    admission: Admission,
+) -> CallOutcome {
+    let (input, context) = match admission {
+        Admission::Run { input, context } => (input, context),
+        Admission::Refused {
+            error,
+            denied,
+            context,
+        } => {
+            return CallOutcome {
+                call: call.clone(),
+                input: arguments_value(&call.arguments),
+                result: Err(error),
+                duration: Duration::ZERO,
+                denied,
+                context,
+            };
+        }
+    };
     let ctx = CallContext {
         call_id: call.id.clone(),
         ..ctx.clone()
     };
     let started = Instant::now();
-    let result = registry.call(&ctx, &call.name, &call.arguments).await;
+    // Through the registry, which checks the input once more (cheap) and
+    // bounds the output's size.
+    let result = registry.call_value(&ctx, &call.name, &input).await;
     CallOutcome {
         call: call.clone(),
+        input,
         result,
         duration: started.elapsed(),
+        denied: false,
+        context,
     }
+}
+
+/// The arguments as JSON when they parse, else as the raw string.
+pub(crate) fn arguments_value(raw: &str) -> serde_json::Value {
+    serde_json::from_str(raw).unwrap_or_else(|_| serde_json::Value::String(raw.into()))
 }
 
 /// The `tool_result` block the model sees for `outcome`, with text cut to
 /// `max_chars` characters and a note saying so.
 pub(crate) fn result_block(outcome: &CallOutcome, max_chars: usize) -> Block {
-    let (content, is_error) = match &outcome.result {
+    let (mut content, is_error) = match &outcome.result {
         Ok(output) => (output_blocks(output, max_chars), false),
         Err(err) => (
             vec![Block::Text {
@@ -77,6 +127,15 @@ pub(crate) fn result_block(outcome: &CallOutcome, max_chars: usize) -> Block {
             true,
         ),
     };
+    // What hooks added comes after the tool's own words, marked as theirs.
+    for context in &outcome.context {
+        content.push(Block::Text {
+            text: format!(
+                "<hook-context>\n{}\n</hook-context>",
+                cut_chars(context, max_chars)
+            ),
+        });
+    }
     Block::ToolResult {
         tool_use_id: outcome.call.id.clone(),
         content,

@@ -3,16 +3,23 @@
 //! cycles, budget, wall clock and interrupts. Convergence is objective: the
 //! model's own claims of being finished are never consulted.
 
-use crate::act::{PendingCall, result_block, result_text, run_calls};
+use crate::act::{PendingCall, arguments_value, result_block, result_text, run_calls};
+use crate::admit::{Gatekeeper, run_hooks};
 use crate::bounded::{Cut, bounded, bounded_with_grace};
 use crate::events::{Event, Observer};
+use crate::guard::Guard;
+use crate::hooks::PayloadBase;
 use crate::journal::{Entry, Journal, StepFiles, opening_message};
 use crate::prompt::{system_prompt, today};
 use crate::result::{RunResult, RunStart};
-use crate::state::{SessionState, Status, ToolCallRecord};
+use crate::state::{DENIED, SessionState, Status, ToolCallRecord};
 use crate::sub_agent::{self, Meter, Scope};
-use kaizen_llm::{Message, Provider, Request, Response, Role, StreamEvent, ToolDefinition, Usage};
+use kaizen_hooks::{HookAction, HookEvent};
+use kaizen_llm::{
+    Block, Message, Provider, Request, Response, Role, StreamEvent, ToolDefinition, Usage,
+};
 use kaizen_tools::{CallContext, FileHistoryLink, Notes, SessionNotes, SubAgentLink, ToolRegistry};
+use serde_json::json;
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -57,6 +64,8 @@ pub struct AgentConfig {
     /// After an interrupt, how long running tool calls may take to finish
     /// before they are cut off (a model call is cut at once).
     pub interrupt_grace: Duration,
+    /// The session's log, for hooks' `transcript_path`.
+    pub transcript_path: Option<PathBuf>,
 }
 
 impl AgentConfig {
@@ -72,6 +81,7 @@ impl AgentConfig {
             max_result_chars: DEFAULT_MAX_RESULT_CHARS,
             instructions: None,
             interrupt_grace: DEFAULT_INTERRUPT_GRACE,
+            transcript_path: None,
         }
     }
 }
@@ -94,6 +104,9 @@ pub struct Agent<'a> {
     /// Who keeps each change to the session, and files before tools
     /// change them, when they are kept.
     pub journal: Option<Arc<dyn Journal>>,
+    /// Permission rules and mode, hooks, and who approves: shared with
+    /// sub-agents, so every call of the session passes them.
+    pub guard: Arc<Guard>,
 }
 
 /// How the loop ended, with the reason for an early end.
@@ -156,6 +169,7 @@ impl Agent<'_> {
     ) -> RunResult {
         let started = Instant::now();
         let start = RunStart::of(state);
+        let base = self.payload_base(state, scope);
         let mut system = system_prompt(&self.config.workspace, &today());
         if let Some(instructions) = &self.config.instructions {
             system.push_str(&format!("\n{instructions}\n"));
@@ -169,6 +183,7 @@ impl Agent<'_> {
             cwd: cwd.clone(),
             tools: names.clone(),
         });
+        let resumed = !state.messages.is_empty();
         self.commit(
             state,
             Entry::Start {
@@ -177,33 +192,144 @@ impl Agent<'_> {
                 tools: names,
             },
         );
-        if let Some(message) = opening_message(state, task) {
-            self.commit(state, Entry::User { message });
-        }
         let mut output = String::new();
         let mut model_used = self.config.model.clone();
-        let (status, error) = loop {
-            if let Some(ending) = self.limit_reached(state, &start, scope) {
-                break ending;
+        let (status, error) = match self.open(state, task, &base, &mut system, resumed).await {
+            Err(ending) => ending,
+            Ok(()) => {
+                self.cycles(
+                    state,
+                    &system,
+                    &mut tools,
+                    scope,
+                    interrupt,
+                    &base,
+                    &start,
+                    &mut output,
+                    &mut model_used,
+                )
+                .await
+            }
+        };
+        if status == Status::Interrupted {
+            self.hook(&base, HookEvent::Interrupt, None, json!({"reason": error}))
+                .await;
+        }
+        self.commit(
+            state,
+            Entry::End {
+                status,
+                error: error.clone(),
+            },
+        );
+        let fields = json!({"reason": status.as_str(), "error": error});
+        self.hook(&base, HookEvent::SessionEnd, Some(status.as_str()), fields)
+            .await;
+        let result = start.result(
+            state,
+            status,
+            output,
+            model_used,
+            error,
+            started.elapsed().as_millis() as u64,
+        );
+        self.observer.on_event(&Event::Result(result.clone()));
+        result
+    }
+
+    /// The run's opening: `SessionStart` hooks (their context joins the
+    /// system prompt), then the user's message through `UserPromptSubmit`
+    /// hooks (which may refuse it or add to it).
+    async fn open(
+        &self,
+        state: &mut SessionState,
+        task: Option<&str>,
+        base: &PayloadBase,
+        system: &mut String,
+        resumed: bool,
+    ) -> Result<(), Ending> {
+        if base.agent.is_none() {
+            let source = if resumed { "resume" } else { "startup" };
+            let fields = json!({"source": source, "model": self.config.model});
+            let hooks = self
+                .hook(base, HookEvent::SessionStart, Some(source), fields)
+                .await;
+            if let HookAction::Stop(reason) = &hooks.action {
+                return Err(stopped_by(&hooks.decided_by, reason));
+            }
+            if let Some(context) = hooks.context() {
+                system.push_str(&format!("\n<hook-context>\n{context}\n</hook-context>\n"));
+            }
+        }
+        let Some(mut message) = opening_message(state, task) else {
+            return Ok(());
+        };
+        if let Some(task) = task {
+            let fields = json!({"prompt": task});
+            let hooks = self
+                .hook(base, HookEvent::UserPromptSubmit, None, fields)
+                .await;
+            match &hooks.action {
+                HookAction::Stop(reason) | HookAction::Deny(reason) => {
+                    let by = hooks.decided_by.as_deref().unwrap_or("a hook");
+                    return Err((
+                        Status::Stopped,
+                        Some(format!("the prompt was refused by the hook {by}: {reason}")),
+                    ));
+                }
+                _ => {}
+            }
+            if let Some(context) = hooks.context() {
+                message.content.push(Block::Text {
+                    text: format!("<hook-context>\n{context}\n</hook-context>"),
+                });
+            }
+        }
+        self.commit(state, Entry::User { message });
+        Ok(())
+    }
+
+    /// THINK, DECIDE, ACT and OBSERVE until the model stops calling tools
+    /// (and the Stop hooks let it stop) or a limit ends the run.
+    #[allow(clippy::too_many_arguments)]
+    async fn cycles(
+        &self,
+        state: &mut SessionState,
+        system: &str,
+        tools: &mut Vec<ToolDefinition>,
+        scope: &Scope,
+        interrupt: &CancellationToken,
+        base: &PayloadBase,
+        start: &RunStart,
+        output: &mut String,
+        model_used: &mut String,
+    ) -> Ending {
+        let mut continuations = 0;
+        loop {
+            if let Some(ending) = self.limit_reached(state, start, scope) {
+                return ending;
             }
             if interrupt.is_cancelled() {
-                break (Status::Interrupted, Some("interrupted".into()));
+                return (Status::Interrupted, Some("interrupted".into()));
             }
             // A step that ended as time ran out (a sub-agent's did) must not
             // be followed by another model call.
             if scope.deadline.is_some_and(|at| Instant::now() >= at) {
-                break self.cut_ending(Cut::Timeout, "starting the next step");
+                return self.cut_ending(Cut::Timeout, "starting the next step");
+            }
+            let cycle = state.cycles + 1;
+            let fields = json!({"cycle": cycle, "model": self.config.model, "message_count": state.messages.len()});
+            let hooks = self.hook(base, HookEvent::PreThink, None, fields).await;
+            if let HookAction::Stop(reason) = &hooks.action {
+                return stopped_by(&hooks.decided_by, reason);
             }
             // THINK
-            let (response, cost) = match self
-                .think(state, &system, &mut tools, scope, interrupt)
-                .await
-            {
+            let (response, cost) = match self.think(state, system, tools, scope, interrupt).await {
                 Ok(answer) => answer,
-                Err(ending) => break ending,
+                Err(ending) => return ending,
             };
             model_used.clone_from(&response.model);
-            output = response.text();
+            *output = response.text();
             // DECIDE
             let calls: Vec<PendingCall> = response
                 .tool_calls()
@@ -227,38 +353,113 @@ impl Agent<'_> {
             );
             self.observer.on_event(&Event::Assistant {
                 cycle: state.cycles,
-                text,
+                text: text.clone(),
             });
+            if self.guard.hooks.wants(HookEvent::PostThink) {
+                let planned: Vec<_> = calls
+                    .iter()
+                    .map(|c| json!({"id": c.id, "name": c.name, "input": arguments_value(&c.arguments)}))
+                    .collect();
+                let fields = json!({"cycle": state.cycles, "text": text, "tool_calls": planned});
+                let hooks = self.hook(base, HookEvent::PostThink, None, fields).await;
+                if let HookAction::Stop(reason) = &hooks.action {
+                    return stopped_by(&hooks.decided_by, reason);
+                }
+            }
             if calls.is_empty() {
-                break (Status::Complete, None);
+                match self.may_stop(state, base, &text, continuations).await {
+                    Ok(()) => return (Status::Complete, None),
+                    Err(None) => {
+                        continuations += 1;
+                        continue;
+                    }
+                    Err(Some(ending)) => return ending,
+                }
             }
+            continuations = 0;
             // ACT and OBSERVE
-            if let Err(ending) = self.act(state, calls, scope, interrupt).await {
-                break ending;
+            if let Err(ending) = self.act(state, calls, scope, interrupt, base).await {
+                return ending;
             }
+        }
+    }
+
+    /// Asks the Stop (or, in a sub-agent, SubagentStop) hooks whether the
+    /// run may end. `Err(None)`: a hook sent the model back to work (its
+    /// reason is now the next user message); `Err(Some(..))`: a hook
+    /// stopped the session.
+    async fn may_stop(
+        &self,
+        state: &mut SessionState,
+        base: &PayloadBase,
+        last: &str,
+        continuations: u32,
+    ) -> Result<(), Option<Ending>> {
+        let event = if base.agent.is_some() {
+            HookEvent::SubagentStop
+        } else {
+            HookEvent::Stop
         };
-        self.commit(
-            state,
-            Entry::End {
-                status,
-                error: error.clone(),
-            },
-        );
-        let result = start.result(
-            state,
-            status,
-            output,
-            model_used,
-            error,
-            started.elapsed().as_millis() as u64,
-        );
-        self.observer.on_event(&Event::Result(result.clone()));
-        result
+        let fields = json!({"stop_hook_active": continuations > 0, "last_assistant_message": last});
+        let value = base.agent.as_ref().map(|(_, kind)| kind.as_str());
+        let hooks = self.hook(base, event, value, fields).await;
+        match &hooks.action {
+            HookAction::Stop(reason) => Err(Some(stopped_by(&hooks.decided_by, reason))),
+            HookAction::Deny(reason) if continuations < self.guard.max_stop_continuations => {
+                let by = hooks.decided_by.as_deref().unwrap_or("a hook");
+                let text =
+                    format!("A {event} hook ({by}) did not let the session end yet:\n{reason}");
+                let message = Message {
+                    role: Role::User,
+                    content: vec![Block::Text { text }],
+                };
+                self.commit(state, Entry::User { message });
+                Err(None)
+            }
+            HookAction::Deny(_) => {
+                self.observer.on_event(&Event::Notice {
+                    source: format!("{event} hooks"),
+                    text: format!(
+                        "{event} hooks kept the session going {continuations} times in a row; it ends now"
+                    ),
+                });
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Runs the hooks of `event` (when any wants it) and reports them.
+    pub(crate) async fn hook(
+        &self,
+        base: &PayloadBase,
+        event: HookEvent,
+        value: Option<&str>,
+        fields: serde_json::Value,
+    ) -> crate::hooks::Dispatch {
+        run_hooks(&self.guard, self.observer, base, event, value, fields).await
+    }
+
+    /// What every hook payload of this run carries.
+    pub(crate) fn payload_base(&self, state: &SessionState, scope: &Scope) -> PayloadBase {
+        PayloadBase {
+            session_id: state.session_id.clone(),
+            transcript_path: self
+                .config
+                .transcript_path
+                .as_ref()
+                .map(|path| path.display().to_string()),
+            cwd: self.config.workspace.display().to_string(),
+            permission_mode: self.guard.permissions.mode().as_str(),
+            agent: scope.agent.clone(),
+        }
     }
 
     fn tool_definitions(&self) -> Vec<ToolDefinition> {
+        // A tool a deny rule names whole is not offered at all.
         self.tools
             .specs()
+            .filter(|spec| !self.guard.permissions.hides(&spec.name))
             .map(|spec| ToolDefinition {
                 name: spec.name.clone(),
                 description: spec.description.clone(),
@@ -346,6 +547,7 @@ impl Agent<'_> {
         calls: Vec<PendingCall>,
         scope: &Scope,
         interrupt: &CancellationToken,
+        base: &PayloadBase,
     ) -> Result<(), Ending> {
         for call in &calls {
             self.observer.on_event(&Event::ToolCall {
@@ -382,8 +584,16 @@ impl Agent<'_> {
             tally: Some(tally.clone()),
             ..scope.clone()
         };
+        let gate = Gatekeeper {
+            registry: self.tools,
+            ctx: &ctx,
+            guard: &self.guard,
+            observer: self.observer,
+            base,
+            stopped: Default::default(),
+        };
         let work = self.serving_sub_agents(
-            run_calls(self.tools, &ctx, calls),
+            run_calls(&gate, calls),
             requests,
             state,
             &sub_scope,
@@ -422,6 +632,7 @@ impl Agent<'_> {
             let duration_ms = outcome.duration.as_millis() as u64;
             let (status, error) = match &outcome.result {
                 Ok(_) => ("success", None),
+                Err(err) if outcome.denied => (DENIED, Some(err.message.clone())),
                 Err(err) => ("error", Some(err.message.clone())),
             };
             self.observer.on_event(&Event::ToolResult {
@@ -434,7 +645,7 @@ impl Agent<'_> {
             records.push(ToolCallRecord {
                 id: outcome.call.id.clone(),
                 name: outcome.call.name.clone(),
-                arguments: arguments_value(&outcome.call.arguments),
+                arguments: outcome.input.clone(),
                 status: status.into(),
                 duration_ms,
                 error,
@@ -451,7 +662,10 @@ impl Agent<'_> {
         self.commit(state, step);
         // After the results, so that a reader sees the call that set it first.
         self.report_todos(&notes, state);
-        Ok(())
+        match gate.stop_reason() {
+            Some(reason) => Err((Status::Stopped, Some(reason))),
+            None => Ok(()),
+        }
     }
 
     /// The file history for the calls of the current step: the cycle that
@@ -489,7 +703,11 @@ impl Agent<'_> {
     }
 }
 
-/// The arguments as JSON when they parse, else as the raw string.
-fn arguments_value(raw: &str) -> serde_json::Value {
-    serde_json::from_str(raw).unwrap_or_else(|_| serde_json::Value::String(raw.into()))
+/// The ending of a run a hook stopped.
+fn stopped_by(hook: &Option<String>, reason: &str) -> Ending {
+    let by = hook.as_deref().unwrap_or("a hook");
+    (
+        Status::Stopped,
+        Some(format!("the hook {by} stopped the session: {reason}")),
+    )
 }

@@ -72,6 +72,53 @@ pub enum Event {
         /// What happened.
         event: Box<Event>,
     },
+    /// A tool call needs the user's approval.
+    PermissionRequest {
+        /// The call's id.
+        id: String,
+        /// The tool.
+        name: String,
+        /// The input the user is asked about (after hooks).
+        arguments: serde_json::Value,
+        /// Why it asks.
+        reason: String,
+    },
+    /// A tool call was refused, or allowed after asking or by a hook (a
+    /// call the rules or the mode simply let run is not reported).
+    PermissionDecision {
+        /// The call's id.
+        id: String,
+        /// The tool.
+        name: String,
+        /// `allow` or `deny`.
+        decision: String,
+        /// Who decided: `rule`, `mode`, `hook` or `user`.
+        by: String,
+        /// The rule with its origin, the hook, the mode.
+        source: String,
+        /// Why.
+        reason: String,
+    },
+    /// A hook answered something other than "carry on", or failed.
+    Hook {
+        /// The event (`PreToolUse`, ...).
+        event: String,
+        /// The hook.
+        hook: String,
+        /// `allow`, `deny`, `ask`, `stop`, `continue` (with context), or
+        /// `failed`.
+        outcome: String,
+        /// Its reason, or what went wrong.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// A message for the user from a hook.
+    Notice {
+        /// Who says it.
+        source: String,
+        /// What it says.
+        text: String,
+    },
     /// The run ended.
     Result(RunResult),
 }

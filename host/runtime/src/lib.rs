@@ -9,11 +9,15 @@
 //! them as a log and checkpoints that [`restore`] reads back.
 
 mod act;
+mod admit;
 mod agent;
 mod bounded;
 mod checkpoint_writer;
 mod events;
+mod guard;
+mod hooks;
 mod journal;
+pub mod permissions;
 mod prompt;
 mod recorder;
 mod result;
@@ -26,10 +30,12 @@ pub use agent::{
     DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_TOKENS, Pricing,
 };
 pub use events::{Event, Observer, Silent};
+pub use guard::{DEFAULT_MAX_STOP_CONTINUATIONS, Guard};
+pub use hooks::{DEFAULT_HOOK_TIMEOUT, Dispatch, HookDispatcher, HookReport};
 pub use journal::{Entry, Journal, lost_results};
 pub use prompt::{INSTRUCTION_FILES, system_prompt, today};
 pub use recorder::{CheckpointPolicy, LogRecord, Restored, SessionRecorder, restore, restore_at};
-pub use result::{RUNTIME_NAME, RunResult, TokensUsed};
+pub use result::{PermissionDenial, RUNTIME_NAME, RunResult, TokensUsed};
 pub use state::{FileRecord, SessionState, Status, ToolCallRecord, new_session_id};
 pub use sub_agent::TASK_TOOL;
 pub use tokio_util::sync::CancellationToken;

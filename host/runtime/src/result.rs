@@ -1,6 +1,6 @@
 //! The result object of a run, as `--output-format json` prints it.
 
-use crate::state::{SessionState, Status, ToolCallRecord};
+use crate::state::{DENIED, SessionState, Status, ToolCallRecord};
 use serde::{Deserialize, Serialize};
 
 /// The runtime's name in results.
@@ -42,6 +42,21 @@ pub struct RunResult {
     pub tool_calls: Vec<ToolCallRecord>,
     /// Why the run ended early, for statuses other than `complete`.
     pub error_message: Option<String>,
+    /// The tool calls that were refused (by a rule, the mode, a hook or
+    /// the user), as Claude Code reports them.
+    #[serde(default)]
+    pub permission_denials: Vec<PermissionDenial>,
+}
+
+/// A refused tool call in a result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PermissionDenial {
+    /// The tool.
+    pub tool_name: String,
+    /// The call's id.
+    pub tool_use_id: String,
+    /// Its input.
+    pub tool_input: serde_json::Value,
 }
 
 /// Where a run started, to report only its own share of a session.
@@ -92,6 +107,15 @@ impl RunStart {
             runtime_name: RUNTIME_NAME.to_string(),
             tool_calls: state.tool_calls[self.tool_calls..].to_vec(),
             error_message,
+            permission_denials: state.tool_calls[self.tool_calls..]
+                .iter()
+                .filter(|call| call.status == DENIED)
+                .map(|call| PermissionDenial {
+                    tool_name: call.name.clone(),
+                    tool_use_id: call.id.clone(),
+                    tool_input: call.arguments.clone(),
+                })
+                .collect(),
         }
     }
 }

@@ -24,6 +24,8 @@ pub enum Status {
     Interrupted,
     /// The provider failed (after retries) or the run could not go on.
     Error,
+    /// A hook ended the session.
+    Stopped,
 }
 
 impl Status {
@@ -31,7 +33,7 @@ impl Status {
     pub fn exit_code(self) -> u8 {
         match self {
             Self::Complete => 0,
-            Self::Error => 1,
+            Self::Error | Self::Stopped => 1,
             Self::MaxCycles | Self::BudgetExceeded | Self::Timeout => 3,
             Self::Interrupted => 130,
         }
@@ -46,9 +48,13 @@ impl Status {
             Self::Timeout => "timeout",
             Self::Interrupted => "interrupted",
             Self::Error => "error",
+            Self::Stopped => "stopped",
         }
     }
 }
+
+/// The status of a tool call that was refused.
+pub(crate) const DENIED: &str = "denied";
 
 /// One tool call as it happened.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -59,7 +65,8 @@ pub struct ToolCallRecord {
     pub name: String,
     /// The arguments: parsed JSON, or the raw text when it did not parse.
     pub arguments: serde_json::Value,
-    /// `success` or `error`.
+    /// `success`, `error`, or `denied` (refused by a permission rule, the
+    /// mode, a hook or the user).
     pub status: String,
     /// How long the call took.
     pub duration_ms: u64,

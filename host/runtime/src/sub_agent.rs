@@ -11,10 +11,12 @@ use crate::journal::{Journal, ParentFiles};
 use crate::state::SessionState;
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
+use kaizen_hooks::{HookAction, HookEvent};
 use kaizen_llm::Usage;
 use kaizen_tools::{
     SubAgentFuture, SubAgentLink, SubAgentReport, SubAgentRequest, SubAgents, ToolSpec,
 };
+use serde_json::json;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -103,6 +105,9 @@ pub(crate) struct Scope {
     pub tally: Option<Arc<Meter>>,
     /// Whether tool calls may start sub-agents.
     pub may_delegate: bool,
+    /// In a sub-agent's run: the id (its parent's tool call) and type
+    /// hooks see.
+    pub agent: Option<(String, String)>,
 }
 
 impl Scope {
@@ -113,6 +118,7 @@ impl Scope {
             spent: Arc::default(),
             tally: None,
             may_delegate: true,
+            agent: None,
         }
     }
 
@@ -230,15 +236,30 @@ impl Agent<'_> {
             journal: self.journal.as_ref().map(|journal| {
                 Arc::new(ParentFiles(self.step_files(journal, parent))) as Arc<dyn Journal>
             }),
+            guard: self.guard.clone(),
         };
         let mut state = SessionState::new(
             format!("{}/{}", parent.session_id, job.call_id),
             &self.config.model,
         );
+        let kind_name = job.request.subagent_type.clone();
         let scope = Scope {
             may_delegate: false,
+            agent: Some((job.call_id.clone(), kind_name.clone())),
             ..scope.clone()
         };
+        let base = agent.payload_base(&state, &scope);
+        let fields = json!({"prompt": job.request.prompt, "description": job.request.description});
+        let hooks = agent
+            .hook(&base, HookEvent::SubagentStart, Some(&kind_name), fields)
+            .await;
+        if let HookAction::Stop(reason) | HookAction::Deny(reason) = &hooks.action {
+            let by = hooks.decided_by.as_deref().unwrap_or("a hook");
+            let _ = job.reply.send(Err(format!(
+                "the sub-agent was not started: the hook {by} refused it: {reason}"
+            )));
+            return;
+        }
         let result = agent
             .run_in(&mut state, Some(&job.request.prompt), interrupt, &scope)
             .await;

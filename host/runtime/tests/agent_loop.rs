@@ -137,6 +137,7 @@ async fn run(
         config: agent_config,
         observer: &observer,
         journal: None,
+        guard: std::sync::Arc::new(kaizen_runtime::Guard::allow_all()),
     };
     let mut state = SessionState::new("s-test", "scripted-model");
     let result = agent.run(&mut state, "do the task", interrupt).await;
@@ -455,6 +456,7 @@ async fn tools_notes_live_in_the_session_state_between_steps() {
         config: AgentConfig::new("scripted-model", std::env::temp_dir()),
         observer: &observer,
         journal: None,
+        guard: std::sync::Arc::new(kaizen_runtime::Guard::allow_all()),
     };
     let mut state = SessionState::new("s-notes", "scripted-model");
     // What an earlier run (or a resumed checkpoint) left in the state.

@@ -164,6 +164,7 @@ async fn resume(
         config: config(),
         observer: &Silent,
         journal: Some(journal.clone()),
+        guard: std::sync::Arc::new(kaizen_runtime::Guard::allow_all()),
     };
     agent.resume(state, task, &running.interrupt).await
 }
@@ -356,6 +357,7 @@ mod recorded {
             config: config(),
             observer: &Silent,
             journal: Some(recorder.clone()),
+            guard: std::sync::Arc::new(kaizen_runtime::Guard::allow_all()),
         };
         agent
             .resume(&mut state, Some("task"), &running.interrupt)

@@ -6,98 +6,17 @@
 
 mod common;
 
-use common::Recorder;
+use common::{Recorder, Routed, TaskTool, reply_json as reply};
 
-use kaizen_llm::{Block, CompletionFuture, EventSink, Provider, Request, Response, Role, Usage};
+use kaizen_llm::{Block, Request, Response, Usage};
 use kaizen_runtime::{
     Agent, AgentConfig, CancellationToken, Event, RunResult, SessionState, Status,
 };
-use kaizen_tools::{
-    CallContext, Danger, SubAgentRequest, Tool, ToolError, ToolErrorKind, ToolFuture, ToolOutput,
-    ToolRegistry, ToolSpec,
-};
+use kaizen_tools::{CallContext, Danger, Tool, ToolFuture, ToolOutput, ToolRegistry, ToolSpec};
 use serde_json::json;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{Barrier, Notify};
-
-/// Answers each conversation from its own queue, keyed by the text of its
-/// first user message; keeps every request. The conversation `hang_on` is
-/// never answered; `hanging` is notified when it asks.
-#[derive(Default)]
-struct Routed {
-    queues: Mutex<HashMap<String, Vec<Response>>>,
-    requests: Mutex<Vec<Request>>,
-    hang_on: Option<String>,
-    hanging: Arc<Notify>,
-}
-
-impl Routed {
-    fn with(mut self, task: &str, mut replies: Vec<Response>) -> Self {
-        replies.reverse();
-        self.queues.get_mut().unwrap().insert(task.into(), replies);
-        self
-    }
-
-    /// The requests of the conversation that began with `task`.
-    fn requests_of(&self, task: &str) -> Vec<Request> {
-        self.requests
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|r| first_user_text(r) == task)
-            .cloned()
-            .collect()
-    }
-}
-
-fn first_user_text(request: &Request) -> String {
-    request
-        .messages
-        .iter()
-        .find(|m| m.role == Role::User)
-        .and_then(|m| match m.content.first() {
-            Some(Block::Text { text }) => Some(text.clone()),
-            _ => None,
-        })
-        .unwrap_or_default()
-}
-
-impl Provider for Routed {
-    fn name(&self) -> &str {
-        "routed"
-    }
-
-    fn complete<'a>(&'a self, request: &'a Request, _: EventSink<'a>) -> CompletionFuture<'a> {
-        Box::pin(async move {
-            self.requests.lock().unwrap().push(request.clone());
-            let task = first_user_text(request);
-            if self.hang_on.as_deref() == Some(task.as_str()) {
-                self.hanging.notify_one();
-                std::future::pending::<()>().await;
-            }
-            let next = self
-                .queues
-                .lock()
-                .unwrap()
-                .get_mut(&task)
-                .and_then(Vec::pop);
-            Ok(next.unwrap_or_else(|| reply(&format!("script exhausted for {task}"), &[])))
-        })
-    }
-}
-
-/// [`common::reply`] with the arguments as JSON values.
-fn reply(text: &str, calls: &[(&str, serde_json::Value)]) -> Response {
-    let args: Vec<String> = calls.iter().map(|(_, args)| args.to_string()).collect();
-    let calls: Vec<(&str, &str)> = calls
-        .iter()
-        .zip(&args)
-        .map(|((name, _), args)| (*name, args.as_str()))
-        .collect();
-    common::reply(text, &calls)
-}
+use tokio::sync::Barrier;
 
 fn task(prompt: &str, kind: &str) -> (&'static str, serde_json::Value) {
     (
@@ -113,37 +32,6 @@ fn spec(name: &str, read_only: bool) -> ToolSpec {
         input_schema: json!({"type": "object"}),
         danger: Danger::Safe,
         read_only,
-    }
-}
-
-/// Starts a sub-agent through the call's link, as the `Task` plugin does
-/// through the `agent` import.
-struct TaskTool(ToolSpec);
-
-impl Tool for TaskTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-    fn source(&self) -> &str {
-        "test"
-    }
-    fn call<'a>(&'a self, ctx: &'a CallContext, input: &'a serde_json::Value) -> ToolFuture<'a> {
-        Box::pin(async move {
-            let request = SubAgentRequest {
-                description: input["description"].as_str().unwrap_or_default().into(),
-                prompt: input["prompt"].as_str().unwrap_or_default().into(),
-                subagent_type: input["subagent_type"].as_str().unwrap_or_default().into(),
-            };
-            let report = ctx
-                .sub_agents
-                .run(&ctx.call_id, request)
-                .await
-                .map_err(|err| ToolError::new(ToolErrorKind::InvalidInput, err))?;
-            Ok(ToolOutput::text(format!(
-                "{} [{}, {} cycles, {} tools, ${}]",
-                report.output, report.status, report.cycles, report.tool_calls, report.cost_usd
-            )))
-        })
     }
 }
 
@@ -205,6 +93,7 @@ async fn run(
         config: agent_config,
         observer: &observer,
         journal: None,
+        guard: std::sync::Arc::new(kaizen_runtime::Guard::allow_all()),
     };
     let mut state = SessionState::new("parent", "scripted-model");
     let result = agent.run(&mut state, "main task", interrupt).await;

@@ -19,7 +19,7 @@ pub use history::{FileHistory, FileHistoryLink};
 pub use registry::{DEFAULT_MAX_OUTPUT_BYTES, RegistryError, ToolRegistry};
 pub use session::{FileRecord, NoteChanges, Notes, SessionNotes};
 pub use spec::{
-    CallContext, ContentPart, Danger, Tool, ToolError, ToolErrorKind, ToolFuture, ToolOutput,
-    ToolSpec,
+    CallContext, ContentPart, Danger, RuleSubject, SubjectKind, Tool, ToolError, ToolErrorKind,
+    ToolFuture, ToolOutput, ToolSpec,
 };
 pub use sub_agent::{SubAgentFuture, SubAgentLink, SubAgentReport, SubAgentRequest, SubAgents};

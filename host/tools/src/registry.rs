@@ -197,6 +197,27 @@ impl ToolRegistry {
         self.call_validated(entry, ctx, input).await
     }
 
+    /// Looks tool `name` up and parses and checks `arguments` (the JSON
+    /// text the model sent) against its schema: the tool and its input,
+    /// ready for permission checks and hooks before [`Self::call_value`].
+    pub fn prepare(
+        &self,
+        name: &str,
+        arguments: &str,
+    ) -> Result<(&Arc<dyn Tool>, serde_json::Value), ToolError> {
+        let entry = self.entry(name)?;
+        let input = parse_arguments(name, arguments)?;
+        check_schema(name, &entry.validator, &input)?;
+        Ok((&entry.tool, input))
+    }
+
+    /// Checks `input` (a hook's replacement, say) against tool `name`'s
+    /// schema.
+    pub fn check(&self, name: &str, input: &serde_json::Value) -> Result<(), ToolError> {
+        let entry = self.entry(name)?;
+        check_schema(name, &entry.validator, input)
+    }
+
     fn entry(&self, name: &str) -> Result<&Entry, ToolError> {
         match self.by_name.get(name) {
             Some(&index) => Ok(&self.entries[index]),

@@ -22,6 +22,34 @@ pub enum Danger {
     Dangerous,
 }
 
+/// What permission rules' specifiers match in a tool's input: which field,
+/// and as what. `Bash(npm test:*)` matches a `command`; `Read(./.env)` any
+/// tool's `read-path`; `Edit(src/**)` any `edit-path`;
+/// `WebFetch(domain:x.com)` a `url`; `Task(Explore)` a `name`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleSubject {
+    /// What the field holds.
+    pub kind: SubjectKind,
+    /// The input field (a top-level key of the input object).
+    pub field: String,
+}
+
+/// What kind of value a [`RuleSubject`] names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SubjectKind {
+    /// A shell command line.
+    Command,
+    /// A path the tool reads.
+    ReadPath,
+    /// A path the tool changes.
+    EditPath,
+    /// A URL the tool fetches.
+    Url,
+    /// A name (a sub-agent type, a skill).
+    Name,
+}
+
 /// Describes one tool to the loop and to the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {
@@ -193,6 +221,20 @@ pub trait Tool: Send + Sync {
     /// Where the tool comes from (a plugin name, `mcp:server`, ...), for
     /// messages and listings.
     fn source(&self) -> &str;
+
+    /// What permission rules' specifiers match in this tool's input; `None`
+    /// when only rules naming the whole tool apply to it.
+    fn rule_subject(&self) -> Option<&RuleSubject> {
+        None
+    }
+
+    /// True when everything the tool can do stays inside what the session
+    /// granted: its directories, no network, every program in the full OS
+    /// sandbox. The default permission mode runs such a tool without
+    /// asking; a tool that does not know says `false`.
+    fn contained(&self) -> bool {
+        false
+    }
 
     /// Runs the tool. `input` has already passed the spec's input schema.
     fn call<'a>(&'a self, ctx: &'a CallContext, input: &'a serde_json::Value) -> ToolFuture<'a>;

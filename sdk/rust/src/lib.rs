@@ -90,6 +90,10 @@ extern crate self as kaizen_sdk;
 #[allow(missing_docs, clippy::all)]
 pub mod bindings;
 mod error;
+pub mod hook;
+#[doc(hidden)]
+#[allow(missing_docs, clippy::all)]
+pub mod hook_bindings;
 pub mod host;
 pub mod http;
 pub mod log;

@@ -4,6 +4,7 @@
 
 pub mod run;
 pub mod session;
+pub mod terminal;
 pub mod workspace;
 
 use std::ffi::OsStr;
@@ -27,7 +28,10 @@ where
         .arg("--cwd")
         .arg(workspace)
         .env("KAIZEN_HOME", home)
-        .env("KAIZEN_CACHE_DIR", cache_dir());
+        .env("KAIZEN_CACHE_DIR", cache_dir())
+        // Never the machine's own Claude Code settings: a test that wants
+        // some sets this to a directory of its own.
+        .env("CLAUDE_CONFIG_DIR", home.join("no-claude-settings"));
     cmd
 }
 

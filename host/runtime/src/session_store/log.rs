@@ -9,7 +9,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::PathBuf;
 
-const LOG: &str = "events.jsonl";
+pub(super) const LOG: &str = "events.jsonl";
 
 /// The events read back from a log.
 #[derive(Debug, Clone, PartialEq)]

@@ -185,6 +185,11 @@ impl SessionStore {
         &self.root
     }
 
+    /// The log of session `id` (what hooks get as `transcript_path`).
+    pub fn transcript_path(&self, id: &str) -> Result<PathBuf> {
+        Ok(self.dir(id)?.join(log::LOG))
+    }
+
     /// The directory of session `id`, which must exist.
     pub fn dir(&self, id: &str) -> Result<PathBuf> {
         let dir = self.root.join(valid_id(id)?);

@@ -1,0 +1,17 @@
+//! Claude Code compatibility.
+//!
+//! A Claude Code user's settings work in Kaizen unchanged: the permission
+//! rules and mode in `~/.claude/settings.json` and a project's
+//! `.claude/settings.json` / `.claude/settings.local.json` ([`settings`]),
+//! and their `type: "command"` hooks ([`CommandHook`]), which run in
+//! Kaizen's OS sandbox with the event's JSON on stdin and answer by exit
+//! code and JSON on stdout exactly as Claude Code documents. Which files
+//! count (a project's only once trusted) is the caller's business.
+
+mod command_hook;
+mod hook_output;
+pub mod settings;
+
+pub use command_hook::{CommandHook, CommandRunner};
+pub use hook_output::decision_from;
+pub use settings::{ClaudeSettings, HookCommand, MatcherGroup, SettingsPermissions};

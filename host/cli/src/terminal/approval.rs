@@ -1,0 +1,201 @@
+//! Tool-call approval on the terminal: allow once, allow always (kept as
+//! a rule in the user's config), or refuse with a word for the model.
+
+use super::{Prompting, TerminalInteraction, prompt, say};
+use anyhow::Context as _;
+use kaizen_runtime::permissions::{Approval, ApprovalFuture, ApprovalRequest, Approver};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Asks the person at the terminal about tool calls, one at a time (the
+/// same turn as plugins' questions), and keeps "always" answers in
+/// `config` (the user's `config.toml`) under `[permissions] allow`.
+pub struct TerminalApprover {
+    terminal: Arc<TerminalInteraction>,
+    config: PathBuf,
+}
+
+impl TerminalApprover {
+    /// Asks on `terminal`; keeps rules in `config`.
+    pub fn new(terminal: Arc<TerminalInteraction>, config: PathBuf) -> Self {
+        Self { terminal, config }
+    }
+
+    async fn ask(&self, request: &ApprovalRequest) -> Approval {
+        let terminal = &self.terminal;
+        let _turn = terminal.turn.lock().await;
+        let _open = Prompting::open(&*terminal.status);
+        say(&render(request, &self.config.display().to_string()));
+        loop {
+            say("> ");
+            let read = tokio::select! {
+                read = terminal.reader.read_line() => read,
+                () = terminal.interrupt.cancelled() => {
+                    say("\n(interrupted)\n");
+                    return Approval::Deny("the user interrupted the run".into());
+                }
+            };
+            let line = match read {
+                Ok(Some(line)) => line,
+                Ok(None) | Err(_) => {
+                    say("\n(declined)\n");
+                    return Approval::Deny(String::new());
+                }
+            };
+            match parse(&line) {
+                Some(Approval::Always) => {
+                    if let Err(err) = keep_rule(&self.config, &request.always_rule) {
+                        say(&format!(
+                            "\x1b[33mallowed for this session only: {err:#}\x1b[0m\n"
+                        ));
+                    }
+                    say("\n");
+                    return Approval::Always;
+                }
+                Some(answer) => {
+                    say("\n");
+                    return answer;
+                }
+                None => say("\x1b[33mAnswer 1, 2 or 3 (3 may be followed by a reason).\x1b[0m\n"),
+            }
+        }
+    }
+}
+
+impl Approver for TerminalApprover {
+    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> ApprovalFuture<'a> {
+        Box::pin(self.ask(request))
+    }
+}
+
+/// The question, with the call's input shown safely (no terminal escapes
+/// from model text) and briefly.
+pub fn render(request: &ApprovalRequest, config: &str) -> String {
+    let who = match &request.agent {
+        Some(agent) => format!(" (for a {} sub-agent)", prompt::clean(agent)),
+        None => String::new(),
+    };
+    let input = prompt::clean(&request.input.to_string());
+    let input: String = if input.chars().count() > 600 {
+        input.chars().take(600).chain("…".chars()).collect()
+    } else {
+        input
+    };
+    format!(
+        "\n\x1b[1mKaizen wants to run {tool}{who}\x1b[0m: {input}\n\x1b[2m{reason}\x1b[0m\n  \
+         1. Yes\n  2. Yes, and allow `{rule}` from now on (kept in {config})\n  \
+         3. No (type a reason after 3 to tell the model what to do instead)\n",
+        tool = prompt::clean(&request.tool),
+        reason = prompt::clean(&request.reason),
+        rule = prompt::clean(&request.always_rule),
+    )
+}
+
+/// `1`/`y`/`yes`, `2`/`a`/`always`, `3`/`n`/`no` with an optional reason.
+pub fn parse(line: &str) -> Option<Approval> {
+    let line = line.trim();
+    let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+    match word.to_ascii_lowercase().as_str() {
+        "1" | "y" | "yes" if rest.is_empty() => Some(Approval::Once),
+        "2" | "a" | "always" if rest.is_empty() => Some(Approval::Always),
+        "3" | "n" | "no" => Some(Approval::Deny(rest.trim().to_string())),
+        _ => None,
+    }
+}
+
+/// Adds `rule` to `[permissions] allow` in the config file at `path`,
+/// keeping the rest of the file as it is.
+pub fn keep_rule(path: &std::path::Path, rule: &str) -> anyhow::Result<()> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(err) => return Err(err).with_context(|| format!("reading {}", path.display())),
+    };
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .with_context(|| format!("{} is not valid TOML", path.display()))?;
+    let permissions = doc
+        .entry("permissions")
+        .or_insert_with(toml_edit::table)
+        .as_table_mut()
+        .with_context(|| format!("{}: `permissions` is not a table", path.display()))?;
+    let allow = permissions
+        .entry("allow")
+        .or_insert_with(|| toml_edit::value(toml_edit::Array::new()))
+        .as_array_mut()
+        .with_context(|| format!("{}: `permissions.allow` is not a list", path.display()))?;
+    if !allow.iter().any(|value| value.as_str() == Some(rule)) {
+        allow.push(rule);
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let temp = path.with_extension("toml.tmp");
+    std::fs::write(&temp, doc.to_string())
+        .with_context(|| format!("writing {}", temp.display()))?;
+    std::fs::rename(&temp, path).with_context(|| format!("replacing {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn answers_parse_and_garbage_asks_again() {
+        assert_eq!(parse("1\n"), Some(Approval::Once));
+        assert_eq!(parse(" y "), Some(Approval::Once));
+        assert_eq!(parse("2"), Some(Approval::Always));
+        assert_eq!(parse("3"), Some(Approval::Deny(String::new())));
+        assert_eq!(
+            parse("3 use make instead"),
+            Some(Approval::Deny("use make instead".into()))
+        );
+        assert_eq!(
+            parse("no  not now "),
+            Some(Approval::Deny("not now".into()))
+        );
+        assert_eq!(parse(""), None);
+        assert_eq!(parse("1 please"), None);
+        assert_eq!(parse("maybe"), None);
+    }
+
+    #[test]
+    fn the_question_shows_the_call_without_escapes() {
+        let request = ApprovalRequest {
+            tool: "Bash".into(),
+            input: json!({"command": "echo \u{1b}[2Jgone"}),
+            reason: "it needs approval".into(),
+            always_rule: "Bash(echo hi)".into(),
+            agent: Some("Explore".into()),
+        };
+        let text = render(&request, "/home/u/.local/share/kaizen/config.toml");
+        assert!(
+            text.contains("Kaizen wants to run Bash (for a Explore sub-agent)"),
+            "{text}"
+        );
+        assert!(!text.contains("\u{1b}[2J"), "{text:?}");
+        assert!(text.contains("`Bash(echo hi)`") && text.contains("config.toml"));
+    }
+
+    #[test]
+    fn always_rules_are_kept_in_the_users_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "# mine\n[plugins]\nmax-memory-mib = 512\n").unwrap();
+        keep_rule(&path, "Bash(make test)").unwrap();
+        keep_rule(&path, "Bash(make test)").unwrap();
+        keep_rule(&path, "WebFetch(domain:docs.rs)").unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("# mine\n"), "{text}");
+        let config: toml::Value = toml::from_str(&text).unwrap();
+        assert_eq!(
+            config["permissions"]["allow"],
+            toml::Value::Array(vec![
+                "Bash(make test)".into(),
+                "WebFetch(domain:docs.rs)".into()
+            ])
+        );
+        assert_eq!(config["plugins"]["max-memory-mib"].as_integer(), Some(512));
+    }
+}

@@ -1,0 +1,318 @@
+//! A Claude Code user's settings, unchanged, through the real `kaizen run`:
+//! command hooks of the kinds people write (a bash+jq guard, a Python
+//! validator that rewrites input, a formatter after edits, a Stop hook that
+//! asks for tests) run in the OS sandbox with the event on stdin, and the
+//! permission rules of `.claude/settings.json` apply, as far as the
+//! workspace is trusted.
+
+mod common;
+
+use common::run::{result_of, run_command, tool_results};
+use kaizen_model_server::{ModelServer, Recorded, Reply, Script, Wire};
+use kaizen_test_support::missing_feature;
+use serde_json::json;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use tempfile::TempDir;
+
+/// A Claude Code project: its workspace, Kaizen's home, and a user
+/// settings directory of its own.
+struct Project {
+    home: TempDir,
+    ws: TempDir,
+    claude_user: TempDir,
+}
+
+impl Project {
+    fn new() -> Self {
+        Self {
+            home: tempfile::tempdir().unwrap(),
+            ws: tempfile::tempdir().unwrap(),
+            claude_user: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn root(&self) -> PathBuf {
+        self.ws.path().canonicalize().unwrap()
+    }
+
+    /// Writes `relative` in the workspace (executable when it is a
+    /// script).
+    fn write(&self, relative: &str, text: &str) -> PathBuf {
+        write(&self.root(), relative, text)
+    }
+
+    fn trust(&self) {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_kaizen"))
+            .arg("trust")
+            .arg(self.root())
+            .env("KAIZEN_HOME", self.home.path())
+            .output()
+            .unwrap();
+        common::succeeded(&out);
+    }
+
+    async fn run(&self, replies: Vec<Reply>, args: &[&str]) -> (Output, Vec<Recorded>) {
+        let mut script = Script::new();
+        for reply in replies {
+            script = script.reply(reply);
+        }
+        let server = ModelServer::start(script).await.unwrap();
+        let mut all = vec!["--model", "gpt-4o-mini", "--output-format", "json"];
+        all.extend(args);
+        let root = self.root();
+        let mut cmd = run_command(self.home.path(), &root, Some((&server, Wire::OpenAi)), &all);
+        cmd.current_dir(&root)
+            .env("CLAUDE_CONFIG_DIR", self.claude_user.path())
+            .arg("Do the task.");
+        let output = tokio::process::Command::from(cmd).output().await.unwrap();
+        (output, server.requests())
+    }
+}
+
+fn write(root: &Path, relative: &str, text: &str) -> PathBuf {
+    let path = root.join(relative);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, text).unwrap();
+    if relative.ends_with(".sh") || relative.ends_with(".py") {
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    path
+}
+
+fn bash(command: &str) -> Reply {
+    Reply::tool("Bash", &json!({ "command": command }).to_string())
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// The bash+jq guard Claude Code's docs show: exit 2 blocks, stderr is
+/// the reason.
+const BLOCK_RM: &str = r#"#!/bin/bash
+command=$(jq -r '.tool_input.command')
+if echo "$command" | grep -q 'rm -rf'; then
+  echo "Blocked by block-rm.sh: rm -rf is not allowed here" >&2
+  exit 2
+fi
+exit 0
+"#;
+
+/// A Python validator that rewrites a command and lets it run.
+const VALIDATE: &str = r#"#!/usr/bin/env python3
+import json, sys
+event = json.load(sys.stdin)
+command = event["tool_input"].get("command", "")
+if command.startswith("echo unvalidated"):
+    out = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "permissionDecisionReason": "validated",
+            "updatedInput": {"command": "echo validated-by-python"},
+            "additionalContext": "validate.py rewrote the command",
+        }
+    }
+    print(json.dumps(out))
+"#;
+
+/// A formatter after edits: strips trailing spaces from the written file.
+const FORMAT: &str = r#"#!/bin/bash
+file=$(jq -r '.tool_input.file_path')
+sed -i 's/[[:space:]]*$//' "$file"
+"#;
+
+/// A Stop hook that asks for the tests once.
+const NEED_TESTS: &str = r#"#!/bin/bash
+input=$(cat)
+if [ "$(echo "$input" | jq -r .stop_hook_active)" = "true" ]; then exit 0; fi
+if [ ! -f "$CLAUDE_PROJECT_DIR/.tests-ran" ]; then
+  echo '{"decision": "block", "reason": "Run the tests first: make test"}'
+fi
+"#;
+
+fn settings() -> String {
+    json!({
+        "permissions": {
+            "allow": ["Bash(make:*)"],
+            "deny": ["Read(./.env)"]
+        },
+        "hooks": {
+            "PreToolUse": [
+                {"matcher": "Bash", "hooks": [
+                    {"type": "command", "command": "$CLAUDE_PROJECT_DIR/.claude/hooks/block-rm.sh"},
+                    {"type": "command", "command": "python3 \"$CLAUDE_PROJECT_DIR/.claude/hooks/validate.py\"", "timeout": 30}
+                ]}
+            ],
+            "PostToolUse": [
+                {"matcher": "Write|Edit", "hooks": [
+                    {"type": "command", "command": "$CLAUDE_PROJECT_DIR/.claude/hooks/format.sh"}
+                ]}
+            ],
+            "Stop": [
+                {"hooks": [{"type": "command", "command": "$CLAUDE_PROJECT_DIR/.claude/hooks/need-tests.sh"}]}
+            ]
+        }
+    })
+    .to_string()
+}
+
+fn require_jq() -> bool {
+    let found = std::process::Command::new("jq")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        missing_feature(
+            env!("CARGO_TARGET_TMPDIR"),
+            "jq",
+            "the Claude Code hook scripts under test use jq (Debian: apt-get install jq)",
+        );
+    }
+    found
+}
+
+fn claude_project() -> Project {
+    let project = Project::new();
+    project.write(".claude/settings.json", &settings());
+    project.write(".claude/hooks/block-rm.sh", BLOCK_RM);
+    project.write(".claude/hooks/validate.py", VALIDATE);
+    project.write(".claude/hooks/format.sh", FORMAT);
+    project.write(".claude/hooks/need-tests.sh", NEED_TESTS);
+    project.write(".env", "API_TOKEN=do-not-read\n");
+    project.write("Makefile", "test:\n\t@echo tests pass\n");
+    project
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_trusted_projects_hooks_and_rules_work_unchanged() {
+    if !require_jq() {
+        return;
+    }
+    let project = claude_project();
+    project.trust();
+    let root = project.root();
+    let replies = vec![
+        bash("rm -rf src"),
+        bash("echo unvalidated input"),
+        Reply::tool(
+            "Write",
+            &json!({"file_path": root.join("notes.txt"), "content": "one   \ntwo\t\n"}).to_string(),
+        ),
+        Reply::tool("Read", &json!({"file_path": root.join(".env")}).to_string()),
+        Reply::text("Finished."),
+        bash("make test && touch .tests-ran"),
+        Reply::text("Finished, tests pass."),
+    ];
+    let (output, requests) = project.run(replies, &[]).await;
+    let result = result_of(&output);
+    assert_eq!(result["status"], "complete", "{}", stderr(&output));
+    let results = tool_results(&requests[4].body);
+    assert!(
+        results[0].contains("Blocked by block-rm.sh"),
+        "{}",
+        results[0]
+    );
+    assert!(
+        results[1].contains("validated-by-python") && results[1].contains("validate.py rewrote"),
+        "{}",
+        results[1]
+    );
+    // The formatter ran in the sandbox on the file Write made.
+    assert_eq!(
+        std::fs::read_to_string(root.join("notes.txt")).unwrap(),
+        "one\ntwo\n"
+    );
+    assert!(results[3].contains("Read(./.env)"), "{}", results[3]);
+    // The Stop hook sent the model back for the tests; `make` was allowed.
+    let feedback = requests[5].body.to_string();
+    assert!(feedback.contains("Run the tests first"), "{feedback}");
+    let after = tool_results(&requests[6].body);
+    assert!(after.last().unwrap().contains("tests pass"), "{after:?}");
+    let statuses: Vec<&str> = result["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        statuses,
+        ["denied", "success", "success", "denied", "success"]
+    );
+    assert_eq!(result["output"], "Finished, tests pass.");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_untrusted_projects_hooks_do_not_run_and_only_its_narrowing_rules_count() {
+    if !require_jq() {
+        return;
+    }
+    let project = claude_project();
+    let root = project.root();
+    let replies = vec![
+        bash("rm -rf scratch"),
+        Reply::tool("Read", &json!({"file_path": root.join(".env")}).to_string()),
+        Reply::text("Finished."),
+    ];
+    std::fs::create_dir(root.join("scratch")).unwrap();
+    let (output, requests) = project.run(replies, &[]).await;
+    let result = result_of(&output);
+    assert_eq!(result["status"], "complete", "{}", stderr(&output));
+    let results = tool_results(&requests[2].body);
+    assert!(
+        !root.join("scratch").exists(),
+        "no hook of an untrusted project ran: {results:?}"
+    );
+    assert!(
+        results[1].contains("Read(./.env)"),
+        "deny rules always count: {}",
+        results[1]
+    );
+    let err = stderr(&output);
+    assert!(
+        err.contains("its hooks are not run (the workspace is not trusted)"),
+        "{err}"
+    );
+    assert!(err.contains("its allow rules are not used"), "{err}");
+    assert_eq!(requests.len(), 3, "no Stop hook ran");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_users_own_hooks_and_rules_apply_everywhere() {
+    if !require_jq() {
+        return;
+    }
+    let project = Project::new();
+    let user = project.claude_user.path();
+    let script = write(user, "hooks/block-rm.sh", BLOCK_RM);
+    write(
+        user,
+        "settings.json",
+        &json!({
+            "permissions": {"deny": ["Bash(git push:*)"]},
+            "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+                {"type": "command", "command": script.display().to_string()}
+            ]}]}
+        })
+        .to_string(),
+    );
+    let replies = vec![
+        bash("rm -rf /tmp/x"),
+        bash("git push --force"),
+        bash("echo fine"),
+        Reply::text("Finished."),
+    ];
+    let (output, requests) = project.run(replies, &[]).await;
+    let result = result_of(&output);
+    assert_eq!(result["status"], "complete", "{}", stderr(&output));
+    let results = tool_results(&requests[3].body);
+    assert!(
+        results[0].contains("Blocked by block-rm.sh"),
+        "{}",
+        results[0]
+    );
+    assert!(results[1].contains("Bash(git push:*)"), "{}", results[1]);
+    assert_eq!(results[2], "fine");
+}

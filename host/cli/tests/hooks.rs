@@ -1,0 +1,186 @@
+//! Hook plugins through the real `kaizen run`: a hook component in Rust
+//! (`guard-hook`, with the SDK) and one in Python (`py-hook`, with
+//! componentize-py) deny, rewrite and annotate real Bash calls, keep the
+//! run going from a Stop hook, and see every event of a session.
+
+mod common;
+
+use common::run::{result_of, run_command, tool_results};
+use kaizen_model_server::{ModelServer, Recorded, Reply, Script, Wire};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::Output;
+
+/// A scripted run: each reply in turn, then the binary's output and what
+/// the model was sent.
+async fn run(
+    home: &Path,
+    workspace: &Path,
+    replies: Vec<Reply>,
+    args: &[&str],
+) -> (Output, Vec<Recorded>) {
+    let mut script = Script::new();
+    for reply in replies {
+        script = script.reply(reply);
+    }
+    let server = ModelServer::start(script).await.unwrap();
+    let mut all = vec!["--model", "gpt-4o-mini", "--output-format", "json"];
+    all.extend(args);
+    let mut cmd = run_command(home, workspace, Some((&server, Wire::OpenAi)), &all);
+    cmd.arg("Do the task.");
+    let output = tokio::process::Command::from(cmd).output().await.unwrap();
+    (output, server.requests())
+}
+
+fn bash(command: &str) -> Reply {
+    Reply::tool("Bash", &json!({ "command": command }).to_string())
+}
+
+fn plugin_args(names: &[&str]) -> Vec<String> {
+    names
+        .iter()
+        .flat_map(|name| {
+            [
+                "--plugins".to_string(),
+                kaizen_test_artifacts::plugin_dir(name)
+                    .display()
+                    .to_string(),
+            ]
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rust_and_python_hook_components_deny_rewrite_and_annotate() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let workspace = ws.path().canonicalize().unwrap();
+    std::fs::write(workspace.join(".hidden-file"), "x").unwrap();
+    std::fs::write(workspace.join(".test-hooks-on"), "").unwrap();
+    let replies = vec![
+        bash("rm -rf build"),
+        bash("ls"),
+        bash("echo hello there"),
+        bash("printf 'SECRET-42'"),
+        bash("curl http://example.invalid"),
+        Reply::tool("Bash", &json!({ "command": 5 }).to_string()),
+        Reply::text("All finished."),
+        Reply::text("All finished. DONE"),
+    ];
+    let plugins = plugin_args(&["guard-hook", "py-hook"]);
+    let args: Vec<&str> = plugins.iter().map(String::as_str).collect();
+    let (output, requests) = run(home.path(), &workspace, replies, &args).await;
+    let result = result_of(&output);
+    assert_eq!(
+        result["status"],
+        "complete",
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(result["output"], "All finished. DONE");
+    let results = tool_results(&requests[6].body);
+    assert_eq!(results.len(), 6, "{results:?}");
+    assert!(
+        results[0].contains("guard-hook: rm -rf is blocked"),
+        "{}",
+        results[0]
+    );
+    assert!(
+        results[1].contains(".hidden-file")
+            && results[1].contains("guard-hook: listed hidden files too"),
+        "the Rust hook rewrote ls to ls -a: {}",
+        results[1]
+    );
+    assert!(
+        results[2].contains("HELLO THERE") && results[2].contains("py-hook: shouted the echo"),
+        "the Python hook rewrote the command: {}",
+        results[2]
+    );
+    assert!(
+        results[3].contains("py-hook: the output holds a secret"),
+        "{}",
+        results[3]
+    );
+    assert!(
+        results[4].contains("py-hook: no network clients"),
+        "{}",
+        results[4]
+    );
+    assert!(results[5].contains("input schema"), "{}", results[5]);
+    let statuses: Vec<&str> = result["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|call| call["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        statuses,
+        ["denied", "success", "success", "success", "denied", "error"]
+    );
+    let denials: Vec<&Value> = result["permission_denials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .collect();
+    assert_eq!(denials.len(), 2);
+    assert_eq!(denials[0]["tool_input"]["command"], "rm -rf build");
+    // The Stop hook sent the model back once, with its reason.
+    assert_eq!(requests.len(), 8);
+    let last = requests[7].body.to_string();
+    assert!(last.contains("finish with the word DONE"), "{last}");
+    // The prompt carried the hook's context.
+    let first = requests[0].body.to_string();
+    assert!(
+        first.contains("guard-hook: this repository uses tabs"),
+        "{first}"
+    );
+
+    let log = std::fs::read_to_string(workspace.join(".hook-events.log")).unwrap();
+    for event in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreThink",
+        "PostThink",
+        "PreToolUse",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "Stop",
+        "SessionEnd",
+    ] {
+        assert!(log.lines().any(|line| line == event), "{event} in:\n{log}");
+    }
+    assert_eq!(log.lines().last(), Some("SessionEnd"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_crashing_hook_is_skipped_unless_required_then_it_refuses_the_call() {
+    let plugins = plugin_args(&["guard-hook"]);
+    let args: Vec<&str> = plugins.iter().map(String::as_str).collect();
+    for required in [false, true] {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let workspace = ws.path().canonicalize().unwrap();
+        std::fs::write(workspace.join(".test-hooks-on"), "").unwrap();
+        std::fs::write(
+            home.path().join("config.toml"),
+            format!("[hooks.plugins.guard-hook]\nrequired = {required}\npriority = \"CRITICAL\"\n"),
+        )
+        .unwrap();
+        let replies = vec![bash("trap-the-hook"), Reply::text("DONE")];
+        let (output, requests) = run(home.path(), &workspace, replies, &args).await;
+        let result = result_of(&output);
+        let text = tool_results(&requests[1].body).join("\n");
+        if required {
+            assert_eq!(result["tool_calls"][0]["status"], "denied", "{result}");
+            assert!(
+                text.contains("required hook plugin guard-hook failed"),
+                "{text}"
+            );
+            assert!(text.contains("crashed"), "{text}");
+        } else {
+            assert_eq!(result["tool_calls"][0]["status"], "success", "{result}");
+            assert!(text.contains("command not found"), "it ran: {text}");
+        }
+        assert_eq!(result["status"], "complete");
+    }
+}

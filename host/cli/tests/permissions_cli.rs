@@ -1,0 +1,328 @@
+//! Permissions through the real `kaizen run`: the terminal approval flow on
+//! a real pseudo-terminal (once, always — kept in the user's config — and
+//! refused with a reason), deny rules on paths holding for the file tools
+//! and for programs in the OS sandbox, and the modes and flags.
+
+mod common;
+
+use common::run::{Run, result_of, run_command, tool_results};
+use common::terminal::Terminal;
+use kaizen_model_server::{ModelServer, Recorded, Reply, Script, Wire};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::Output;
+
+fn bash(command: &str) -> Reply {
+    Reply::tool("Bash", &json!({ "command": command }).to_string())
+}
+
+/// Bash with the network: its effects reach beyond the grant, so the
+/// default mode asks before it runs.
+const NETWORK_BASH: &str = "[grants.bash]\nprocess = { programs = [\"bash\"], network = true }\n";
+
+async fn run_json(
+    home: &Path,
+    ws: &Path,
+    replies: Vec<Reply>,
+    args: &[&str],
+) -> (Output, Vec<Recorded>) {
+    let mut script = Script::new();
+    for reply in replies {
+        script = script.reply(reply);
+    }
+    let server = ModelServer::start(script).await.unwrap();
+    let mut all = vec!["--model", "gpt-4o-mini", "--output-format", "json"];
+    all.extend(args);
+    let mut cmd = run_command(home, ws, Some((&server, Wire::OpenAi)), &all);
+    cmd.arg("Do the task.");
+    let output = tokio::process::Command::from(cmd).output().await.unwrap();
+    (output, server.requests())
+}
+
+fn statuses(result: &Value) -> Vec<String> {
+    result["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|call| call["status"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn on_a_terminal_the_user_allows_once_always_or_refuses_with_a_reason() {
+    let run = Run::builtins_only();
+    let config = run.home.path().join("config.toml");
+    std::fs::write(&config, NETWORK_BASH).unwrap();
+    let script = Script::new()
+        .reply(bash("echo one"))
+        .reply(bash("echo two"))
+        .reply(bash("echo two"))
+        .reply(bash("echo three"))
+        .reply(Reply::text("Finished."));
+    let server = ModelServer::start(script).await.unwrap();
+    let cmd = run.command(
+        Some((&server, Wire::OpenAi)),
+        &["--model", "gpt-4o-mini", "Echo things"],
+    );
+    let mut session = Terminal::spawn(cmd);
+    session.expect("Kaizen wants to run Bash");
+    session.expect("echo one");
+    session.expect("> ");
+    session.type_line("maybe");
+    session.expect("Answer 1, 2 or 3");
+    session.type_line("1");
+    session.expect("Kaizen wants to run Bash");
+    session.expect("allow `Bash(echo two)` from now on");
+    session.expect("> ");
+    session.type_line("2");
+    // The second `echo two` runs without a question; `echo three` asks.
+    session.expect("Kaizen wants to run Bash");
+    session.expect("echo three");
+    session.expect("> ");
+    session.type_line("3 use printf instead");
+    let code = session.finish();
+    assert_eq!(code, Some(0), "{}", session.transcript());
+    let transcript = session.transcript();
+    assert_eq!(
+        transcript.matches("Kaizen wants to run Bash").count(),
+        3,
+        "{transcript}"
+    );
+
+    let requests = server.requests();
+    let results = tool_results(&requests.last().unwrap().body);
+    assert_eq!(results[..3], ["one", "two", "two"]);
+    assert!(
+        results[3].contains("The user refused to let Bash run: use printf instead"),
+        "{}",
+        results[3]
+    );
+    // "Always" was kept as a rule in the user's config, beside what was there.
+    let kept: toml::Value = toml::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    assert_eq!(
+        kept["permissions"]["allow"],
+        toml::Value::Array(vec!["Bash(echo two)".into()])
+    );
+    assert!(
+        kept["grants"]["bash"]["process"]["network"]
+            .as_bool()
+            .unwrap()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_terminal_an_ask_is_refused_naming_what_would_allow_it() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), NETWORK_BASH).unwrap();
+    let (output, requests) = run_json(
+        home.path(),
+        ws.path(),
+        vec![bash("echo hi"), Reply::text("Finished.")],
+        &[],
+    )
+    .await;
+    let result = result_of(&output);
+    assert_eq!(statuses(&result), ["denied"]);
+    let text = tool_results(&requests[1].body).join("\n");
+    assert!(text.contains("nobody can be asked"), "{text}");
+    assert!(text.contains("--allowedTools 'Bash(echo hi)'"), "{text}");
+    assert!(text.contains("[permissions]"), "{text}");
+    assert_eq!(result["permission_denials"][0]["tool_name"], "Bash");
+    assert_eq!(
+        result["permission_denials"][0]["tool_input"]["command"],
+        "echo hi"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn deny_rules_on_paths_hold_for_the_file_tools_and_for_bash() {
+    const SECRET: &str = "sk-live-DO-NOT-LEAK-4242";
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path().canonicalize().unwrap();
+    std::fs::write(root.join(".env"), format!("API_KEY={SECRET}\n")).unwrap();
+    std::fs::create_dir_all(root.join("config/deep")).unwrap();
+    std::fs::write(root.join("config/deep/.env"), format!("TOKEN={SECRET}\n")).unwrap();
+    std::fs::create_dir(root.join("docs")).unwrap();
+    std::fs::write(root.join("docs/guide.md"), "# Guide\n").unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[permissions]\ndeny = [\"Read(.env)\", \"Edit(docs/**)\"]\n",
+    )
+    .unwrap();
+    let replies = vec![
+        Reply::tool("Read", &json!({"file_path": root.join(".env")}).to_string()),
+        bash("cat .env; cat config/deep/.env; echo end"),
+        bash("grep -r DO-NOT-LEAK . ; cp .env leaked.txt; cat leaked.txt; echo end"),
+        Reply::tool(
+            "Grep",
+            &json!({"pattern": "DO-NOT-LEAK", "output_mode": "content", "path": root}).to_string(),
+        ),
+        bash("echo extra >> docs/guide.md; echo status=$?"),
+        Reply::tool(
+            "Write",
+            &json!({"file_path": root.join("docs/new.md"), "content": "x"}).to_string(),
+        ),
+        Reply::text("Finished."),
+    ];
+    let (output, requests) = run_json(home.path(), &root, replies, &[]).await;
+    let result = result_of(&output);
+    assert_eq!(
+        result["status"],
+        "complete",
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let results = tool_results(&requests.last().unwrap().body);
+    for (i, text) in results.iter().enumerate() {
+        assert!(!text.contains(SECRET), "call {i} leaked the secret: {text}");
+    }
+    assert!(results[0].contains("Read(.env)"), "{}", results[0]);
+    assert!(results[1].ends_with("end"), "{}", results[1]);
+    assert!(
+        results[4].contains("status=1"),
+        "the guide is read-only: {}",
+        results[4]
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("docs/guide.md")).unwrap(),
+        "# Guide\n"
+    );
+    assert!(results[5].contains("Edit(docs/**)"), "{}", results[5]);
+    assert!(!root.join("docs/new.md").exists());
+    assert_eq!(
+        statuses(&result),
+        [
+            "denied", "success", "success", "success", "success", "denied"
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn modes_and_flags_decide_as_claude_code_spells_them() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let script = || vec![bash("echo hi"), bash("ls"), Reply::text("Finished.")];
+
+    let (output, requests) = run_json(
+        home.path(),
+        ws.path(),
+        script(),
+        &["--permission-mode", "plan"],
+    )
+    .await;
+    let result = result_of(&output);
+    assert_eq!(statuses(&result), ["denied", "denied"]);
+    assert!(tool_results(&requests[2].body)[0].contains("plan mode"));
+
+    let (output, requests) = run_json(
+        home.path(),
+        ws.path(),
+        script(),
+        &["--disallowedTools", "Bash"],
+    )
+    .await;
+    let result = result_of(&output);
+    let offered: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        !offered.contains(&"Bash") && offered.contains(&"Read"),
+        "{offered:?}"
+    );
+    assert_eq!(statuses(&result), ["denied", "denied"]);
+
+    std::fs::write(home.path().join("config.toml"), NETWORK_BASH).unwrap();
+    let (output, _) = run_json(
+        home.path(),
+        ws.path(),
+        script(),
+        &["--allowedTools", "Bash(echo:*) Read"],
+    )
+    .await;
+    assert_eq!(statuses(&result_of(&output)), ["success", "denied"]);
+
+    let (output, requests) = run_json(
+        home.path(),
+        ws.path(),
+        script(),
+        &["--permission-mode", "dontAsk"],
+    )
+    .await;
+    assert_eq!(statuses(&result_of(&output)), ["denied", "denied"]);
+    assert!(tool_results(&requests[2].body)[0].contains("never asks"));
+
+    let (output, _) = run_json(
+        home.path(),
+        ws.path(),
+        script(),
+        &["--permission-mode", "bypassPermissions"],
+    )
+    .await;
+    assert_eq!(statuses(&result_of(&output)), ["success", "success"]);
+
+    let (output, _) = run_json(
+        home.path(),
+        ws.path(),
+        script(),
+        &["--permission-mode", "yolo"],
+    )
+    .await;
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        err.contains("unknown permission mode `yolo`") && err.contains("acceptEdits"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stream_json_reports_each_decision() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let mut script = Script::new();
+    for reply in [bash("echo hi"), Reply::text("Finished.")] {
+        script = script.reply(reply);
+    }
+    let server = ModelServer::start(script).await.unwrap();
+    let args = [
+        "--model",
+        "gpt-4o-mini",
+        "--output-format",
+        "stream-json",
+        "--disallowedTools",
+        "Bash(echo:*)",
+    ];
+    let mut cmd = run_command(home.path(), ws.path(), Some((&server, Wire::OpenAi)), &args);
+    cmd.arg("Do the task.");
+    let output = cmd.output().unwrap();
+    let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let decision = events
+        .iter()
+        .find(|event| event["type"] == "permission_decision")
+        .expect("a permission_decision event");
+    assert_eq!(decision["decision"], "deny");
+    assert_eq!(decision["by"], "rule");
+    assert!(
+        decision["source"]
+            .as_str()
+            .unwrap()
+            .contains("--disallowedTools"),
+        "{decision}"
+    );
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "result");
+    assert_eq!(last["permission_denials"][0]["tool_name"], "Bash");
+}

@@ -1,0 +1,358 @@
+//! One tool call's way through the guard: the rules and the mode, then
+//! `PreToolUse` hooks, then the user when it is still an ask; and after
+//! the tool ran, `PostToolUse` (or `PostToolUseFailure`) hooks.
+
+use crate::act::{CallOutcome, PendingCall};
+use crate::events::{Event, Observer};
+use crate::guard::Guard;
+use crate::hooks::{Dispatch, PayloadBase};
+use crate::permissions::{
+    Approval, ApprovalRequest, Effect, Grounds, RuleOrigin, Verdict, always_rule,
+};
+use kaizen_hooks::{HookAction, HookEvent};
+use kaizen_tools::{CallContext, ContentPart, Tool, ToolError, ToolErrorKind, ToolRegistry};
+use serde_json::{Value, json};
+use std::sync::Mutex;
+
+/// Where a call stands once the guard has decided.
+pub(crate) enum Admission {
+    /// Run it with this input (a hook may have rewritten it); the context
+    /// hooks added goes to the model with the result.
+    Run { input: Value, context: Vec<String> },
+    /// Do not run it; the error is its result. `denied` marks a refusal by
+    /// a rule, the mode, a hook or the user (not a malformed call).
+    Refused {
+        error: ToolError,
+        denied: bool,
+        context: Vec<String>,
+    },
+}
+
+/// What one step's calls share on their way through the guard.
+pub(crate) struct Gatekeeper<'a> {
+    pub registry: &'a ToolRegistry,
+    pub ctx: &'a CallContext,
+    pub guard: &'a Guard,
+    pub observer: &'a dyn Observer,
+    pub base: &'a PayloadBase,
+    /// Set once a hook stops the session: the hook and its reason. Calls
+    /// not yet admitted are then refused.
+    pub stopped: Mutex<Option<String>>,
+}
+
+impl Gatekeeper<'_> {
+    /// Why the session stops, once a hook said so.
+    pub fn stop_reason(&self) -> Option<String> {
+        self.stopped
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn stop(&self, dispatch: &Dispatch, reason: &str) {
+        let by = dispatch.decided_by.as_deref().unwrap_or("a hook");
+        let mut stopped = self.stopped.lock().unwrap_or_else(|e| e.into_inner());
+        stopped.get_or_insert_with(|| format!("the hook {by} stopped the session: {reason}"));
+    }
+
+    /// Dispatches `event` and tells the observer what the hooks said.
+    pub async fn dispatch(&self, event: HookEvent, value: Option<&str>, fields: Value) -> Dispatch {
+        run_hooks(self.guard, self.observer, self.base, event, value, fields).await
+    }
+
+    /// Decides `call`.
+    pub async fn admit(&self, call: &PendingCall) -> Admission {
+        let refused = |error, denied, context| Admission::Refused {
+            error,
+            denied,
+            context,
+        };
+        if let Some(reason) = self.stop_reason() {
+            let error = ToolError::new(
+                ToolErrorKind::PermissionDenied,
+                format!("{} was not run: {reason}", call.name),
+            );
+            return refused(error, true, Vec::new());
+        }
+        let (tool, mut input) = match self.registry.prepare(&call.name, &call.arguments) {
+            Ok((tool, input)) => (tool.clone(), input),
+            Err(error) => return refused(error, false, Vec::new()),
+        };
+        let name = call.name.as_str();
+        let cwd = &self.ctx.cwd;
+        let mut verdict = self.guard.permissions.evaluate(tool.as_ref(), &input, cwd);
+        if let Verdict::Deny(grounds) = &verdict {
+            return refused(self.deny(call, &input, grounds), true, Vec::new());
+        }
+        let fields = json!({"tool_name": name, "tool_input": input, "tool_use_id": call.id});
+        let hooks = self
+            .dispatch(HookEvent::PreToolUse, Some(name), fields)
+            .await;
+        let context = hooks.contexts.clone();
+        if let Some(updated) = hooks.updated_input.clone() {
+            if let Err(error) = self.registry.check(name, &updated) {
+                let by = hooks.decided_by.as_deref().unwrap_or("a PreToolUse hook");
+                let error = ToolError::new(
+                    ToolErrorKind::SchemaViolation,
+                    format!(
+                        "A hook ({by}) rewrote the input of {name} into one its schema refuses, so it did not run:\n{}",
+                        error.message
+                    ),
+                );
+                return refused(error, false, context);
+            }
+            input = updated;
+        }
+        let hook_grounds = |reason: &str| Grounds {
+            by: "hook",
+            source: hooks.decided_by.clone().unwrap_or_default(),
+            reason: reason.to_string(),
+            explicit: true,
+        };
+        match &hooks.action {
+            HookAction::Stop(reason) => {
+                self.stop(&hooks, reason);
+                let grounds = hook_grounds(&format!("the session was stopped: {reason}"));
+                return refused(self.deny(call, &input, &grounds), true, context);
+            }
+            HookAction::Deny(reason) => {
+                let grounds = hook_grounds(&format!("{name} was blocked by a hook: {reason}"));
+                return refused(self.deny(call, &input, &grounds), true, context);
+            }
+            HookAction::Ask(reason) => verdict = Verdict::Ask(hook_grounds(reason)),
+            HookAction::Allow => {
+                if matches!(&verdict, Verdict::Ask(grounds) if !grounds.explicit) {
+                    verdict = Verdict::Allow(hook_grounds("allowed by a hook"));
+                    self.decided(call, "allow", &hook_grounds("allowed by a hook"));
+                }
+            }
+            HookAction::Continue => {}
+        }
+        if let Verdict::Ask(grounds) = verdict
+            && let Err(error) = self.ask(call, tool.as_ref(), &input, grounds).await
+        {
+            return refused(error, true, context);
+        }
+        Admission::Run { input, context }
+    }
+
+    /// Resolves an ask: `PermissionRequest` hooks, then the approver.
+    async fn ask(
+        &self,
+        call: &PendingCall,
+        tool: &dyn Tool,
+        input: &Value,
+        grounds: Grounds,
+    ) -> Result<(), ToolError> {
+        let name = call.name.as_str();
+        let fields = json!({
+            "tool_name": name, "tool_input": input, "tool_use_id": call.id,
+            "reason": grounds.reason,
+        });
+        let hooks = self
+            .dispatch(HookEvent::PermissionRequest, Some(name), fields)
+            .await;
+        let by_hook = |reason: String| Grounds {
+            by: "hook",
+            source: hooks.decided_by.clone().unwrap_or_default(),
+            reason,
+            explicit: true,
+        };
+        match &hooks.action {
+            HookAction::Allow => {
+                self.decided(call, "allow", &by_hook("a hook approved it".into()));
+                return Ok(());
+            }
+            HookAction::Deny(reason) => {
+                return Err(self.deny(
+                    call,
+                    input,
+                    &by_hook(format!("a hook refused {name}: {reason}")),
+                ));
+            }
+            HookAction::Stop(reason) => {
+                self.stop(&hooks, reason);
+                return Err(self.deny(
+                    call,
+                    input,
+                    &by_hook(format!("the session was stopped: {reason}")),
+                ));
+            }
+            HookAction::Ask(_) | HookAction::Continue => {}
+        }
+        let cwd = &self.ctx.cwd;
+        let always = always_rule(tool, input, cwd);
+        let Some(approver) = &self.guard.approver else {
+            let reason = format!(
+                "{name} needs the user's approval ({}), and nobody can be asked in this run. \
+                 The user can allow it with --allowedTools '{always}' (or '{name}'), with \
+                 `allow = [\"{always}\"]` under [permissions] in $KAIZEN_HOME/config.toml, or \
+                 with --permission-mode bypassPermissions. Do not retry the same call.",
+                grounds.reason
+            );
+            return Err(self.deny(call, input, &Grounds { reason, ..grounds }));
+        };
+        self.observer.on_event(&Event::PermissionRequest {
+            id: call.id.clone(),
+            name: name.to_string(),
+            arguments: input.clone(),
+            reason: grounds.reason.clone(),
+        });
+        let message = format!("Kaizen needs your permission to use {name}");
+        self.dispatch(
+            HookEvent::Notification,
+            Some("permission_prompt"),
+            json!({"message": message, "notification_type": "permission_prompt"}),
+        )
+        .await;
+        let request = ApprovalRequest {
+            tool: name.to_string(),
+            input: input.clone(),
+            reason: grounds.reason.clone(),
+            always_rule: always.clone(),
+            agent: self.base.agent.as_ref().map(|(_, kind)| kind.clone()),
+        };
+        let user = |reason: String| Grounds {
+            by: "user",
+            source: "the user".into(),
+            reason,
+            explicit: true,
+        };
+        match approver.approve(&request).await {
+            Approval::Once => {
+                self.decided(call, "allow", &user("approved once".into()));
+                Ok(())
+            }
+            Approval::Always => {
+                let origin = RuleOrigin {
+                    label: "your approval".into(),
+                    base: self.ctx.workspace.clone(),
+                };
+                if let Err(err) = self
+                    .guard
+                    .permissions
+                    .add_rule(Effect::Allow, &always, origin)
+                {
+                    tracing::warn!("could not keep the approval as a rule: {err}");
+                }
+                self.decided(
+                    call,
+                    "allow",
+                    &user(format!("approved always (`{always}`)")),
+                );
+                Ok(())
+            }
+            Approval::Deny(message) => {
+                let reason = if message.trim().is_empty() {
+                    format!("The user refused to let {name} run. Ask them, or do it another way.")
+                } else {
+                    format!("The user refused to let {name} run: {}", message.trim())
+                };
+                Err(self.deny(call, input, &user(reason)))
+            }
+        }
+    }
+
+    /// Reports a refusal and gives the error the model sees.
+    fn deny(&self, call: &PendingCall, _input: &Value, grounds: &Grounds) -> ToolError {
+        self.decided(call, "deny", grounds);
+        ToolError::new(ToolErrorKind::PermissionDenied, grounds.reason.clone())
+    }
+
+    fn decided(&self, call: &PendingCall, decision: &str, grounds: &Grounds) {
+        self.observer.on_event(&Event::PermissionDecision {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            decision: decision.into(),
+            by: grounds.by.into(),
+            source: grounds.source.clone(),
+            reason: grounds.reason.clone(),
+        });
+    }
+
+    /// Runs `PostToolUse` (or `PostToolUseFailure`) hooks on a finished
+    /// call: their context joins the result; a replacement text replaces
+    /// it; a hook's refusal is told to the model beside the result.
+    pub async fn after(&self, outcome: &mut CallOutcome, input: &Value) {
+        let name = outcome.call.name.clone();
+        let (event, fields) = match &outcome.result {
+            Ok(output) => (
+                HookEvent::PostToolUse,
+                json!({
+                    "tool_name": name, "tool_input": input, "tool_use_id": outcome.call.id,
+                    "tool_response": {"content": output.joined_text(), "metadata": output.metadata},
+                }),
+            ),
+            Err(error) => (
+                HookEvent::PostToolUseFailure,
+                json!({
+                    "tool_name": name, "tool_input": input, "tool_use_id": outcome.call.id,
+                    "error": error.message, "error_kind": error.kind, "is_interrupt": false,
+                }),
+            ),
+        };
+        let hooks = self.dispatch(event, Some(&name), fields).await;
+        outcome.context.extend(hooks.contexts.iter().cloned());
+        if let Some(text) = hooks.updated_output.clone() {
+            match &mut outcome.result {
+                Ok(output) => {
+                    output
+                        .content
+                        .retain(|part| !matches!(part, ContentPart::Text { .. }));
+                    output.content.insert(0, ContentPart::Text { text });
+                }
+                Err(error) => error.message = text,
+            }
+        }
+        match &hooks.action {
+            HookAction::Deny(reason) => {
+                let by = hooks.decided_by.as_deref().unwrap_or("a hook");
+                outcome.context.push(format!("{event} hook {by}: {reason}"));
+            }
+            HookAction::Stop(reason) => self.stop(&hooks, reason),
+            _ => {}
+        }
+    }
+}
+
+/// Runs the hooks of `event` (when any wants it; else the payload is
+/// never built) and tells `observer` what they said.
+pub(crate) async fn run_hooks(
+    guard: &Guard,
+    observer: &dyn Observer,
+    base: &PayloadBase,
+    event: HookEvent,
+    value: Option<&str>,
+    fields: Value,
+) -> Dispatch {
+    let hooks = &guard.hooks;
+    if !hooks.wants(event) {
+        return Dispatch::default();
+    }
+    let dispatch = hooks
+        .dispatch(event, value, base.payload(event, fields))
+        .await;
+    report(observer, event, &dispatch);
+    dispatch
+}
+
+/// Tells `observer` what an event's hooks said.
+fn report(observer: &dyn Observer, event: HookEvent, dispatch: &Dispatch) {
+    for report in &dispatch.reports {
+        observer.on_event(&Event::Hook {
+            event: event.name().to_string(),
+            hook: report.hook.clone(),
+            outcome: report.outcome.clone(),
+            reason: report.reason.clone(),
+        });
+    }
+    for text in &dispatch.messages {
+        observer.on_event(&Event::Notice {
+            source: dispatch
+                .decided_by
+                .clone()
+                .unwrap_or_else(|| format!("{event} hook")),
+            text: text.clone(),
+        });
+    }
+}

@@ -1,0 +1,16 @@
+//! Permissions: for each tool call, the rules (Claude Code's syntax, from
+//! every settings source) and the mode give a verdict (allow, ask, deny)
+//! before hooks and the user have their say. Deny beats ask beats allow,
+//! whatever the source.
+
+mod approval;
+mod mode;
+mod path_pattern;
+mod policy;
+pub mod rules;
+mod shell_words;
+
+pub use approval::{Approval, ApprovalFuture, ApprovalRequest, Approver};
+pub use mode::PermissionMode;
+pub use policy::{DeniedPaths, Grounds, Permissions, Verdict, always_rule, subject_of};
+pub use rules::{CallFacts, Effect, Rule, RuleError, RuleOrigin, RuleSet, Subject};

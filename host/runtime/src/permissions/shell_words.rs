@@ -1,0 +1,555 @@
+//! Splits a Bash command line into the simple commands it would run, with
+//! a real shell parser (`brush-parser`), so that a rule written for one
+//! command cannot be stretched over a compound line: `git status; rm -rf ~`
+//! is two commands, and so is `git status $(rm -rf ~)`.
+//!
+//! Every place a shell runs code is visited: lists (`&&`, `||`, `;`, `&`,
+//! newlines), pipelines, subshells, groups, `if`/`while`/`until`/`for`/
+//! `case` bodies, function bodies, command and process substitutions in
+//! any word (arguments, assignments, redirection targets, here-strings,
+//! expanding here-documents), and the scripts given to `bash -c` (and the
+//! other shells) and to `eval`. Whatever cannot be analyzed with certainty
+//! (a substitution inside `${…}` or `$((…))`, a parse error, a parser
+//! panic, nesting too deep) makes the whole line unanalyzable: callers then
+//! allow nothing by rule.
+
+use brush_parser::ast::{self, CommandPrefixOrSuffixItem as Item};
+use brush_parser::word::{self, WordPiece, WordPieceWithSource};
+use brush_parser::{Parser, ParserOptions};
+
+/// Deeper nesting than this (substitutions in `bash -c` in `eval`…) is
+/// refused rather than followed, so a crafted line cannot exhaust the stack.
+const MAX_DEPTH: usize = 12;
+/// Longer lines are not parsed: no real command is this long.
+const MAX_LEN: usize = 64 * 1024;
+/// The parser recurses once per nesting level (`$(` in `$(`…) and would
+/// overflow the stack a few hundred levels down; deeper lines are refused.
+const MAX_NESTING: usize = 32;
+
+/// Shells whose `-c STRING` runs STRING as a script.
+const SHELLS: &str = "bash sh zsh dash ksh";
+/// Commands that run another command given in their arguments; the wrapped
+/// command is tried against deny and ask rules too (`sudo rm -rf /`).
+const WRAPPERS: &str = "env command builtin exec nohup time nice timeout xargs sudo doas stdbuf";
+/// Variables that change nothing about what a program may do, so a leading
+/// `NAME=value` of these is dropped before allow rules are tried (as Claude
+/// Code does). Any other assignment (`LD_PRELOAD=…`, `GIT_SSH_COMMAND=…`,
+/// `BASH_ENV=…`) stays part of the text an allow rule must match.
+const SAFE_VARS: &str = "CI NODE_ENV RUST_BACKTRACE RUST_LOG PYTHONUNBUFFERED \
+    PYTHONDONTWRITEBYTECODE GOOS GOARCH CGO_ENABLED LANG LANGUAGE LC_ALL LC_CTYPE LC_MESSAGES TZ \
+    TERM NO_COLOR FORCE_COLOR COLORTERM";
+
+/// True when `word` is one of the space-separated `words`.
+fn one_of(words: &str, word: &str) -> bool {
+    words.split_ascii_whitespace().any(|w| w == word)
+}
+
+/// A command line taken apart.
+#[derive(Debug, Default)]
+pub(crate) struct Split {
+    /// Each simple command that runs, as the texts an allow rule may match
+    /// (words as written, and words with quotes removed). An allow needs
+    /// every one of them matched.
+    pub parts: Vec<Vec<String>>,
+    /// Further texts deny and ask rules are also tried against: the whole
+    /// line, commands with their assignments, wrapped commands, and the
+    /// outer text of `bash -c`/`eval`.
+    pub extra: Vec<String>,
+}
+
+impl Split {
+    /// Every text deny and ask rules are tried against.
+    pub fn all_texts(&self) -> impl Iterator<Item = &str> {
+        self.parts
+            .iter()
+            .flatten()
+            .chain(&self.extra)
+            .map(String::as_str)
+    }
+}
+
+/// Why a line could not be analyzed; the reason only matters to tests.
+#[derive(Debug)]
+pub(crate) struct Unanalyzable;
+
+/// Takes `command` apart, or says it cannot be analyzed.
+pub(crate) fn split(command: &str) -> Result<Split, Unanalyzable> {
+    if command.len() > MAX_LEN {
+        return Err(Unanalyzable);
+    }
+    let mut walker = Walker::default();
+    walker.script(command, Mode::Run)?;
+    walker.split.extra.push(command.trim().to_owned());
+    Ok(walker.split)
+}
+
+/// Rough pieces of a line the parser refused, for deny and ask rules only:
+/// the line cut at every operator character, so `echo x &&& rm -rf /` still
+/// meets a deny of `rm`.
+pub(crate) fn rough_pieces(command: &str) -> Vec<String> {
+    let mut pieces = vec![command.trim().to_owned()];
+    for piece in command.split([';', '&', '|', '\n', '(', ')', '`', '{', '}']) {
+        let piece = piece.trim().trim_start_matches('$').trim();
+        if !piece.is_empty() && piece != pieces[0] {
+            pieces.push(piece.to_owned());
+        }
+    }
+    pieces
+}
+
+/// Whether texts found belong to commands that run (an allow must cover
+/// them) or only to deny and ask rules (the command inside `sudo …`).
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+enum Mode {
+    #[default]
+    Run,
+    DenyOnly,
+}
+
+/// One word of a simple command: as written, and with its quotes removed.
+struct WordText {
+    raw: String,
+    plain: String,
+}
+
+type Visit = Result<(), Unanalyzable>;
+
+#[derive(Default)]
+struct Walker {
+    split: Split,
+    /// Where texts found now go.
+    mode: Mode,
+    /// How many scripts, substitutions and wrappers deep the walk is.
+    depth: usize,
+}
+
+impl Walker {
+    /// Walks `src` one level deeper, in `mode`.
+    fn script(&mut self, src: &str, mode: Mode) -> Visit {
+        if self.depth >= MAX_DEPTH || src.len() > MAX_LEN || too_deep(src) {
+            return Err(Unanalyzable);
+        }
+        let options = ParserOptions::default();
+        // The parser still has `unwrap`s on odd input; a panic there must
+        // not take the agent down, and means "unanalyzable".
+        let parsed =
+            std::panic::catch_unwind(|| Parser::new(src.as_bytes(), &options).parse_program());
+        let Ok(Ok(program)) = parsed else {
+            return Err(Unanalyzable);
+        };
+        self.nested(mode, |w| {
+            program.complete_commands.iter().try_for_each(|l| w.list(l))
+        })
+    }
+
+    fn nested(&mut self, mode: Mode, visit: impl FnOnce(&mut Self) -> Visit) -> Visit {
+        let saved = (self.mode, self.depth);
+        (self.mode, self.depth) = (mode, self.depth + 1);
+        let result = visit(self);
+        (self.mode, self.depth) = saved;
+        result
+    }
+
+    fn list(&mut self, list: &ast::CompoundList) -> Visit {
+        for ast::CompoundListItem(and_or, _) in &list.0 {
+            self.pipeline(&and_or.first)?;
+            for next in &and_or.additional {
+                let (ast::AndOr::And(p) | ast::AndOr::Or(p)) = next;
+                self.pipeline(p)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn pipeline(&mut self, p: &ast::Pipeline) -> Visit {
+        p.seq.iter().try_for_each(|c| self.command(c))
+    }
+
+    fn command(&mut self, command: &ast::Command) -> Visit {
+        let redirects = match command {
+            ast::Command::Simple(simple) => return self.simple(simple),
+            ast::Command::Compound(compound, redirects) => {
+                self.compound(compound)?;
+                redirects
+            }
+            ast::Command::Function(function) => {
+                self.compound(&function.body.0)?;
+                &function.body.1
+            }
+            ast::Command::ExtendedTest(test, redirects) => {
+                self.test_expr(&test.expr)?;
+                self.push(vec![format!("[[ {} ]]", test.expr)]);
+                redirects
+            }
+        };
+        redirects
+            .iter()
+            .flat_map(|r| &r.0)
+            .try_for_each(|r| self.redirect(r))
+    }
+
+    fn compound(&mut self, c: &ast::CompoundCommand) -> Visit {
+        use ast::CompoundCommand as C;
+        match c {
+            C::Arithmetic(a) => {
+                arithmetic(&a.expr.value)?;
+                self.push(vec![format!("(({}))", a.expr.value)]);
+                Ok(())
+            }
+            C::ArithmeticForClause(f) => {
+                let parts = [&f.initializer, &f.condition, &f.updater];
+                parts
+                    .into_iter()
+                    .flatten()
+                    .try_for_each(|e| arithmetic(&e.value))?;
+                self.list(&f.body.list)
+            }
+            C::BraceGroup(g) => self.list(&g.list),
+            C::Subshell(s) => self.list(&s.list),
+            C::ForClause(f) => {
+                f.values
+                    .iter()
+                    .flatten()
+                    .try_for_each(|w| self.word(&w.value).map(drop))?;
+                self.list(&f.body.list)
+            }
+            C::CaseClause(case) => {
+                self.word(&case.value.value)?;
+                for item in &case.cases {
+                    item.patterns
+                        .iter()
+                        .try_for_each(|w| self.word(&w.value).map(drop))?;
+                    item.cmd.iter().try_for_each(|body| self.list(body))?;
+                }
+                Ok(())
+            }
+            C::IfClause(i) => {
+                self.list(&i.condition)?;
+                self.list(&i.then)?;
+                for e in i.elses.iter().flatten() {
+                    e.condition.iter().try_for_each(|c| self.list(c))?;
+                    self.list(&e.body)?;
+                }
+                Ok(())
+            }
+            C::WhileClause(w) | C::UntilClause(w) => {
+                self.list(&w.0)?;
+                self.list(&w.1.list)
+            }
+            C::Coprocess(c) => self.command(&c.body),
+        }
+    }
+
+    fn test_expr(&mut self, e: &ast::ExtendedTestExpr) -> Visit {
+        use ast::ExtendedTestExpr as E;
+        match e {
+            E::And(a, b) | E::Or(a, b) => {
+                self.test_expr(a)?;
+                self.test_expr(b)
+            }
+            E::Not(a) | E::Parenthesized(a) => self.test_expr(a),
+            E::UnaryTest(_, w) => self.word(&w.value).map(drop),
+            E::BinaryTest(_, a, b) => {
+                self.word(&a.value)?;
+                self.word(&b.value).map(drop)
+            }
+        }
+    }
+
+    fn redirect(&mut self, r: &ast::IoRedirect) -> Visit {
+        use ast::{IoFileRedirectTarget as T, IoRedirect as R};
+        match r {
+            R::File(_, _, T::Filename(w) | T::Duplicate(w))
+            | R::HereString(_, w)
+            | R::OutputAndError(w, _) => self.word(&w.value).map(drop),
+            R::File(_, _, T::ProcessSubstitution(_, sub)) => self.list(&sub.list),
+            R::HereDocument(_, doc) if doc.requires_expansion => {
+                let options = ParserOptions::default();
+                let pieces =
+                    word::parse_heredoc(&doc.doc.value, &options).map_err(|_| Unanalyzable)?;
+                self.pieces(&pieces, &doc.doc.value, &mut String::new())
+            }
+            R::File(_, _, T::Fd(_)) | R::HereDocument(..) => Ok(()),
+        }
+    }
+
+    fn simple(&mut self, c: &ast::SimpleCommand) -> Visit {
+        let mut assignments: Vec<(String, String)> = Vec::new();
+        let mut words: Vec<WordText> = Vec::new();
+        let prefix = c.prefix.iter().flat_map(|p| p.0.iter().cloned());
+        let name = c.word_or_name.iter().map(|w| Item::Word(w.clone()));
+        let suffix = c.suffix.iter().flat_map(|s| s.0.iter().cloned());
+        for item in prefix.chain(name).chain(suffix) {
+            match item {
+                Item::IoRedirect(r) => self.redirect(&r)?,
+                Item::AssignmentWord(a, w) if words.is_empty() => {
+                    self.assignment(&a)?;
+                    assignments.push((assignment_name(&a.name)?, w.value));
+                }
+                Item::Word(w) | Item::AssignmentWord(_, w) => {
+                    let plain = self.word(&w.value)?;
+                    words.push(WordText {
+                        raw: w.value,
+                        plain,
+                    });
+                }
+                Item::ProcessSubstitution(kind, sub) => {
+                    self.list(&sub.list)?;
+                    let text = format!("{kind}({})", sub.list);
+                    words.push(WordText {
+                        raw: text.clone(),
+                        plain: text,
+                    });
+                }
+            }
+        }
+        if words.is_empty() {
+            // Assignments or redirections alone (`X=1`, `> file`) still do
+            // something, so an allow must name them.
+            self.push(vec![c.to_string().trim().to_owned()]);
+            return Ok(());
+        }
+        if assignments.is_empty() {
+            return self.command_words(&words);
+        }
+        let vars: Vec<&str> = assignments.iter().map(|(_, raw)| raw.as_str()).collect();
+        let with_vars = |w: String| format!("{} {w}", vars.join(" "));
+        let forms = dedup(vec![
+            with_vars(join(&words, |w| &w.raw)),
+            with_vars(join(&words, |w| &w.plain)),
+        ]);
+        if assignments.iter().all(|(name, _)| one_of(SAFE_VARS, name)) {
+            self.split.extra.extend(forms);
+            return self.command_words(&words);
+        }
+        // The command must be allowed with its assignments; the bare
+        // command is still tried against deny and ask rules.
+        self.push(forms);
+        self.nested(Mode::DenyOnly, |w| w.command_words(&words))
+    }
+
+    fn assignment(&mut self, a: &ast::Assignment) -> Visit {
+        match &a.value {
+            ast::AssignmentValue::Scalar(w) => self.word(&w.value).map(drop),
+            ast::AssignmentValue::Array(items) => items.iter().try_for_each(|(key, value)| {
+                key.iter().try_for_each(|k| self.word(&k.value).map(drop))?;
+                self.word(&value.value).map(drop)
+            }),
+        }
+    }
+
+    /// A simple command's words, after its assignments.
+    fn command_words(&mut self, words: &[WordText]) -> Visit {
+        let forms = dedup(vec![join(words, |w| &w.raw), join(words, |w| &w.plain)]);
+        let Some((script, transparent)) = script_of(words) else {
+            self.push(forms);
+            // The command a wrapper (`sudo`, `env`, `timeout 5`…) runs is
+            // tried against deny and ask rules.
+            return match unwrap(words) {
+                Some(inner) if self.depth < MAX_DEPTH => {
+                    self.nested(Mode::DenyOnly, |w| w.command_words(inner))
+                }
+                _ => Ok(()),
+            };
+        };
+        // `bash -c 'a && b'` runs a and b: those must be allowed; the shell
+        // itself needs no rule unless given options that change what runs
+        // (`--rcfile`, `-i`…).
+        if transparent && self.mode == Mode::Run {
+            self.split.extra.extend(forms);
+        } else {
+            self.push(forms);
+        }
+        match self.script(&script, self.mode) {
+            Err(_) if self.mode == Mode::DenyOnly => {
+                self.split.extra.push(script);
+                Ok(())
+            }
+            result => result,
+        }
+    }
+
+    /// Visits a word's substitutions and returns the word without quotes.
+    fn word(&mut self, raw: &str) -> Result<String, Unanalyzable> {
+        let pieces = word::parse(raw, &ParserOptions::default()).map_err(|_| Unanalyzable)?;
+        let mut plain = String::new();
+        self.pieces(&pieces, raw, &mut plain)?;
+        Ok(plain)
+    }
+
+    fn pieces(&mut self, pieces: &[WordPieceWithSource], raw: &str, plain: &mut String) -> Visit {
+        for p in pieces {
+            let source = raw.get(p.start_index..p.end_index).unwrap_or(raw);
+            match &p.piece {
+                // `$'\x72m'` is `rm`; rather than decode escapes, refuse them.
+                WordPiece::AnsiCQuotedText(s) if s.contains('\\') => return Err(Unanalyzable),
+                WordPiece::Text(s)
+                | WordPiece::SingleQuotedText(s)
+                | WordPiece::AnsiCQuotedText(s) => {
+                    plain.push_str(s);
+                    continue;
+                }
+                WordPiece::DoubleQuotedSequence(inner)
+                | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                    self.pieces(inner, raw, plain)?;
+                    continue;
+                }
+                WordPiece::EscapeSequence(s) => {
+                    plain.extend(s.chars().skip(1).filter(|c| *c != '\n'));
+                    continue;
+                }
+                WordPiece::CommandSubstitution(s) => self.script(s, self.mode)?,
+                WordPiece::BackquotedCommandSubstitution(s) => {
+                    let s = s
+                        .replace("\\`", "`")
+                        .replace("\\$", "$")
+                        .replace("\\\\", "\\");
+                    self.script(&s, self.mode)?;
+                }
+                WordPiece::ArithmeticExpression(e) => arithmetic(&e.value)?,
+                // `${x:-$(cmd)}` runs cmd; such words are not analyzed. The
+                // debug text holds every nested word of the expansion.
+                WordPiece::ParameterExpansion(expr) => arithmetic(&format!("{expr:?}"))?,
+                WordPiece::TildeExpansion(_) => {}
+            }
+            plain.push_str(source);
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, forms: Vec<String>) {
+        match self.mode {
+            Mode::Run => self.split.parts.push(forms),
+            Mode::DenyOnly => self.split.extra.extend(forms),
+        }
+    }
+}
+
+/// Whether `src` nests brackets or backquotes deeper than the parser can
+/// safely follow (quotes are not considered: this only ever refuses more).
+fn too_deep(src: &str) -> bool {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    for c in src.chars() {
+        match c {
+            '(' | '{' | '[' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            ')' | '}' | ']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest > MAX_NESTING || src.matches('`').count() > MAX_NESTING
+}
+
+/// Refuses text that may run code where this module does not look for it
+/// (arithmetic, parameter expansions, array subscripts).
+fn arithmetic(text: &str) -> Visit {
+    let runs_code = ["$(", "`", "<(", ">("].iter().any(|m| text.contains(m));
+    (!runs_code).then_some(()).ok_or(Unanalyzable)
+}
+
+fn assignment_name(name: &ast::AssignmentName) -> Result<String, Unanalyzable> {
+    if let ast::AssignmentName::ArrayElementName(_, index) = name {
+        arithmetic(index)?;
+    }
+    let (ast::AssignmentName::VariableName(n) | ast::AssignmentName::ArrayElementName(n, _)) = name;
+    Ok(n.clone())
+}
+
+fn join(words: &[WordText], part: impl Fn(&WordText) -> &String) -> String {
+    words
+        .iter()
+        .map(part)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn dedup(mut forms: Vec<String>) -> Vec<String> {
+    forms.dedup();
+    forms
+}
+
+fn program_name(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
+}
+
+/// The script a command runs as its own (`bash -c SCRIPT`, `eval ARGS`),
+/// and whether the command is otherwise transparent (only options that
+/// change nothing about what runs).
+fn script_of(words: &[WordText]) -> Option<(String, bool)> {
+    let name = program_name(&words[0].plain);
+    if name == "eval" {
+        let args = words[1..]
+            .iter()
+            .map(|w| w.plain.as_str())
+            .skip_while(|a| *a == "--");
+        return Some((args.collect::<Vec<_>>().join(" "), true));
+    }
+    if !one_of(SHELLS, name) {
+        return None;
+    }
+    let (mut has_c, mut transparent, mut i) = (false, true, 1);
+    while let Some(w) = words.get(i) {
+        let arg = w.plain.as_str();
+        if arg == "--" {
+            i += 1;
+            break;
+        }
+        if arg.len() < 2 || !(arg.starts_with('-') || arg.starts_with('+')) {
+            break;
+        }
+        if arg.starts_with("--") {
+            transparent = false;
+            i += usize::from(matches!(arg, "--rcfile" | "--init-file"));
+        } else {
+            has_c |= arg.starts_with('-') && arg.contains('c');
+            transparent &= arg.starts_with('-') && arg[1..].chars().all(|ch| "ceulx".contains(ch));
+            // `-o NAME` and `-O NAME` take the next word.
+            i += usize::from(arg[1..].contains(['o', 'O']));
+        }
+        i += 1;
+    }
+    let script = words.get(i).filter(|_| has_c)?;
+    Some((script.plain.clone(), transparent))
+}
+
+/// The command a wrapper runs: the wrapper's name and options removed.
+fn unwrap(words: &[WordText]) -> Option<&[WordText]> {
+    let name = program_name(&words[0].plain);
+    if !one_of(WRAPPERS, name) {
+        return None;
+    }
+    // Options that take a value as the next word.
+    let with_value = match name {
+        "sudo" => "-u -g -C -D -h -p -r -t -U -T",
+        "env" => "-u -C -S",
+        "nice" => "-n",
+        "timeout" => "-s -k --signal --kill-after",
+        "xargs" => "-a -d -E -I -L -n -P -s",
+        "exec" => "-a",
+        "stdbuf" => "-i -o -e",
+        _ => "",
+    };
+    let mut i = 1;
+    while let Some(w) = words.get(i) {
+        let arg = w.plain.as_str();
+        if arg == "--" {
+            i += 1;
+            break;
+        }
+        if one_of(with_value, arg) {
+            i += 2;
+        } else if arg.starts_with('-') || (name == "env" && arg.contains('=')) {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    // `timeout` takes a duration before the command.
+    if name == "timeout" {
+        i += 1;
+    }
+    words.get(i..).filter(|rest| !rest.is_empty())
+}
