@@ -193,10 +193,10 @@ fn inspect_shows_the_world_and_schemas_without_granting_anything() {
         .map(|i| i.as_str().unwrap())
         .collect();
     assert!(
-        imports.contains(&"kaizen:plugin/process@0.1.0"),
+        imports.contains(&"kaizen:plugin/process@0.1.1"),
         "{imports:?}"
     );
-    assert_eq!(report["exports"][0], "kaizen:plugin/tools@0.1.0");
+    assert_eq!(report["exports"][0], "kaizen:plugin/tools@0.1.1");
     assert_eq!(report["tools"][0]["name"], "Run");
     assert_eq!(report["manifest"]["name"], "needs-process");
 

@@ -3,7 +3,7 @@
 
 use crate::cache::{CacheOutcome, ComponentCache};
 use crate::capability::secret_in_value;
-use crate::component_hook::{ComponentHook, HookSettings, convert_subscriptions};
+use crate::component_hook::{ComponentHook, HookSettings};
 use crate::component_tool::{ComponentTool, convert_spec};
 use crate::discovery::{Location, PluginSource, Precompiled};
 use crate::engine::{EngineOptions, PluginEngine};
@@ -12,7 +12,7 @@ use crate::grant::{EffectiveGrant, GrantPolicy};
 use crate::http_credential::InjectedHeader;
 use crate::interaction::{Interaction, NoUser};
 use crate::linking::{check_imports, linker_for};
-use crate::manifest::{Manifest, PluginKind};
+use crate::manifest::{CONTRACT_VERSION, Manifest, PluginKind, SUPPORTED_CONTRACTS};
 use crate::process_host::{SandboxSettings, SessionSandboxes};
 use crate::runtime::PluginRuntime;
 use crate::state::PluginIdentity;
@@ -269,13 +269,9 @@ impl PluginHost {
         }
         let mut hook_subscriptions = Vec::new();
         if manifest.plugin.kinds.contains(&PluginKind::Hook) {
-            let declared = runtime.hook_subscriptions().await.map_err(|err| {
-                fail(format!(
-                    "asking for its hook subscriptions failed: {}",
-                    err.message
-                ))
+            hook_subscriptions = runtime.hook_subscriptions().await.map_err(|err| {
+                fail(format!("asking for its hook subscriptions failed: {err}"))
             })?;
-            hook_subscriptions = convert_subscriptions(&name, declared).map_err(fail)?;
         }
         let contained = grant.http.is_empty()
             && grant
@@ -371,7 +367,8 @@ fn check_component_bytes(wasm: &[u8], label: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Checks that the component exports what its manifest's kinds promise.
+/// Checks that the component exports what its manifest's kinds promise,
+/// in a contract version this host supports.
 fn check_exports(
     plugin: &str,
     engine: &wasmtime::Engine,
@@ -385,15 +382,20 @@ fn check_exports(
         .collect();
     for kind in kinds {
         let wanted = kind.export_interface();
-        if !exports.contains(&wanted) {
-            let found = if exports.is_empty() {
+        let found = exports.iter().any(|name| {
+            name.split_once('@').is_some_and(|(interface, version)| {
+                interface == wanted && SUPPORTED_CONTRACTS.contains(&version)
+            })
+        });
+        if !found {
+            let listed = if exports.is_empty() {
                 "nothing".to_string()
             } else {
                 exports.join(", ")
             };
             return Err(format!(
-                "plugin `{plugin}` declares kind `{kind}` but its component does not export {wanted} (it exports {found}); build it from the `{kind}` world of wit/v{}",
-                crate::manifest::CONTRACT_VERSION
+                "plugin `{plugin}` declares kind `{kind}` but its component does not export {wanted} in a version this Kaizen supports ({}; it exports {listed}); build it from the `{kind}` world of wit/v{CONTRACT_VERSION}",
+                SUPPORTED_CONTRACTS.join(", ")
             ));
         }
     }

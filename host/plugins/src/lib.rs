@@ -21,6 +21,7 @@ mod fan_out;
 mod fs_guard;
 mod grant;
 mod guarded_fs;
+mod hook_versions;
 mod host;
 mod host_imports;
 mod http_credential;
@@ -56,6 +57,7 @@ pub use http_rule::HostPattern;
 pub use inspect::{Inspection, inspect};
 pub use manifest::{
     CONTRACT_VERSION, MANIFEST_FILE, Manifest, ManifestError, PluginKind, PluginSection,
+    SUPPORTED_CONTRACTS,
 };
 pub use process_host::SandboxSettings;
 pub use set::{LoadFailure, PluginSet};

@@ -5,7 +5,7 @@
 use crate::bindings::{agent, interaction, log, parallel, process, session, types};
 use crate::grant::EffectiveGrant;
 use crate::guarded_fs::HasGuardedFs;
-use crate::manifest::CONTRACT_VERSION;
+use crate::manifest::{CONTRACT_VERSION, SUPPORTED_CONTRACTS};
 use crate::state::PluginState;
 use wasmtime::Engine;
 use wasmtime::component::types::ComponentItem;
@@ -92,10 +92,11 @@ pub(crate) fn check_imports(
             .strip_prefix("kaizen:plugin/")
             .and_then(|rest| rest.split_once('@'))
             .map(|(_, version)| version)
-            && version != CONTRACT_VERSION
+            && !SUPPORTED_CONTRACTS.contains(&version)
         {
             return Err(format!(
-                "plugin `{plugin}` imports `{import}`, but this Kaizen provides kaizen:plugin@{CONTRACT_VERSION}; rebuild the plugin against wit/v{CONTRACT_VERSION}"
+                "plugin `{plugin}` imports `{import}`, but this Kaizen provides kaizen:plugin@{}; rebuild the plugin against wit/v{CONTRACT_VERSION}",
+                SUPPORTED_CONTRACTS.join(", @")
             ));
         }
         let Some(needed) = needed_for(import, grant) else {

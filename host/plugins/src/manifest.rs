@@ -10,8 +10,11 @@ use std::path::{Path, PathBuf};
 /// The file name of a plugin's manifest.
 pub const MANIFEST_FILE: &str = "plugin.toml";
 
-/// The contract version this host implements (`kaizen:plugin@…`).
-pub const CONTRACT_VERSION: &str = "0.1.0";
+/// The newest contract version this host implements (`kaizen:plugin@…`).
+pub const CONTRACT_VERSION: &str = "0.1.1";
+
+/// Every contract version this host loads components of, oldest first.
+pub const SUPPORTED_CONTRACTS: &[&str] = &["0.1.0", "0.1.1"];
 
 /// What a plugin provides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]
@@ -26,14 +29,14 @@ pub enum PluginKind {
 }
 
 impl PluginKind {
-    /// The contract interface a component of this kind exports.
-    pub fn export_interface(self) -> String {
-        let name = match self {
-            Self::Tool => "tools",
-            Self::Hook => "hooks",
-            Self::Planner => "planning",
-        };
-        format!("kaizen:plugin/{name}@{CONTRACT_VERSION}")
+    /// The contract interface a component of this kind exports, without
+    /// its version (`kaizen:plugin/tools`).
+    pub fn export_interface(self) -> &'static str {
+        match self {
+            Self::Tool => "kaizen:plugin/tools",
+            Self::Hook => "kaizen:plugin/hooks",
+            Self::Planner => "kaizen:plugin/planning",
+        }
     }
 }
 
@@ -127,7 +130,7 @@ pub enum ManifestError {
     },
     /// The plugin was built against another contract version.
     #[error(
-        "{path}: plugin `{name}` was built against kaizen:plugin@{found}, but this Kaizen implements kaizen:plugin@{CONTRACT_VERSION}; rebuild the plugin against wit/v{CONTRACT_VERSION} (or use a Kaizen release that supports {found})"
+        "{path}: plugin `{name}` was built against kaizen:plugin@{found}, but this Kaizen implements kaizen:plugin@{}; rebuild the plugin against wit/v{CONTRACT_VERSION} (or use a Kaizen release that supports {found})", SUPPORTED_CONTRACTS.join(", @")
     )]
     Contract {
         /// The manifest file.
@@ -177,7 +180,7 @@ impl Manifest {
                 plugin.name
             )));
         }
-        if plugin.contract != CONTRACT_VERSION {
+        if !SUPPORTED_CONTRACTS.contains(&plugin.contract.as_str()) {
             return Err(ManifestError::Contract {
                 path: path.to_path_buf(),
                 name: plugin.name.clone(),

@@ -2,7 +2,9 @@
 //! session for a stateful plugin; limits armed on every call; any trap
 //! discards the instance so the next call starts clean.
 
-use crate::bindings::{guest_hooks, guest_tools};
+use crate::bindings::{guest_hooks, guest_tools, v0_1_0};
+use crate::hook_versions;
+use kaizen_hooks::{HookDecision, HookEvent, Subscription};
 use crate::engine::PluginEngine;
 use crate::fan_out::FanOut;
 use crate::outcome::{convert_error, convert_output, describe_trap};
@@ -21,7 +23,23 @@ use wasmtime::{Store, UpdateDeadline};
 pub(crate) struct LiveInstance {
     store: Store<PluginState>,
     tools: Option<guest_tools::Guest>,
-    hooks: Option<guest_hooks::Guest>,
+    hooks: Option<HooksExport>,
+}
+
+/// A component's `hooks` export, in the contract version it was built
+/// against.
+#[derive(Clone)]
+pub(crate) enum HooksExport {
+    /// 0.1.1 and later.
+    Current(guest_hooks::Guest),
+    /// 0.1.0: fewer events and decision fields.
+    V0_1_0(v0_1_0::guest_hooks::Guest),
+}
+
+/// Where a component's `hooks` export is, by version.
+enum HooksIndices {
+    Current(guest_hooks::GuestIndices),
+    V0_1_0(v0_1_0::guest_hooks::GuestIndices),
 }
 
 type SessionSlot = Arc<tokio::sync::Mutex<Option<LiveInstance>>>;
@@ -31,7 +49,7 @@ pub(crate) struct PluginRuntime {
     pub identity: PluginIdentity,
     pre: InstancePre<PluginState>,
     tools_indices: Option<guest_tools::GuestIndices>,
-    hooks_indices: Option<guest_hooks::GuestIndices>,
+    hooks_indices: Option<HooksIndices>,
     stateful: bool,
     sessions: Mutex<HashMap<String, SessionSlot>>,
     /// Per-session OS sandboxes, for a plugin granted `process`.
@@ -48,7 +66,18 @@ impl PluginRuntime {
         sandboxes: Option<SessionSandboxes>,
     ) -> Arc<Self> {
         let tools_indices = guest_tools::GuestIndices::new(&pre).ok();
-        let hooks_indices = guest_hooks::GuestIndices::new(&pre).ok();
+        // Looked up by semver, a 0.1.1 name finds a 0.1.0 export too, whose
+        // types do not match: the version comes from the export's own name.
+        let hooks_version = hooks_export_version(&pre);
+        let hooks_indices = match hooks_version.as_deref() {
+            None => None,
+            Some("0.1.0") => v0_1_0::guest_hooks::GuestIndices::new(&pre)
+                .ok()
+                .map(HooksIndices::V0_1_0),
+            Some(_) => guest_hooks::GuestIndices::new(&pre)
+                .ok()
+                .map(HooksIndices::Current),
+        };
         Arc::new_cyclic(|me| Self {
             identity,
             pre,
@@ -106,11 +135,16 @@ impl PluginRuntime {
             None => None,
         };
         let hooks = match &self.hooks_indices {
-            Some(indices) => Some(
+            Some(HooksIndices::Current(indices)) => Some(HooksExport::Current(
                 indices
                     .load(&mut store, &instance)
                     .map_err(|e| trap(e, &store))?,
-            ),
+            )),
+            Some(HooksIndices::V0_1_0(indices)) => Some(HooksExport::V0_1_0(
+                indices
+                    .load(&mut store, &instance)
+                    .map_err(|e| trap(e, &store))?,
+            )),
             None => None,
         };
         Ok(LiveInstance {
@@ -135,48 +169,73 @@ impl PluginRuntime {
 
     /// The hook subscriptions the component declares (runs a throwaway
     /// instance).
-    pub async fn hook_subscriptions(&self) -> Result<Vec<guest_hooks::Subscription>, ToolError> {
-        let mut live = self.instantiate(None).await?;
-        let hooks = self.hooks_of(&live)?.clone();
+    pub async fn hook_subscriptions(&self) -> Result<Vec<Subscription>, String> {
+        let fail = |err: ToolError| err.message;
+        let mut live = self.instantiate(None).await.map_err(fail)?;
+        let hooks = self.hooks_of(&live).map_err(fail)?.clone();
         live.store.data_mut().clock.restart();
-        hooks
-            .call_subscriptions(&mut live.store)
-            .await
-            .map_err(|err| {
-                describe_trap(
-                    &self.identity.name,
-                    "subscriptions()",
-                    &err,
-                    live.store.data(),
-                )
-            })
+        let plugin = &self.identity.name;
+        let trap = |err: wasmtime::Error, live: &LiveInstance| {
+            describe_trap(plugin, "subscriptions()", &err, live.store.data()).message
+        };
+        match hooks {
+            HooksExport::Current(hooks) => {
+                let declared = hooks.call_subscriptions(&mut live.store).await;
+                hook_versions::subscriptions(plugin, declared.map_err(|e| trap(e, &live))?)
+            }
+            HooksExport::V0_1_0(hooks) => {
+                let declared = hooks.call_subscriptions(&mut live.store).await;
+                hook_versions::subscriptions_v0_1_0(plugin, declared.map_err(|e| trap(e, &live))?)
+            }
+        }
     }
 
     /// Hands one event to the component's `handle`, in a fresh instance
-    /// with the plugin's limits.
+    /// with the plugin's limits; `Ok(None)` when its contract version has
+    /// no such event.
     pub async fn handle_hook(
         &self,
-        event: guest_hooks::HookEvent,
+        event: HookEvent,
         payload: String,
-    ) -> Result<guest_hooks::HookDecision, ToolError> {
-        let mut live = self.instantiate(None).await?;
-        let hooks = self.hooks_of(&live)?.clone();
+    ) -> Result<Option<HookDecision>, String> {
+        let fail = |err: ToolError| err.message;
+        let mut live = self.instantiate(None).await.map_err(fail)?;
+        let hooks = self.hooks_of(&live).map_err(fail)?.clone();
         let store = &mut live.store;
         store.data_mut().clock.restart();
         store.set_epoch_deadline(PluginEngine::ticks_for(store.data().clock.limit()));
         let clock = store.data().clock.shared();
-        let call = hooks.call_handle(&mut *store, event, &payload);
-        let Some(result) = watchdog(call, &clock).await else {
-            return Err(stuck_in_host(
-                &self.identity.name,
-                "handle()",
-                clock.limit(),
-            ));
+        let plugin = &self.identity.name;
+        let answer = match hooks {
+            HooksExport::Current(hooks) => {
+                let Some(event) = hook_versions::to_wit(event) else {
+                    return Ok(None);
+                };
+                let call = hooks.call_handle(&mut *store, event, &payload);
+                watchdog(call, &clock)
+                    .await
+                    .map(|result| result.map(hook_versions::decision))
+            }
+            HooksExport::V0_1_0(hooks) => {
+                let Some(event) = hook_versions::to_wit_v0_1_0(event) else {
+                    return Ok(None);
+                };
+                let call = hooks.call_handle(&mut *store, event, &payload);
+                watchdog(call, &clock)
+                    .await
+                    .map(|result| result.map(hook_versions::decision_v0_1_0))
+            }
         };
-        result.map_err(|err| describe_trap(&self.identity.name, "handle()", &err, store.data()))
+        let Some(result) = answer else {
+            return Err(stuck_in_host(plugin, "handle()", clock.limit()).message);
+        };
+        match result {
+            Ok(decision) => decision.map(Some),
+            Err(err) => Err(describe_trap(plugin, "handle()", &err, store.data()).message),
+        }
     }
 
-    fn hooks_of<'l>(&self, live: &'l LiveInstance) -> Result<&'l guest_hooks::Guest, ToolError> {
+    fn hooks_of<'l>(&self, live: &'l LiveInstance) -> Result<&'l HooksExport, ToolError> {
         live.hooks.as_ref().ok_or_else(|| {
             ToolError::new(
                 kaizen_tools::ToolErrorKind::Crashed,
@@ -315,6 +374,18 @@ impl PluginRuntime {
             sandboxes.end_session(session);
         }
     }
+}
+
+/// The contract version of the component's `hooks` export, if it has one.
+fn hooks_export_version(pre: &InstancePre<PluginState>) -> Option<String> {
+    let engine = pre.engine();
+    pre.component()
+        .component_type()
+        .exports(engine)
+        .find_map(|(name, _)| {
+            name.strip_prefix("kaizen:plugin/hooks@")
+                .map(str::to_string)
+        })
 }
 
 /// Runs `call` until it finishes, or returns `None` once the clock has

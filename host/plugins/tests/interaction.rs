@@ -103,7 +103,7 @@ async fn importing_interaction_without_requesting_it_fails_to_load() {
     let dir = h.custom_plugin("asker", "asker", &manifest("asker", ""));
     let err = h.load_dir(&dir).await.err().expect("must not load");
     assert!(
-        err.message.contains("kaizen:plugin/interaction@0.1.0"),
+        err.message.contains("kaizen:plugin/interaction@0.1.1"),
         "{err}"
     );
     assert!(err.message.contains("`interaction` capability"), "{err}");

@@ -64,6 +64,8 @@ pub struct Decision {
     action: wit::HookAction,
     updated_input: Option<serde_json::Value>,
     added_context: Option<String>,
+    updated_output: Option<String>,
+    system_message: Option<String>,
 }
 
 impl Decision {
@@ -72,6 +74,8 @@ impl Decision {
             action,
             updated_input: None,
             added_context: None,
+            updated_output: None,
+            system_message: None,
         }
     }
 
@@ -114,12 +118,27 @@ impl Decision {
         self
     }
 
+    /// For `PostToolUse`: the model sees this text instead of the result's
+    /// (a redaction, a summary).
+    pub fn with_output(mut self, output: impl Into<String>) -> Self {
+        self.updated_output = Some(output.into());
+        self
+    }
+
+    /// Adds a message for the user (not the model).
+    pub fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.system_message = Some(message.into());
+        self
+    }
+
     #[doc(hidden)]
     pub fn into_wit(self) -> wit::HookDecision {
         wit::HookDecision {
             action: self.action,
             updated_input: self.updated_input.map(|input| input.to_string()),
             added_context: self.added_context,
+            updated_output: self.updated_output,
+            system_message: self.system_message,
         }
     }
 }
