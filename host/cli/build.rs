@@ -32,7 +32,12 @@ fn main() {
     let manifest_dir = manifest_dir();
     let repo = manifest_dir.ancestors().nth(2).unwrap_or(&manifest_dir);
     let workspace = repo.join("plugins");
-    for path in [&repo.join("sdk/rust"), &repo.join("wit")] {
+    // The built-ins' path dependencies outside their workspace.
+    for path in [
+        &repo.join("sdk/rust"),
+        &repo.join("wit"),
+        &repo.join("host/audit-log"),
+    ] {
         rerun_if_changed(path);
     }
     println!("cargo:rerun-if-env-changed=KAIZEN_PRECOMPILE");

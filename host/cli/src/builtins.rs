@@ -52,7 +52,8 @@ pub fn sources() -> Vec<PluginSource> {
 /// - `grep`: `parallel`, to split a search over many files across cores;
 /// - `task`: `agent`, to start sub-agents (which spend from the session's
 ///   budget);
-/// - `bash`: `bash` as its one program, without network.
+/// - `bash`: `bash` as its one program, without network;
+/// - `audit`: its data directory, for its log.
 pub fn default_grants() -> Vec<(&'static str, Capabilities)> {
     let strings = |items: &[&str]| items.iter().map(|s| s.to_string()).collect();
     vec![
@@ -92,6 +93,13 @@ pub fn default_grants() -> Vec<(&'static str, Capabilities)> {
                     programs: strings(&["bash"]),
                     network: false,
                 }),
+                ..Capabilities::default()
+            },
+        ),
+        (
+            "audit",
+            Capabilities {
+                data_dir: true,
                 ..Capabilities::default()
             },
         ),

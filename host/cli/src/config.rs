@@ -83,6 +83,10 @@ pub struct HooksSection {
     /// Per hook plugin: `required`, `priority`, `timeout-seconds`.
     #[serde(default)]
     pub plugins: BTreeMap<String, HookPluginSettings>,
+    /// The built-in hook plugins to run: `audit`, `redact` (none by
+    /// default; hook plugins from other places run once loaded).
+    #[serde(default)]
+    pub builtins: Vec<String>,
 }
 
 /// How one hook plugin runs.
@@ -301,7 +305,10 @@ impl Setup {
         let project = ConfigFile::load(&workspace.join(PROJECT_CONFIG))?;
 
         let mut setup = Self {
-            policy: GrantPolicy::new(&workspace),
+            policy: GrantPolicy {
+                data_root: Some(kaizen_home.join("data")),
+                ..GrantPolicy::new(&workspace)
+            },
             plugin_roots: vec![(kaizen_home.join("plugins"), Origin::User)],
             prices: PriceTable::default(),
             sandbox: SandboxSettings {

@@ -14,7 +14,7 @@ use crate::trust::TrustStatus;
 use kaizen_claude::settings::{PROJECT_FILES, user_dir};
 use kaizen_claude::{ClaudeSettings, CommandHook, CommandRunner, SettingsPermissions};
 use kaizen_hooks::{Hook, Priority};
-use kaizen_plugins::{Access, HookSettings, PluginSet};
+use kaizen_plugins::{Access, HookSettings, Origin, PluginSet};
 use kaizen_runtime::permissions::{
     Approver, Effect, PermissionMode, Permissions, Rule, RuleOrigin, RuleSet,
 };
@@ -202,12 +202,17 @@ pub fn build(
     })
 }
 
-/// The hook plugins, in load order, each run as the user's `[hooks.plugins.NAME]`
-/// says.
+/// The hook plugins, in load order (built-in ones only when the user's
+/// `[hooks] builtins` names them), each run as the user's
+/// `[hooks.plugins.NAME]` says.
 fn plugin_hooks(setup: &Setup, plugins: &PluginSet) -> anyhow::Result<Vec<Arc<dyn Hook>>> {
     let mut hooks = Vec::new();
     for plugin in &plugins.loaded {
         let name = &plugin.manifest.plugin.name;
+        // Built-in hooks are there for the user to turn on.
+        if plugin.source.origin == Origin::Builtin && !setup.hooks.builtins.contains(name) {
+            continue;
+        }
         let configured = setup.hooks.plugins.get(name).cloned().unwrap_or_default();
         let priority = match &configured.priority {
             Some(text) => Some(Priority::parse(text).ok_or_else(|| {

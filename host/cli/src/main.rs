@@ -1,6 +1,7 @@
 //! `kaizen`: an autonomous agent runtime whose tools are WebAssembly
 //! components.
 
+mod audit_cmd;
 mod builtins;
 mod config;
 mod guard_setup;
@@ -49,6 +50,11 @@ enum Command {
     /// checkpoints and the files its tools changed.
     #[command(subcommand)]
     Sessions(SessionsCommand),
+    /// The audit hook's logs: `kaizen audit verify [SESSION|last|FILE]`
+    /// checks that no line was changed, removed or moved since it was
+    /// written (exit 1 when one was).
+    #[command(subcommand)]
+    Audit(AuditCommand),
     /// Trust a workspace's own configuration (its kaizen.toml, the plugins
     /// in .kaizen/plugins, .claude/ settings and .mcp.json) as it is now.
     /// Until then a workspace's config can only lower limits; trust is
@@ -81,6 +87,16 @@ enum Command {
         /// cycle --to, to go on with `kaizen run --resume NEW_ID`.
         #[arg(long)]
         fork: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum AuditCommand {
+    /// Check the hash chain of one session's log (an id, `last`, or a
+    /// file), or of every log.
+    Verify {
+        /// The session, `last`, or a log file (default: every log).
+        which: Option<String>,
     },
 }
 
@@ -319,6 +335,15 @@ async fn dispatch(command: Command) -> u8 {
             repeat,
         }) => plugins_cmd::call(&workspace.into(), &name, input, json, repeat).await,
         Command::Sandbox(SandboxCommand::Check) => return sandbox_cmd::check(),
+        Command::Audit(AuditCommand::Verify { which }) => {
+            return match audit_cmd::verify(which.as_deref()) {
+                Ok(code) => code,
+                Err(err) => {
+                    eprintln!("kaizen: {err:#}");
+                    1
+                }
+            };
+        }
         Command::Sessions(SessionsCommand::List { json }) => sessions_cmd::list(json),
         Command::Sessions(SessionsCommand::Show { id, json }) => sessions_cmd::show(&id, json),
         Command::Sessions(SessionsCommand::Rm { id }) => sessions_cmd::remove(&id),

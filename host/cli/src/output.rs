@@ -147,6 +147,12 @@ impl Observer for Printer {
                 if self.activity {
                     self.show_activity(&mut state, event);
                 }
+                // What hooks tell the user, and their failures, are for the
+                // user whatever the terminal.
+                if let Some(line) = notice_line(event) {
+                    self.clear_progress(&mut state);
+                    eprintln!("kaizen: {line}");
+                }
                 if let Event::TextDelta { text } = event {
                     self.clear_progress(&mut state);
                     let mut out = std::io::stdout().lock();
@@ -225,10 +231,31 @@ fn activity_line(event: &Event) -> Option<String> {
             let first = output.lines().next().unwrap_or_default();
             format!("  ✗ {name}: {}", shorten(first, 100))
         }
+        Event::PermissionDecision {
+            name, decision, by, ..
+        } if decision == "deny" => format!("  ✗ {name}: refused (by {by})"),
         Event::SubAgent { event, .. } => format!("    {}", activity_line(event)?),
         _ => return None,
     };
     Some(line)
+}
+
+/// What a hook says to the user, or that it failed.
+fn notice_line(event: &Event) -> Option<String> {
+    match event {
+        Event::Notice { source, text } => Some(format!("{source}: {text}")),
+        Event::Hook {
+            event,
+            hook,
+            outcome,
+            reason,
+        } if outcome == "failed" => Some(format!(
+            "hook {hook} failed on {event}: {}",
+            reason.as_deref().unwrap_or("no reason given")
+        )),
+        Event::SubAgent { event, .. } => notice_line(event),
+        _ => None,
+    }
 }
 
 fn shorten(text: &str, max: usize) -> String {

@@ -289,6 +289,9 @@ fn describe_request(caps: &Capabilities) -> Vec<String> {
         items.push(format!("env {}", caps.env.join(", ")));
     }
     items.extend(flags(caps.interaction, caps.agent, caps.llm, caps.parallel));
+    if caps.data_dir {
+        items.push("data-dir".into());
+    }
     items
 }
 
@@ -314,6 +317,9 @@ fn describe_grant(grant: &EffectiveGrant) -> Vec<String> {
         grant.llm,
         grant.parallel,
     ));
+    if let Some(dir) = &grant.data_dir {
+        items.push(format!("data-dir {}", dir.display()));
+    }
     items
 }
 

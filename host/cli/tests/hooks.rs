@@ -184,3 +184,97 @@ async fn a_crashing_hook_is_skipped_unless_required_then_it_refuses_the_call() {
         assert_eq!(result["status"], "complete");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_builtin_redact_and_audit_hooks_mask_secrets_and_keep_a_verifiable_log() {
+    const KEY: &str = "AKIAIOSFODNN7EXAMPLQ";
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let workspace = ws.path().canonicalize().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[hooks]\nbuiltins = [\"redact\", \"audit\"]\n[permissions]\ndeny = [\"Bash(rm:*)\"]\n",
+    )
+    .unwrap();
+    let replies = vec![
+        bash(&format!("echo aws_key={KEY}; echo done")),
+        bash("rm -rf build"),
+        Reply::text("Finished."),
+    ];
+    let (output, requests) = run(home.path(), &workspace, replies, &[]).await;
+    let result = result_of(&output);
+    assert_eq!(
+        result["status"],
+        "complete",
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let results = tool_results(&requests[2].body);
+    assert!(
+        results[0].contains("[REDACTED:aws-access-key-id]") && results[0].contains("done"),
+        "{}",
+        results[0]
+    );
+    // The model wrote the key in its own command; the result it got back
+    // did not carry it.
+    assert!(!results[0].contains(KEY), "{}", results[0]);
+
+    // The log: every step, the refusal, the redacted text; the chain holds.
+    let log_dir = home.path().join("data/audit");
+    let logs: Vec<_> = std::fs::read_dir(&log_dir).unwrap().flatten().collect();
+    assert_eq!(logs.len(), 1);
+    let log_path = logs[0].path();
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    let post: Value = log
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .find(|entry| entry["event"] == "PostToolUse")
+        .unwrap();
+    let seen = post["record"]["tool_response"]["content"].as_str().unwrap();
+    assert_eq!(
+        seen, "aws_key=[REDACTED:aws-access-key-id]\ndone",
+        "the log holds the result as the model saw it"
+    );
+    for event in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "Stop",
+        "SessionEnd",
+    ] {
+        assert!(
+            log.contains(&format!("\"event\":\"{event}\"")),
+            "{event} in the log"
+        );
+    }
+    assert!(
+        log.contains("\"denied\":true") && log.contains("Bash(rm:*)"),
+        "{log}"
+    );
+    let verify = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_kaizen"))
+            .args(["audit", "verify"])
+            .env("KAIZEN_HOME", home.path())
+            .output()
+            .unwrap()
+    };
+    let ok = verify();
+    let text = String::from_utf8_lossy(&ok.stdout);
+    assert!(
+        ok.status.success() && text.contains("chain intact"),
+        "{text}{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+
+    // Someone edits the log: the chain says where.
+    std::fs::write(&log_path, log.replacen("echo aws_key", "echo nothing", 1)).unwrap();
+    let broken = verify();
+    let text = String::from_utf8_lossy(&broken.stdout);
+    assert_eq!(broken.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("BROKEN") && text.contains("was changed"),
+        "{text}"
+    );
+}

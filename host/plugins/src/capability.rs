@@ -78,6 +78,11 @@ pub struct Capabilities {
     /// once.
     #[serde(default, skip_serializing_if = "is_false")]
     pub parallel: bool,
+    /// A directory of its own that outlives sessions, under `KAIZEN_HOME`
+    /// (`data/<plugin>`), which no other plugin and no program can reach:
+    /// where an audit log lives.
+    #[serde(default, rename = "data-dir", skip_serializing_if = "is_false")]
+    pub data_dir: bool,
 }
 
 fn is_false(value: &bool) -> bool {
@@ -138,6 +143,7 @@ impl Capabilities {
             interaction: self.interaction || other.interaction,
             agent: self.agent || other.agent,
             llm: self.llm || other.llm,
+            data_dir: self.data_dir || other.data_dir,
             parallel: self.parallel || other.parallel,
         }
     }

@@ -160,14 +160,18 @@ pub(crate) struct FsGuard {
     read_only: Vec<PathBuf>,
     /// Canonical hidden paths.
     hidden: Vec<PathBuf>,
+    /// The plugin's own data directory, reachable though it lies inside a
+    /// hidden one (`KAIZEN_HOME`).
+    own: Option<PathBuf>,
     /// Paths deny rules keep from reading, then from changing.
     denied_read: PathGlobs,
     denied_edit: PathGlobs,
 }
 
 impl FsGuard {
-    /// The guard for a plugin writing `writable` (its read-write preopens).
-    pub fn new(writable: &[PathBuf], paths: &ProtectedPaths) -> Self {
+    /// The guard for a plugin writing `writable` (its read-write preopens)
+    /// with its data directory `own`, if any.
+    pub fn new(writable: &[PathBuf], own: Option<&Path>, paths: &ProtectedPaths) -> Self {
         let canonical = |path: &Path| path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
         let read_only = writable
             .iter()
@@ -178,6 +182,7 @@ impl FsGuard {
         Self {
             read_only,
             hidden,
+            own: own.map(canonical),
             denied_read: PathGlobs::new(&paths.denied_read),
             denied_edit: PathGlobs::new(&paths.denied_edit),
         }
@@ -194,7 +199,8 @@ impl FsGuard {
     /// Whether `path` (absolute, real) may be read and, when `change`,
     /// changed.
     pub fn check_path(&self, path: &Path, change: bool) -> Result<(), Refusal> {
-        if self.hidden.iter().any(|hidden| path.starts_with(hidden)) {
+        let own = self.own.as_ref().is_some_and(|own| path.starts_with(own));
+        if !own && self.hidden.iter().any(|hidden| path.starts_with(hidden)) {
             return Err(Refusal::Hidden);
         }
         if self.denied_read.matches(path) {
@@ -317,6 +323,7 @@ mod tests {
         std::fs::create_dir(root.join("src")).unwrap();
         let guard = FsGuard::new(
             std::slice::from_ref(&root),
+            Some(&root.join("home/.local/share/kaizen/data/me")),
             &ProtectedPaths {
                 read_only_names: vec!["kaizen.toml".into(), ".kaizen".into()],
                 hidden: vec![root.join("home/.local/share/kaizen")],
@@ -405,9 +412,15 @@ mod tests {
                 "{path}"
             );
         }
+        assert_eq!(
+            guard.check_at(fd, "home/.local/share/kaizen/data/me/log.jsonl", true, true),
+            Ok(()),
+            "its own data directory is reachable"
+        );
         for path in [
             "home/.local/share/kaizen/config.toml",
             "home/.local/share/kaizen",
+            "home/.local/share/kaizen/data/other/log.jsonl",
         ] {
             assert_eq!(
                 guard.check_at(fd, path, false, true),

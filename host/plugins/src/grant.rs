@@ -36,6 +36,9 @@ pub struct GrantPolicy {
     /// Headers the host adds to plugins' requests for given hosts, with
     /// secrets from its environment (`[[http.credentials]]`).
     pub http_credentials: Vec<HttpCredential>,
+    /// Where plugins granted `data-dir` get their directory
+    /// (`$KAIZEN_HOME/data`); without it, `data-dir` is refused.
+    pub data_root: Option<PathBuf>,
 }
 
 impl GrantPolicy {
@@ -49,6 +52,7 @@ impl GrantPolicy {
             max_memory_mib: DEFAULT_MAX_MEMORY_MIB,
             max_cpu_seconds: 300.0,
             http_credentials: Vec::new(),
+            data_root: None,
         }
     }
 
@@ -119,6 +123,15 @@ impl GrantPolicy {
             *flag = req && grant;
             if req && !grant {
                 out.denied.push(format!("{what}: not granted"));
+            }
+        }
+        if requested.data_dir {
+            match (&self.data_root, granted.data_dir) {
+                (Some(root), true) => out.data_dir = Some(root.join(name)),
+                (None, true) => out
+                    .denied
+                    .push("data-dir: this host keeps no plugin data".into()),
+                (_, false) => out.denied.push("data-dir: not granted".into()),
             }
         }
         out.limits = self.limits(limits, &mut out.denied);
@@ -340,6 +353,10 @@ pub struct EffectiveGrant {
     pub llm: bool,
     /// The `parallel` import.
     pub parallel: bool,
+    /// Its own directory under `KAIZEN_HOME`, read-write, reachable by no
+    /// other plugin and no program.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_dir: Option<PathBuf>,
     /// Limits in force.
     pub limits: EffectiveLimits,
     /// Requests that were refused or reduced, one line each.

@@ -223,6 +223,17 @@ impl PluginHost {
             &manifest.limits,
         );
         let env = granted_env(&mut grant);
+        if let Some(dir) = &grant.data_dir {
+            create_private_dir(dir).map_err(|err| LoadError {
+                name: Some(name.clone()),
+                message: format!(
+                    "plugin `{name}`: cannot create its data directory {}: {err}",
+                    dir.display()
+                ),
+                manifest: Some(Box::new(manifest.clone())),
+                grant: None,
+            })?;
+        }
         let grant = Arc::new(grant);
         let fail = |message: String| LoadError {
             name: Some(name.clone()),
@@ -251,7 +262,11 @@ impl PluginHost {
             name: name.clone().into(),
             env,
             http_credentials: InjectedHeader::resolve(&name, &grant.http_credentials).into(),
-            fs_guard: Arc::new(FsGuard::new(&writable_dirs(&grant), &self.protected)),
+            fs_guard: Arc::new(FsGuard::new(
+                &writable_dirs(&grant),
+                grant.data_dir.as_deref(),
+                &self.protected,
+            )),
             grant: grant.clone(),
             interaction: self.interaction.clone(),
         };
@@ -269,9 +284,10 @@ impl PluginHost {
         }
         let mut hook_subscriptions = Vec::new();
         if manifest.plugin.kinds.contains(&PluginKind::Hook) {
-            hook_subscriptions = runtime.hook_subscriptions().await.map_err(|err| {
-                fail(format!("asking for its hook subscriptions failed: {err}"))
-            })?;
+            hook_subscriptions = runtime
+                .hook_subscriptions()
+                .await
+                .map_err(|err| fail(format!("asking for its hook subscriptions failed: {err}")))?;
         }
         let contained = grant.http.is_empty()
             && grant
@@ -408,7 +424,11 @@ fn check_exports(
 fn granted_env(grant: &mut EffectiveGrant) -> Vec<(String, String)> {
     let mut env = Vec::new();
     let mut refused = Vec::new();
-    for name in grant.env.iter().filter(|name| *name != HTTP_ALLOW_ENV) {
+    for name in grant
+        .env
+        .iter()
+        .filter(|name| *name != HTTP_ALLOW_ENV && *name != DATA_DIR_ENV)
+    {
         let Ok(value) = std::env::var(name) else {
             continue;
         };
@@ -427,7 +447,22 @@ fn granted_env(grant: &mut EffectiveGrant) -> Vec<(String, String)> {
         let allow: Vec<String> = grant.http.iter().map(|p| p.to_string()).collect();
         env.push((HTTP_ALLOW_ENV.to_string(), allow.join(" ")));
     }
+    if let Some(dir) = &grant.data_dir {
+        env.push((DATA_DIR_ENV.to_string(), dir.to_string_lossy().into_owned()));
+    }
     env
+}
+
+/// The variable in which a plugin granted `data-dir` finds its directory.
+pub const DATA_DIR_ENV: &str = "KAIZEN_DATA_DIR";
+
+/// Creates `dir` and its parents, readable by this user only.
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
 }
 
 /// The directories `grant` lets the plugin write.

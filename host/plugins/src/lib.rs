@@ -51,7 +51,7 @@ pub use grant::{
     DEFAULT_CPU_SECONDS, DEFAULT_MAX_MEMORY_MIB, DEFAULT_MEMORY_MIB, EffectiveGrant,
     EffectiveLimits, GrantPolicy, Preopen,
 };
-pub use host::{HTTP_ALLOW_ENV, HostOptions, LoadError, LoadedPlugin, PluginHost};
+pub use host::{DATA_DIR_ENV, HTTP_ALLOW_ENV, HostOptions, LoadError, LoadedPlugin, PluginHost};
 pub use http_credential::HttpCredential;
 pub use http_rule::HostPattern;
 pub use inspect::{Inspection, inspect};

@@ -3,13 +3,13 @@
 //! discards the instance so the next call starts clean.
 
 use crate::bindings::{guest_hooks, guest_tools, v0_1_0};
-use crate::hook_versions;
-use kaizen_hooks::{HookDecision, HookEvent, Subscription};
 use crate::engine::PluginEngine;
 use crate::fan_out::FanOut;
+use crate::hook_versions;
 use crate::outcome::{convert_error, convert_output, describe_trap};
 use crate::process_host::SessionSandboxes;
 use crate::state::{ClockShared, PluginIdentity, PluginState};
+use kaizen_hooks::{HookDecision, HookEvent, Subscription};
 use kaizen_tools::{CallContext, ToolError, ToolOutput};
 use std::collections::HashMap;
 use std::path::Path;
@@ -54,6 +54,9 @@ pub(crate) struct PluginRuntime {
     sessions: Mutex<HashMap<String, SessionSlot>>,
     /// Per-session OS sandboxes, for a plugin granted `process`.
     sandboxes: Option<SessionSandboxes>,
+    /// A stateful hook plugin's instance, kept between events; the lock
+    /// also makes one plugin's events go one at a time.
+    hook_instance: tokio::sync::Mutex<Option<LiveInstance>>,
     /// Itself, for calls that fan out through `parallel`.
     me: Weak<PluginRuntime>,
 }
@@ -86,6 +89,7 @@ impl PluginRuntime {
             stateful,
             sessions: Mutex::default(),
             sandboxes,
+            hook_instance: tokio::sync::Mutex::default(),
             me: me.clone(),
         })
     }
@@ -198,9 +202,32 @@ impl PluginRuntime {
         event: HookEvent,
         payload: String,
     ) -> Result<Option<HookDecision>, String> {
-        let fail = |err: ToolError| err.message;
-        let mut live = self.instantiate(None).await.map_err(fail)?;
-        let hooks = self.hooks_of(&live).map_err(fail)?.clone();
+        // One event at a time per plugin: a hook may keep state (a log's
+        // chain), and its events come from concurrent sub-agents too.
+        let mut kept = self.hook_instance.lock().await;
+        let mut live = match kept.take() {
+            Some(live) => live,
+            None => self.instantiate(None).await.map_err(|err| err.message)?,
+        };
+        let (answer, healthy) = self.handle_on(&mut live, event, &payload).await;
+        // A stateful hook plugin keeps its instance for the run, unless the
+        // call broke it.
+        if self.stateful && healthy {
+            *kept = Some(live);
+        }
+        answer
+    }
+
+    async fn handle_on(
+        &self,
+        live: &mut LiveInstance,
+        event: HookEvent,
+        payload: &String,
+    ) -> (Result<Option<HookDecision>, String>, bool) {
+        let hooks = match self.hooks_of(live) {
+            Ok(hooks) => hooks.clone(),
+            Err(err) => return (Err(err.message), true),
+        };
         let store = &mut live.store;
         store.data_mut().clock.restart();
         store.set_epoch_deadline(PluginEngine::ticks_for(store.data().clock.limit()));
@@ -209,29 +236,35 @@ impl PluginRuntime {
         let answer = match hooks {
             HooksExport::Current(hooks) => {
                 let Some(event) = hook_versions::to_wit(event) else {
-                    return Ok(None);
+                    return (Ok(None), true);
                 };
-                let call = hooks.call_handle(&mut *store, event, &payload);
+                let call = hooks.call_handle(&mut *store, event, payload);
                 watchdog(call, &clock)
                     .await
                     .map(|result| result.map(hook_versions::decision))
             }
             HooksExport::V0_1_0(hooks) => {
                 let Some(event) = hook_versions::to_wit_v0_1_0(event) else {
-                    return Ok(None);
+                    return (Ok(None), true);
                 };
-                let call = hooks.call_handle(&mut *store, event, &payload);
+                let call = hooks.call_handle(&mut *store, event, payload);
                 watchdog(call, &clock)
                     .await
                     .map(|result| result.map(hook_versions::decision_v0_1_0))
             }
         };
         let Some(result) = answer else {
-            return Err(stuck_in_host(plugin, "handle()", clock.limit()).message);
+            return (
+                Err(stuck_in_host(plugin, "handle()", clock.limit()).message),
+                false,
+            );
         };
         match result {
-            Ok(decision) => decision.map(Some),
-            Err(err) => Err(describe_trap(plugin, "handle()", &err, store.data()).message),
+            Ok(decision) => (decision.map(Some), true),
+            Err(err) => (
+                Err(describe_trap(plugin, "handle()", &err, store.data()).message),
+                false,
+            ),
         }
     }
 

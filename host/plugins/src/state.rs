@@ -100,6 +100,20 @@ impl PluginState {
                     )
                 })?;
         }
+        if let Some(dir) = &grant.data_dir {
+            builder
+                .preopened_dir(
+                    dir,
+                    dir.to_string_lossy().as_ref(),
+                    perms_for(Access::ReadWrite),
+                )
+                .map_err(|err| {
+                    anyhow::anyhow!(
+                        "cannot open the plugin's data directory {}: {err}",
+                        dir.display()
+                    )
+                })?;
+        }
         let cwd_grant = cwd.and_then(|cwd| {
             grant
                 .filesystem

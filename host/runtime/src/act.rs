@@ -59,7 +59,7 @@ pub(crate) async fn run_calls(gate: &Gatekeeper<'_>, calls: Vec<PendingCall>) ->
             .into_iter()
             .map(|(call, admission)| run_one(registry, gate.ctx, call, admission));
         let mut done = futures::future::join_all(runs).await;
-        for outcome in done.iter_mut().filter(|outcome| !outcome.denied) {
+        for outcome in done.iter_mut() {
             let input = outcome.input.clone();
             gate.after(outcome, &input).await;
         }

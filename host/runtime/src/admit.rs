@@ -288,6 +288,7 @@ impl Gatekeeper<'_> {
                 json!({
                     "tool_name": name, "tool_input": input, "tool_use_id": outcome.call.id,
                     "error": error.message, "error_kind": error.kind, "is_interrupt": false,
+                    "denied": outcome.denied,
                 }),
             ),
         };

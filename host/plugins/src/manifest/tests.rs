@@ -69,7 +69,10 @@ fn unknown_capability_is_named_with_advice() {
 fn incompatible_contract_says_how_to_fix() {
     let err = error(&GOOD.replace("contract = \"0.1.0\"", "contract = \"9.0.0\""));
     assert!(err.contains("kaizen:plugin@9.0.0"), "{err}");
-    assert!(err.contains("rebuild the plugin against wit/v0.1.1"), "{err}");
+    assert!(
+        err.contains("rebuild the plugin against wit/v0.1.1"),
+        "{err}"
+    );
     assert!(err.contains("kaizen:plugin@0.1.0, @0.1.1"), "{err}");
 }
 

@@ -179,11 +179,20 @@ impl HookDispatcher {
                             reason: decision.action.reason().map(str::to_string),
                         });
                     }
-                    // Later hooks see the input as this one left it.
-                    if let (Some(input), Some(object)) =
-                        (&decision.updated_input, payload.as_object_mut())
-                    {
-                        object.insert("tool_input".into(), input.clone());
+                    // Later hooks see the input and the result as this one
+                    // left them (an audit log after a redaction sees the
+                    // redacted text).
+                    if let Some(object) = payload.as_object_mut() {
+                        if let Some(input) = &decision.updated_input {
+                            object.insert("tool_input".into(), input.clone());
+                        }
+                        if let Some(output) = &decision.updated_output {
+                            if let Some(Value::Object(response)) = object.get_mut("tool_response") {
+                                response.insert("content".into(), output.clone().into());
+                            } else if object.contains_key("error") {
+                                object.insert("error".into(), output.clone().into());
+                            }
+                        }
                     }
                     dispatch.take(hook.name(), decision);
                 }
