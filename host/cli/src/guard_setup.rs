@@ -340,9 +340,10 @@ pub fn split_rules(values: &[String]) -> Vec<String> {
 }
 
 /// Command hooks run in the OS sandbox with the workspace (and added
-/// directories) as a plugin would have them, the user's Claude Code
-/// directory readable (their hook scripts live there), and no network
-/// unless the user's `[hooks] command-network` says so.
+/// directories) as a plugin would have them, the hook scripts of the
+/// user's Claude Code directory readable (`~/.claude/hooks`; not the rest,
+/// which holds Claude Code's credentials), and no network unless the
+/// user's `[hooks] command-network` says so.
 fn command_runner(setup: &Setup, claude_user: Option<&Path>) -> CommandRunner {
     let mut writable = vec![setup.workspace.clone()];
     let mut readable = Vec::new();

@@ -28,8 +28,9 @@ const CONFIG_FILES: &[&str] = &[
 ];
 
 /// Directories at a workspace's root whose whole content configures
-/// Kaizen (plugins: manifests and code).
-const CONFIG_DIRS: &[&str] = &[".kaizen"];
+/// Kaizen (plugins: manifests and code; the scripts Claude Code's hooks
+/// conventionally run).
+const CONFIG_DIRS: &[&str] = &[".kaizen", ".claude/hooks"];
 
 /// What no tool may change at the top of a directory it may write: the
 /// configuration files and directories Kaizen (or Claude Code) reads.

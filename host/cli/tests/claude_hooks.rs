@@ -7,8 +7,8 @@
 
 mod common;
 
-use common::run::{result_of, run_command, tool_results};
-use kaizen_model_server::{ModelServer, Recorded, Reply, Script, Wire};
+use common::run::{bash, result_of, scripted_run, tool_results};
+use kaizen_model_server::{Recorded, Reply};
 use kaizen_test_support::missing_feature;
 use serde_json::json;
 use std::os::unix::fs::PermissionsExt;
@@ -54,20 +54,8 @@ impl Project {
     }
 
     async fn run(&self, replies: Vec<Reply>, args: &[&str]) -> (Output, Vec<Recorded>) {
-        let mut script = Script::new();
-        for reply in replies {
-            script = script.reply(reply);
-        }
-        let server = ModelServer::start(script).await.unwrap();
-        let mut all = vec!["--model", "gpt-4o-mini", "--output-format", "json"];
-        all.extend(args);
-        let root = self.root();
-        let mut cmd = run_command(self.home.path(), &root, Some((&server, Wire::OpenAi)), &all);
-        cmd.current_dir(&root)
-            .env("CLAUDE_CONFIG_DIR", self.claude_user.path())
-            .arg("Do the task.");
-        let output = tokio::process::Command::from(cmd).output().await.unwrap();
-        (output, server.requests())
+        let env = [("CLAUDE_CONFIG_DIR", self.claude_user.path())];
+        scripted_run(self.home.path(), &self.root(), replies, args, &env).await
     }
 }
 
@@ -79,10 +67,6 @@ fn write(root: &Path, relative: &str, text: &str) -> PathBuf {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     path
-}
-
-fn bash(command: &str) -> Reply {
-    Reply::tool("Bash", &json!({ "command": command }).to_string())
 }
 
 fn stderr(output: &Output) -> String {

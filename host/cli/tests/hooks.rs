@@ -5,35 +5,19 @@
 
 mod common;
 
-use common::run::{result_of, run_command, tool_results};
-use kaizen_model_server::{ModelServer, Recorded, Reply, Script, Wire};
+use common::run::{bash, result_of, scripted_run, tool_results};
+use kaizen_model_server::{Recorded, Reply};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Output;
 
-/// A scripted run: each reply in turn, then the binary's output and what
-/// the model was sent.
 async fn run(
     home: &Path,
     workspace: &Path,
     replies: Vec<Reply>,
     args: &[&str],
 ) -> (Output, Vec<Recorded>) {
-    let mut script = Script::new();
-    for reply in replies {
-        script = script.reply(reply);
-    }
-    let server = ModelServer::start(script).await.unwrap();
-    let mut all = vec!["--model", "gpt-4o-mini", "--output-format", "json"];
-    all.extend(args);
-    let mut cmd = run_command(home, workspace, Some((&server, Wire::OpenAi)), &all);
-    cmd.arg("Do the task.");
-    let output = tokio::process::Command::from(cmd).output().await.unwrap();
-    (output, server.requests())
-}
-
-fn bash(command: &str) -> Reply {
-    Reply::tool("Bash", &json!({ "command": command }).to_string())
+    scripted_run(home, workspace, replies, args, &[]).await
 }
 
 fn plugin_args(names: &[&str]) -> Vec<String> {

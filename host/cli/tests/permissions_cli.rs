@@ -5,16 +5,12 @@
 
 mod common;
 
-use common::run::{Run, result_of, run_command, tool_results};
+use common::run::{Run, bash, result_of, run_command, scripted_run, tool_results};
 use common::terminal::Terminal;
 use kaizen_model_server::{ModelServer, Recorded, Reply, Script, Wire};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Output;
-
-fn bash(command: &str) -> Reply {
-    Reply::tool("Bash", &json!({ "command": command }).to_string())
-}
 
 /// Bash with the network: its effects reach beyond the grant, so the
 /// default mode asks before it runs.
@@ -26,17 +22,7 @@ async fn run_json(
     replies: Vec<Reply>,
     args: &[&str],
 ) -> (Output, Vec<Recorded>) {
-    let mut script = Script::new();
-    for reply in replies {
-        script = script.reply(reply);
-    }
-    let server = ModelServer::start(script).await.unwrap();
-    let mut all = vec!["--model", "gpt-4o-mini", "--output-format", "json"];
-    all.extend(args);
-    let mut cmd = run_command(home, ws, Some((&server, Wire::OpenAi)), &all);
-    cmd.arg("Do the task.");
-    let output = tokio::process::Command::from(cmd).output().await.unwrap();
-    (output, server.requests())
+    scripted_run(home, ws, replies, args, &[]).await
 }
 
 fn statuses(result: &Value) -> Vec<String> {

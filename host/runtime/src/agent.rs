@@ -4,20 +4,19 @@
 //! model's own claims of being finished are never consulted.
 
 use crate::act::{PendingCall, arguments_value, result_block, result_text, run_calls};
-use crate::admit::{Gatekeeper, run_hooks};
+use crate::admit::Gatekeeper;
 use crate::bounded::{Cut, bounded, bounded_with_grace};
 use crate::events::{Event, Observer};
 use crate::guard::Guard;
+use crate::hook_points::stopped_by;
 use crate::hooks::PayloadBase;
-use crate::journal::{Entry, Journal, StepFiles, opening_message};
+use crate::journal::{Entry, Journal, StepFiles};
 use crate::prompt::{system_prompt, today};
 use crate::result::{RunResult, RunStart};
 use crate::state::{DENIED, SessionState, Status, ToolCallRecord};
 use crate::sub_agent::{self, Meter, Scope};
 use kaizen_hooks::{HookAction, HookEvent};
-use kaizen_llm::{
-    Block, Message, Provider, Request, Response, Role, StreamEvent, ToolDefinition, Usage,
-};
+use kaizen_llm::{Message, Provider, Request, Response, Role, StreamEvent, ToolDefinition, Usage};
 use kaizen_tools::{CallContext, FileHistoryLink, Notes, SessionNotes, SubAgentLink, ToolRegistry};
 use serde_json::json;
 use std::future::Future;
@@ -110,7 +109,7 @@ pub struct Agent<'a> {
 }
 
 /// How the loop ended, with the reason for an early end.
-type Ending = (Status, Option<String>);
+pub(crate) type Ending = (Status, Option<String>);
 
 impl Agent<'_> {
     /// Runs `task` on `state` until the model stops calling tools or a limit
@@ -141,7 +140,7 @@ impl Agent<'_> {
     }
 
     /// Applies `entry` to `state` and tells the journal.
-    fn commit(&self, state: &mut SessionState, entry: Entry) {
+    pub(crate) fn commit(&self, state: &mut SessionState, entry: Entry) {
         state.apply(&entry);
         if let Some(journal) = &self.journal {
             crate::journal::record_outside_executor(journal.as_ref(), &entry, state);
@@ -237,58 +236,6 @@ impl Agent<'_> {
         result
     }
 
-    /// The run's opening: `SessionStart` hooks (their context joins the
-    /// system prompt), then the user's message through `UserPromptSubmit`
-    /// hooks (which may refuse it or add to it).
-    async fn open(
-        &self,
-        state: &mut SessionState,
-        task: Option<&str>,
-        base: &PayloadBase,
-        system: &mut String,
-        resumed: bool,
-    ) -> Result<(), Ending> {
-        if base.agent.is_none() {
-            let source = if resumed { "resume" } else { "startup" };
-            let fields = json!({"source": source, "model": self.config.model});
-            let hooks = self
-                .hook(base, HookEvent::SessionStart, Some(source), fields)
-                .await;
-            if let HookAction::Stop(reason) = &hooks.action {
-                return Err(stopped_by(&hooks.decided_by, reason));
-            }
-            if let Some(context) = hooks.context() {
-                system.push_str(&format!("\n<hook-context>\n{context}\n</hook-context>\n"));
-            }
-        }
-        let Some(mut message) = opening_message(state, task) else {
-            return Ok(());
-        };
-        if let Some(task) = task {
-            let fields = json!({"prompt": task});
-            let hooks = self
-                .hook(base, HookEvent::UserPromptSubmit, None, fields)
-                .await;
-            match &hooks.action {
-                HookAction::Stop(reason) | HookAction::Deny(reason) => {
-                    let by = hooks.decided_by.as_deref().unwrap_or("a hook");
-                    return Err((
-                        Status::Stopped,
-                        Some(format!("the prompt was refused by the hook {by}: {reason}")),
-                    ));
-                }
-                _ => {}
-            }
-            if let Some(context) = hooks.context() {
-                message.content.push(Block::Text {
-                    text: format!("<hook-context>\n{context}\n</hook-context>"),
-                });
-            }
-        }
-        self.commit(state, Entry::User { message });
-        Ok(())
-    }
-
     /// THINK, DECIDE, ACT and OBSERVE until the model stops calling tools
     /// (and the Stop hooks let it stop) or a limit ends the run.
     #[allow(clippy::too_many_arguments)]
@@ -381,77 +328,6 @@ impl Agent<'_> {
             if let Err(ending) = self.act(state, calls, scope, interrupt, base).await {
                 return ending;
             }
-        }
-    }
-
-    /// Asks the Stop (or, in a sub-agent, SubagentStop) hooks whether the
-    /// run may end. `Err(None)`: a hook sent the model back to work (its
-    /// reason is now the next user message); `Err(Some(..))`: a hook
-    /// stopped the session.
-    async fn may_stop(
-        &self,
-        state: &mut SessionState,
-        base: &PayloadBase,
-        last: &str,
-        continuations: u32,
-    ) -> Result<(), Option<Ending>> {
-        let event = if base.agent.is_some() {
-            HookEvent::SubagentStop
-        } else {
-            HookEvent::Stop
-        };
-        let fields = json!({"stop_hook_active": continuations > 0, "last_assistant_message": last});
-        let value = base.agent.as_ref().map(|(_, kind)| kind.as_str());
-        let hooks = self.hook(base, event, value, fields).await;
-        match &hooks.action {
-            HookAction::Stop(reason) => Err(Some(stopped_by(&hooks.decided_by, reason))),
-            HookAction::Deny(reason) if continuations < self.guard.max_stop_continuations => {
-                let by = hooks.decided_by.as_deref().unwrap_or("a hook");
-                let text =
-                    format!("A {event} hook ({by}) did not let the session end yet:\n{reason}");
-                let message = Message {
-                    role: Role::User,
-                    content: vec![Block::Text { text }],
-                };
-                self.commit(state, Entry::User { message });
-                Err(None)
-            }
-            HookAction::Deny(_) => {
-                self.observer.on_event(&Event::Notice {
-                    source: format!("{event} hooks"),
-                    text: format!(
-                        "{event} hooks kept the session going {continuations} times in a row; it ends now"
-                    ),
-                });
-                Ok(())
-            }
-            _ => Ok(()),
-        }
-    }
-
-    /// Runs the hooks of `event` (when any wants it) and reports them.
-    pub(crate) async fn hook(
-        &self,
-        base: &PayloadBase,
-        event: HookEvent,
-        value: Option<&str>,
-        fields: serde_json::Value,
-    ) -> crate::hooks::Dispatch {
-        run_hooks(&self.guard, self.observer, base, event, value, fields).await
-    }
-
-    /// What every hook payload of this run carries.
-    pub(crate) fn payload_base(&self, state: &SessionState, scope: &Scope) -> PayloadBase {
-        PayloadBase {
-            session_id: state.session_id.clone(),
-            transcript_path: self
-                .config
-                .transcript_path
-                .as_ref()
-                .map(|path| path.display().to_string()),
-            cwd: self.config.workspace.display().to_string(),
-            permission_mode: self.guard.permissions.mode().as_str(),
-            agent: scope.agent.clone(),
         }
     }
 
@@ -701,13 +577,4 @@ impl Agent<'_> {
             ),
         }
     }
-}
-
-/// The ending of a run a hook stopped.
-fn stopped_by(hook: &Option<String>, reason: &str) -> Ending {
-    let by = hook.as_deref().unwrap_or("a hook");
-    (
-        Status::Stopped,
-        Some(format!("the hook {by} stopped the session: {reason}")),
-    )
 }

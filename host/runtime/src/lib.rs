@@ -15,6 +15,7 @@ mod bounded;
 mod checkpoint_writer;
 mod events;
 mod guard;
+mod hook_points;
 mod hooks;
 mod journal;
 pub mod permissions;

@@ -160,3 +160,38 @@ fn tool_messages(body: &Value, field: &str) -> Vec<String> {
         .map(|m| m[field].as_str().unwrap_or_default().to_string())
         .collect()
 }
+
+/// `kaizen run --model gpt-4o-mini --output-format json ARGS "Do the
+/// task."` in `workspace` with its state in `home` and `env` set, against
+/// a scripted server answering `replies` in turn: the binary's output and
+/// every request the model got.
+pub async fn scripted_run(
+    home: &Path,
+    workspace: &Path,
+    replies: Vec<kaizen_model_server::Reply>,
+    args: &[&str],
+    env: &[(&str, &Path)],
+) -> (Output, Vec<Recorded>) {
+    let mut script = kaizen_model_server::Script::new();
+    for reply in replies {
+        script = script.reply(reply);
+    }
+    let server = ModelServer::start(script).await.unwrap();
+    let mut all = vec!["--model", "gpt-4o-mini", "--output-format", "json"];
+    all.extend(args);
+    let mut cmd = run_command(home, workspace, Some((&server, Wire::OpenAi)), &all);
+    cmd.current_dir(workspace).arg("Do the task.");
+    for (name, value) in env {
+        cmd.env(name, value);
+    }
+    let output = tokio::process::Command::from(cmd).output().await.unwrap();
+    (output, server.requests())
+}
+
+/// The model's call of `Bash` with `command`.
+pub fn bash(command: &str) -> kaizen_model_server::Reply {
+    kaizen_model_server::Reply::tool(
+        "Bash",
+        &serde_json::json!({ "command": command }).to_string(),
+    )
+}

@@ -9,6 +9,7 @@ mod path_pattern;
 mod policy;
 pub mod rules;
 mod shell_words;
+mod text_pattern;
 
 pub use approval::{Approval, ApprovalFuture, ApprovalRequest, Approver};
 pub use mode::PermissionMode;

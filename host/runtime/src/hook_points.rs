@@ -1,0 +1,149 @@
+//! The points of a run where the loop hands the session to its hooks,
+//! outside the tool calls (those are `admit.rs`'s): the opening
+//! (`SessionStart`, `UserPromptSubmit`), the end of the model's work
+//! (`Stop`, `SubagentStop`), and what every payload carries.
+
+use crate::admit::run_hooks;
+use crate::agent::{Agent, Ending};
+use crate::events::Event;
+use crate::hooks::{Dispatch, PayloadBase};
+use crate::journal::{Entry, opening_message};
+use crate::state::{SessionState, Status};
+use crate::sub_agent::Scope;
+use kaizen_hooks::{HookAction, HookEvent};
+use kaizen_llm::{Block, Message, Role};
+use serde_json::json;
+
+impl Agent<'_> {
+    /// The run's opening: `SessionStart` hooks (their context joins the
+    /// system prompt), then the user's message through `UserPromptSubmit`
+    /// hooks (which may refuse it or add to it).
+    pub(crate) async fn open(
+        &self,
+        state: &mut SessionState,
+        task: Option<&str>,
+        base: &PayloadBase,
+        system: &mut String,
+        resumed: bool,
+    ) -> Result<(), Ending> {
+        if base.agent.is_none() {
+            let source = if resumed { "resume" } else { "startup" };
+            let fields = json!({"source": source, "model": self.config.model});
+            let hooks = self
+                .hook(base, HookEvent::SessionStart, Some(source), fields)
+                .await;
+            if let HookAction::Stop(reason) = &hooks.action {
+                return Err(stopped_by(&hooks.decided_by, reason));
+            }
+            if let Some(context) = hooks.context() {
+                system.push_str(&format!("\n<hook-context>\n{context}\n</hook-context>\n"));
+            }
+        }
+        let Some(mut message) = opening_message(state, task) else {
+            return Ok(());
+        };
+        if let Some(task) = task {
+            let fields = json!({"prompt": task});
+            let hooks = self
+                .hook(base, HookEvent::UserPromptSubmit, None, fields)
+                .await;
+            match &hooks.action {
+                HookAction::Stop(reason) | HookAction::Deny(reason) => {
+                    let by = hooks.decided_by.as_deref().unwrap_or("a hook");
+                    return Err((
+                        Status::Stopped,
+                        Some(format!("the prompt was refused by the hook {by}: {reason}")),
+                    ));
+                }
+                _ => {}
+            }
+            if let Some(context) = hooks.context() {
+                message.content.push(Block::Text {
+                    text: format!("<hook-context>\n{context}\n</hook-context>"),
+                });
+            }
+        }
+        self.commit(state, Entry::User { message });
+        Ok(())
+    }
+
+    /// Asks the Stop (or, in a sub-agent, SubagentStop) hooks whether the
+    /// run may end. `Err(None)`: a hook sent the model back to work (its
+    /// reason is now the next user message); `Err(Some(..))`: a hook
+    /// stopped the session.
+    pub(crate) async fn may_stop(
+        &self,
+        state: &mut SessionState,
+        base: &PayloadBase,
+        last: &str,
+        continuations: u32,
+    ) -> Result<(), Option<Ending>> {
+        let event = if base.agent.is_some() {
+            HookEvent::SubagentStop
+        } else {
+            HookEvent::Stop
+        };
+        let fields = json!({"stop_hook_active": continuations > 0, "last_assistant_message": last});
+        let value = base.agent.as_ref().map(|(_, kind)| kind.as_str());
+        let hooks = self.hook(base, event, value, fields).await;
+        match &hooks.action {
+            HookAction::Stop(reason) => Err(Some(stopped_by(&hooks.decided_by, reason))),
+            HookAction::Deny(reason) if continuations < self.guard.max_stop_continuations => {
+                let by = hooks.decided_by.as_deref().unwrap_or("a hook");
+                let text =
+                    format!("A {event} hook ({by}) did not let the session end yet:\n{reason}");
+                let message = Message {
+                    role: Role::User,
+                    content: vec![Block::Text { text }],
+                };
+                self.commit(state, Entry::User { message });
+                Err(None)
+            }
+            HookAction::Deny(_) => {
+                self.observer.on_event(&Event::Notice {
+                    source: format!("{event} hooks"),
+                    text: format!(
+                        "{event} hooks kept the session going {continuations} times in a row; it ends now"
+                    ),
+                });
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Runs the hooks of `event` (when any wants it) and reports them.
+    pub(crate) async fn hook(
+        &self,
+        base: &PayloadBase,
+        event: HookEvent,
+        value: Option<&str>,
+        fields: serde_json::Value,
+    ) -> Dispatch {
+        run_hooks(&self.guard, self.observer, base, event, value, fields).await
+    }
+
+    /// What every hook payload of this run carries.
+    pub(crate) fn payload_base(&self, state: &SessionState, scope: &Scope) -> PayloadBase {
+        PayloadBase {
+            session_id: state.session_id.clone(),
+            transcript_path: self
+                .config
+                .transcript_path
+                .as_ref()
+                .map(|path| path.display().to_string()),
+            cwd: self.config.workspace.display().to_string(),
+            permission_mode: self.guard.permissions.mode().as_str(),
+            agent: scope.agent.clone(),
+        }
+    }
+}
+
+/// The ending of a run a hook stopped.
+pub(crate) fn stopped_by(hook: &Option<String>, reason: &str) -> Ending {
+    let by = hook.as_deref().unwrap_or("a hook");
+    (
+        Status::Stopped,
+        Some(format!("the hook {by} stopped the session: {reason}")),
+    )
+}
