@@ -221,7 +221,7 @@ async fn main() {
         ("the built-in redact (stateful, regexes)", redact, 1.0),
     ] {
         let per_hook = (us(took) - us(none)) / hooks / 2.0;
-        println!("{label:<44} {:>9.1} µs {per_hook:>15.1} µs");
+        println!("{label:<44} {:>9.1} µs {per_hook:>15.1} µs", us(took));
     }
 
     let settings = ClaudeSettings {
