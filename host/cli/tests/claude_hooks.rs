@@ -300,3 +300,74 @@ async fn the_users_own_hooks_and_rules_apply_everywhere() {
     assert!(results[1].contains("Bash(git push:*)"), "{}", results[1]);
     assert_eq!(results[2], "fine");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_hook_sees_every_event_of_a_session() {
+    if !require_jq() {
+        return;
+    }
+    let project = Project::new();
+    let root = project.root();
+    let events = [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreThink",
+        "PostThink",
+        "PreToolUse",
+        "PermissionRequest",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "SubagentStart",
+        "SubagentStop",
+        "Stop",
+        "SessionEnd",
+    ];
+    let log_it = json!([{"hooks": [{
+        "type": "command",
+        "command": "jq -r '[.hook_event_name, (.agent_type // \"main\")] | join(\" \")' >> \"$CLAUDE_PROJECT_DIR/events.log\""
+    }]}]);
+    let hooks: serde_json::Map<String, serde_json::Value> = events
+        .iter()
+        .map(|event| (event.to_string(), log_it.clone()))
+        .collect();
+    write(
+        project.claude_user.path(),
+        "settings.json",
+        &json!({ "hooks": hooks }).to_string(),
+    );
+    // Bash with the network asks, so the call goes to PermissionRequest.
+    std::fs::write(
+        project.home.path().join("config.toml"),
+        "[grants.bash]\nprocess = { programs = [\"bash\"], network = true }\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("notes.txt"), "hello\n").unwrap();
+    let task =
+        json!({"description": "look", "prompt": "Read the notes.", "subagent_type": "Explore"});
+    let replies = vec![
+        Reply::tool("Task", &task.to_string()),
+        Reply::tool(
+            "Read",
+            &json!({"file_path": root.join("notes.txt")}).to_string(),
+        ),
+        Reply::text("The notes say hello."),
+        bash("echo hi"),
+        Reply::text("Finished."),
+    ];
+    let (output, _) = project.run(replies, &[]).await;
+    let result = result_of(&output);
+    assert_eq!(result["status"], "complete", "{}", stderr(&output));
+    let log = std::fs::read_to_string(root.join("events.log")).unwrap();
+    for event in events {
+        assert!(
+            log.lines().any(|line| line.starts_with(event)),
+            "{event} in:\n{log}"
+        );
+    }
+    assert!(
+        log.contains("PreToolUse Explore"),
+        "the sub-agent's Read passed the hooks:\n{log}"
+    );
+    assert!(log.contains("SubagentStart Explore"), "{log}");
+    assert_eq!(log.lines().last(), Some("SessionEnd main"));
+}

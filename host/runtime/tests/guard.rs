@@ -283,6 +283,10 @@ impl Ran {
 }
 
 async fn run(setup: Setup, provider: Routed) -> Ran {
+    run_until(setup, provider, &CancellationToken::new()).await
+}
+
+async fn run_until(setup: Setup, provider: Routed, interrupt: &CancellationToken) -> Ran {
     let tools = tools();
     let permissions = Permissions::new(setup.mode, setup.rules, "/home/u");
     let mut guard = Guard::new(
@@ -305,7 +309,7 @@ async fn run(setup: Setup, provider: Routed) -> Ran {
         guard: Arc::new(guard),
     };
     let mut state = SessionState::new("s-guard", "scripted-model");
-    let result = agent.run(&mut state, TASK, &CancellationToken::new()).await;
+    let result = agent.run(&mut state, TASK, interrupt).await;
     Ran {
         result,
         events: observer.0.into_inner().unwrap(),
@@ -821,4 +825,55 @@ async fn permission_request_hooks_answer_for_the_user() {
     let got: Vec<String> = ran.statuses().into_iter().map(|(_, s)| s).collect();
     assert_eq!(got, ["success", "denied"]);
     assert!(ran.result_of("call_1_Shell").contains("not on the list"));
+}
+
+#[tokio::test]
+async fn asking_the_user_and_interrupts_reach_their_hooks() {
+    let names = |seen: &Arc<Mutex<Vec<Value>>>| -> Vec<String> {
+        seen.lock()
+            .unwrap()
+            .iter()
+            .map(|p| p["hook_event_name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let provider = script(vec![
+        reply("", &[("Shell", json!({"command": "make"}))]),
+        reply("done", &[]),
+    ]);
+    let (watch, seen) = hook("watch", &HookEvent::ALL, "", |_, _| {
+        Ok(HookDecision::default())
+    });
+    let mut setup = Setup::mode(PermissionMode::Default);
+    setup.hooks = vec![watch];
+    setup.approver = Some(Answers::new(vec![Approval::Once]));
+    let ran = run(setup, provider).await;
+    assert_eq!(ran.statuses()[0].1, "success");
+    let seen_names = names(&seen);
+    let at = |event: &str| {
+        seen_names
+            .iter()
+            .position(|n| n == event)
+            .unwrap_or_else(|| panic!("{event} in {seen_names:?}"))
+    };
+    assert!(at("PreToolUse") < at("PermissionRequest"));
+    assert!(at("PermissionRequest") < at("Notification"));
+    assert!(at("Notification") < at("PostToolUse"));
+    let notice = seen.lock().unwrap()[at("Notification")].clone();
+    assert_eq!(notice["notification_type"], "permission_prompt");
+
+    let interrupt = CancellationToken::new();
+    interrupt.cancel();
+    let (watch, seen) = hook("watch", &HookEvent::ALL, "", |_, _| {
+        Ok(HookDecision::default())
+    });
+    let mut setup = Setup::mode(PermissionMode::Default);
+    setup.hooks = vec![watch];
+    let ran = run_until(setup, script(vec![reply("never", &[])]), &interrupt).await;
+    assert_eq!(ran.result.status, Status::Interrupted);
+    let seen_names = names(&seen);
+    assert_eq!(
+        seen_names[seen_names.len() - 2..],
+        ["Interrupt", "SessionEnd"],
+        "{seen_names:?}"
+    );
 }
