@@ -147,6 +147,43 @@ impl Agent<'_> {
         }
     }
 
+    /// [`Self::commit`] for the entries that may checkpoint the session (a
+    /// model turn, a step's results, the end): `PreCheckpoint` hooks run
+    /// before the checkpoint is handed over, `PostCheckpoint` hooks once it
+    /// is written (the loop waits for the write only when one wants it).
+    pub(crate) async fn commit_step(
+        &self,
+        state: &mut SessionState,
+        entry: Entry,
+        base: &PayloadBase,
+    ) {
+        let hooks = &self.guard.hooks;
+        let watched =
+            hooks.wants(HookEvent::PreCheckpoint) || hooks.wants(HookEvent::PostCheckpoint);
+        let Some(journal) = self.journal.as_ref().filter(|_| watched) else {
+            return self.commit(state, entry);
+        };
+        state.apply(&entry);
+        let due = journal.takes_checkpoint(&entry, state);
+        let reason = if matches!(entry, Entry::End { .. }) {
+            "end"
+        } else {
+            "periodic"
+        };
+        let fields = || json!({"cycle": state.cycles, "reason": reason});
+        if due {
+            self.hook(base, HookEvent::PreCheckpoint, Some(reason), fields())
+                .await;
+        }
+        crate::journal::record_outside_executor(journal.as_ref(), &entry, state);
+        if due && hooks.wants(HookEvent::PostCheckpoint) {
+            let flushing = journal.clone();
+            let _ = tokio::task::spawn_blocking(move || flushing.flush()).await;
+            self.hook(base, HookEvent::PostCheckpoint, Some(reason), fields())
+                .await;
+        }
+    }
+
     /// Runs `task` within `scope`: the outermost run's, or a sub-agent's
     /// share of its parent's. Boxed because a run may contain runs.
     pub(crate) fn run_in<'r>(
@@ -214,13 +251,11 @@ impl Agent<'_> {
             self.hook(&base, HookEvent::Interrupt, None, json!({"reason": error}))
                 .await;
         }
-        self.commit(
-            state,
-            Entry::End {
-                status,
-                error: error.clone(),
-            },
-        );
+        let end = Entry::End {
+            status,
+            error: error.clone(),
+        };
+        self.commit_step(state, end, &base).await;
         let fields = json!({"reason": status.as_str(), "error": error});
         self.hook(&base, HookEvent::SessionEnd, Some(status.as_str()), fields)
             .await;
@@ -287,17 +322,15 @@ impl Agent<'_> {
                 })
                 .collect();
             let text = response.text();
-            self.commit(
-                state,
-                Entry::Turn {
-                    message: Message {
-                        role: Role::Assistant,
-                        content: response.content,
-                    },
-                    usage: response.usage,
-                    cost_usd: cost,
+            let turn = Entry::Turn {
+                message: Message {
+                    role: Role::Assistant,
+                    content: response.content,
                 },
-            );
+                usage: response.usage,
+                cost_usd: cost,
+            };
+            self.commit_step(state, turn, base).await;
             self.observer.on_event(&Event::Assistant {
                 cycle: state.cycles,
                 text: text.clone(),
@@ -496,7 +529,7 @@ impl Agent<'_> {
         let outcomes = match run {
             Ok(outcomes) => outcomes,
             Err(cut) => {
-                self.commit(state, step);
+                self.commit_step(state, step, base).await;
                 self.report_todos(&notes, state);
                 return Err(self.cut_ending(cut, "running tools"));
             }
@@ -535,7 +568,7 @@ impl Agent<'_> {
             });
             *calls = records;
         }
-        self.commit(state, step);
+        self.commit_step(state, step, base).await;
         // After the results, so that a reader sees the call that set it first.
         self.report_todos(&notes, state);
         match gate.stop_reason() {

@@ -70,6 +70,15 @@ pub trait Journal: Send + Sync {
     /// Keeps `entry`; `state` already includes it.
     fn record(&self, entry: &Entry, state: &SessionState);
 
+    /// Whether keeping `entry` (with `state` including it) also writes a
+    /// checkpoint, so that the loop can run checkpoint hooks around it.
+    fn takes_checkpoint(&self, _entry: &Entry, _state: &SessionState) -> bool {
+        false
+    }
+
+    /// Waits until every checkpoint handed over so far is written.
+    fn flush(&self) {}
+
     /// Keeps what `path` (beneath the writable directory `root`) holds
     /// now, before a tool of step `step` (the cycle whose calls are
     /// running) changes it.

@@ -133,29 +133,34 @@ impl SessionRecorder {
             at: now(),
             entry,
         })?;
-        let due = match entry {
+        match entry {
             Entry::End { .. } => {
                 inner.log.sync()?;
                 // A run's end is on disk before the run returns.
                 self.checkpoint(inner, state);
                 self.writer.flush();
-                false
             }
             Entry::Start { .. } => {
                 self.store
                     .update_meta(&self.id, |meta| meta.status = "running".into())?;
-                false
             }
+            _ if self.due(inner, entry, state) => self.checkpoint(inner, state),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Whether `entry` ends a run or a step after which a checkpoint is
+    /// due (every so many cycles or seconds).
+    fn due(&self, inner: &Inner, entry: &Entry, state: &SessionState) -> bool {
+        match entry {
+            Entry::End { .. } => true,
             Entry::Turn { .. } | Entry::Results { .. } => {
                 state.cycles >= inner.checkpointed_cycles + self.policy.every_cycles
                     || inner.checkpointed_at.elapsed() >= self.policy.every
             }
-            Entry::User { .. } => false,
-        };
-        if due {
-            self.checkpoint(inner, state);
+            Entry::Start { .. } | Entry::User { .. } => false,
         }
-        Ok(())
     }
 }
 
@@ -170,6 +175,14 @@ impl Journal for SessionRecorder {
                 inner.problems.push(problem);
             }
         }
+    }
+
+    fn takes_checkpoint(&self, entry: &Entry, state: &SessionState) -> bool {
+        self.due(&self.lock(), entry, state)
+    }
+
+    fn flush(&self) {
+        self.writer.flush();
     }
 
     fn keep_file(&self, step: u32, root: &Path, path: &Path) -> std::result::Result<(), String> {

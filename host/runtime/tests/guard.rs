@@ -877,3 +877,85 @@ async fn asking_the_user_and_interrupts_reach_their_hooks() {
         "{seen_names:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn checkpoint_hooks_run_around_the_checkpoints_of_a_kept_session() {
+    use kaizen_runtime::session_store::{SessionMeta, SessionStore};
+    use kaizen_runtime::{CheckpointPolicy, SessionRecorder};
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::open(dir.path()).unwrap();
+    store
+        .create(&SessionMeta::new("s-guard", TASK, "scripted-model", "/w"))
+        .unwrap();
+    let state = SessionState::new("s-guard", "scripted-model");
+    let policy = CheckpointPolicy {
+        every_cycles: 2,
+        every: std::time::Duration::from_secs(3600),
+    };
+    let recorder =
+        Arc::new(SessionRecorder::new(store.clone(), "s-guard", 0, policy, &state).unwrap());
+    // When PostCheckpoint runs, the checkpoint is on disk.
+    let checking = store.clone();
+    let on_disk = Arc::new(Mutex::new(Vec::new()));
+    let counts = on_disk.clone();
+    let (watch, seen) = hook(
+        "watch",
+        &[HookEvent::PreCheckpoint, HookEvent::PostCheckpoint],
+        "",
+        move |event, _| {
+            let written = checking.list_checkpoints("s-guard").unwrap().len();
+            counts.lock().unwrap().push((event, written));
+            Ok(HookDecision::default())
+        },
+    );
+    let provider = script(vec![
+        reply("", &[("Look", json!({}))]),
+        reply("", &[("Look", json!({}))]),
+        reply("done", &[]),
+    ]);
+    let tools = tools();
+    let guard = Guard::new(
+        Permissions::new(PermissionMode::Default, RuleSet::new(), "/home/u"),
+        HookDispatcher::new(vec![watch]),
+        None,
+    );
+    let pricing = |_: &str, _: &Usage| 0.0;
+    let agent = Agent {
+        provider: &provider,
+        tools: &tools,
+        pricing: &pricing,
+        config: AgentConfig::new("scripted-model", std::env::temp_dir()),
+        observer: &kaizen_runtime::Silent,
+        journal: Some(recorder),
+        guard: Arc::new(guard),
+    };
+    let mut state = state;
+    let result = agent.run(&mut state, TASK, &CancellationToken::new()).await;
+    assert_eq!(result.status, Status::Complete);
+    let seen: Vec<(String, String, u64)> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["hook_event_name"].as_str().unwrap().to_string(),
+                p["reason"].as_str().unwrap().to_string(),
+                p["cycle"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // Cycle 2's results are the first due (every 2 cycles); the end always is.
+    assert_eq!(
+        seen,
+        [
+            ("PreCheckpoint".into(), "periodic".into(), 2),
+            ("PostCheckpoint".into(), "periodic".into(), 2),
+            ("PreCheckpoint".into(), "end".into(), 3),
+            ("PostCheckpoint".into(), "end".into(), 3),
+        ]
+    );
+    let on_disk = on_disk.lock().unwrap().clone();
+    assert_eq!(on_disk[0], (HookEvent::PreCheckpoint, 0), "{on_disk:?}");
+    assert_eq!(on_disk[1], (HookEvent::PostCheckpoint, 1), "{on_disk:?}");
+    assert_eq!(on_disk[3].1, 2, "{on_disk:?}");
+}
