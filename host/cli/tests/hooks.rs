@@ -262,3 +262,61 @@ async fn the_builtin_redact_and_audit_hooks_mask_secrets_and_keep_a_verifiable_l
         "{text}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_component_hook_sees_every_event_of_a_session() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let workspace = ws.path().canonicalize().unwrap();
+    std::fs::write(workspace.join(".test-hooks-on"), "").unwrap();
+    std::fs::write(workspace.join("notes.txt"), "hello\n").unwrap();
+    // Bash with the network asks, so the call goes to PermissionRequest.
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[grants.bash]\nprocess = { programs = [\"bash\"], network = true }\n",
+    )
+    .unwrap();
+    let task =
+        json!({"description": "look", "prompt": "Read the notes.", "subagent_type": "Explore"});
+    let replies = vec![
+        Reply::tool("Task", &task.to_string()),
+        Reply::tool(
+            "Read",
+            &json!({"file_path": workspace.join("notes.txt")}).to_string(),
+        ),
+        Reply::text("The notes say hello. DONE"),
+        bash("echo hi"),
+        Reply::text("Finished. DONE"),
+    ];
+    let plugins = plugin_args(&["guard-hook"]);
+    let args: Vec<&str> = plugins.iter().map(String::as_str).collect();
+    let (output, _) = run(home.path(), &workspace, replies, &args).await;
+    let result = result_of(&output);
+    assert_eq!(
+        result["status"],
+        "complete",
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let log = std::fs::read_to_string(workspace.join(".hook-events.log")).unwrap();
+    // Notification needs a terminal, Interrupt a Ctrl-C, PreCompact a
+    // compaction: the loop's own suite covers the first two.
+    for event in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreThink",
+        "PostThink",
+        "PreToolUse",
+        "PermissionRequest",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "SubagentStart",
+        "SubagentStop",
+        "Stop",
+        "PreCheckpoint",
+        "PostCheckpoint",
+        "SessionEnd",
+    ] {
+        assert!(log.lines().any(|line| line == event), "{event} in:\n{log}");
+    }
+}

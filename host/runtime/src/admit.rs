@@ -123,15 +123,21 @@ impl Gatekeeper<'_> {
             HookAction::Allow => {
                 if matches!(&verdict, Verdict::Ask(grounds) if !grounds.explicit) {
                     verdict = Verdict::Allow(hook_grounds("allowed by a hook"));
-                    self.decided(call, "allow", &hook_grounds("allowed by a hook"));
                 }
             }
             HookAction::Continue => {}
         }
-        if let Verdict::Ask(grounds) = verdict
-            && let Err(error) = self.ask(call, tool.as_ref(), &input, grounds).await
-        {
-            return refused(error, true, context);
+        match verdict {
+            Verdict::Ask(grounds) => {
+                if let Err(error) = self.ask(call, tool.as_ref(), &input, grounds).await {
+                    return refused(error, true, context);
+                }
+            }
+            // Every decision is reported, the plain ones too.
+            Verdict::Allow(grounds) => self.decided(call, "allow", &grounds),
+            Verdict::Deny(grounds) => {
+                return refused(self.deny(call, &input, &grounds), true, context);
+            }
         }
         Admission::Run { input, context }
     }

@@ -83,8 +83,8 @@ pub enum Event {
         /// Why it asks.
         reason: String,
     },
-    /// A tool call was refused, or allowed after asking or by a hook (a
-    /// call the rules or the mode simply let run is not reported).
+    /// A tool call was allowed or refused, and by what (every call that
+    /// got as far as the permission check has one).
     PermissionDecision {
         /// The call's id.
         id: String,

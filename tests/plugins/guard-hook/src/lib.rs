@@ -12,7 +12,7 @@ use std::io::Write as _;
 
 struct Guard;
 
-const EVENTS: [Event; 12] = [
+const EVENTS: [Event; 17] = [
     Event::SessionStart,
     Event::SessionEnd,
     Event::UserPrompt,
@@ -25,6 +25,11 @@ const EVENTS: [Event; 12] = [
     Event::PreCompact,
     Event::PreCheckpoint,
     Event::PostCheckpoint,
+    Event::SubagentStart,
+    Event::SubagentStop,
+    Event::Interrupt,
+    Event::PermissionRequest,
+    Event::Notification,
 ];
 
 impl Hook for Guard {
