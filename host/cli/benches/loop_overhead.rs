@@ -66,7 +66,9 @@ fn script(n: usize, plugins: Plugins) -> Script {
 /// Which plugins `--plugins` loads (the built-ins always load).
 #[derive(Clone, Copy, PartialEq)]
 enum Plugins {
-    /// Every test plugin (`kaizen_test_artifacts::plugins_root()`).
+    /// Every test plugin that provides tools (the test hooks would add
+    /// their own cost to every event: `cargo bench --bench hooks` measures
+    /// that).
     All,
     /// Only `counter`.
     Counter,
@@ -75,11 +77,15 @@ enum Plugins {
 }
 
 impl Plugins {
-    fn dir(self) -> Option<PathBuf> {
+    fn dirs(self) -> Vec<PathBuf> {
         match self {
-            Plugins::All => Some(kaizen_test_artifacts::plugins_root().to_path_buf()),
-            Plugins::Counter => Some(kaizen_test_artifacts::plugin_dir("counter")),
-            Plugins::BuiltinBash => None,
+            Plugins::All => kaizen_test_artifacts::PLUGINS
+                .iter()
+                .filter(|name| !name.ends_with("-hook"))
+                .map(|name| kaizen_test_artifacts::plugin_dir(name))
+                .collect(),
+            Plugins::Counter => vec![kaizen_test_artifacts::plugin_dir("counter")],
+            Plugins::BuiltinBash => Vec::new(),
         }
     }
 
@@ -143,10 +149,9 @@ fn run_once(rt: &tokio::runtime::Runtime, n: usize, plugins: Plugins, cache: &Pa
         .arg(workspace.path())
         .args(
             plugins
-                .dir()
-                .map(|dir| ["--plugins".into(), dir.into_os_string()])
+                .dirs()
                 .into_iter()
-                .flatten(),
+                .flat_map(|dir| ["--plugins".into(), dir.into_os_string()]),
         )
         .arg("Call the tool until told to stop.")
         .env("KAIZEN_HOME", home.path())

@@ -22,10 +22,25 @@ const BUILTINS: &[Embedded] = include!(concat!(env!("OUT_DIR"), "/builtins.rs"))
 /// when the build did not precompile).
 const PRECOMPILED_FOR: &str = include!(concat!(env!("OUT_DIR"), "/precompiled_for.rs"));
 
+/// The built-in hook plugins: loaded for a run only when the user's
+/// `[hooks] builtins` names them, so a run without them pays nothing.
+pub const HOOKS: &[&str] = &["audit", "redact"];
+
 /// A source for every built-in plugin.
 pub fn sources() -> Vec<PluginSource> {
+    sources_where(|_| true)
+}
+
+/// A source for every built-in plugin but the hooks `enabled` does not
+/// name.
+pub fn sources_for_run(enabled: &[String]) -> Vec<PluginSource> {
+    sources_where(|name| !HOOKS.contains(&name) || enabled.iter().any(|e| e == name))
+}
+
+fn sources_where(keep: impl Fn(&str) -> bool) -> Vec<PluginSource> {
     BUILTINS
         .iter()
+        .filter(|(name, ..)| keep(name))
         .map(|&(name, manifest, wasm, hash, compiled)| PluginSource {
             origin: Origin::Builtin,
             location: Location::Embedded {

@@ -118,13 +118,8 @@ pub struct Loaded {
 /// nobody answers plugins' questions, and nobody is asked to trust the
 /// workspace.
 pub async fn load(selection: &Selection) -> anyhow::Result<(Setup, PluginHost, PluginSet)> {
-    let loaded = load_with(
-        selection,
-        Arc::new(NoUser),
-        None,
-        &PermissionArgs::default(),
-    )
-    .await?;
+    let flags = PermissionArgs::default();
+    let loaded = load_with(selection, Arc::new(NoUser), None, &flags, false).await?;
     Ok((loaded.setup, loaded.host, loaded.plugins))
 }
 
@@ -137,6 +132,7 @@ pub async fn load_with(
     interaction: Arc<dyn Interaction>,
     ask: Option<AskTrust<'_>>,
     flags: &PermissionArgs,
+    for_run: bool,
 ) -> anyhow::Result<Loaded> {
     let setup = Setup::new(
         selection.cwd.as_deref(),
@@ -156,7 +152,11 @@ pub async fn load_with(
         setup.sandbox.clone(),
         &denied,
     )?;
-    let mut sources = builtins::sources();
+    // Listings show every built-in; a run loads the built-in hooks it uses.
+    let mut sources = match for_run {
+        true => builtins::sources_for_run(&setup.hooks.builtins),
+        false => builtins::sources(),
+    };
     sources.extend(sources_in(&setup.plugin_roots));
     let plugins = PluginSet::load(&host, &sources, &setup.policy).await;
     Ok(Loaded {

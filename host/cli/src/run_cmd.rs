@@ -110,8 +110,14 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
     // Only a person at a terminal can be asked to trust a workspace.
     let at_terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let ask = at_terminal.then_some(&crate::terminal::ask_trust as crate::trust::AskTrust<'_>);
-    let loaded =
-        plugins_cmd::load_with(&options.plugins, interaction, ask, &options.permissions).await?;
+    let loaded = plugins_cmd::load_with(
+        &options.plugins,
+        interaction,
+        ask,
+        &options.permissions,
+        true,
+    )
+    .await?;
     let (setup, plugins) = (loaded.setup, loaded.plugins);
     let warnings = sandbox_warnings(&setup, &plugins);
     for warning in &warnings {
