@@ -355,13 +355,17 @@ async fn stream_json_prints_events_as_lines_and_the_result_last() {
             "session_start",
             "assistant",
             "tool_call",
+            "permission_decision",
             "tool_result",
             "assistant",
             "result"
         ]
     );
-    assert_eq!(lines[3]["output"], "Hello, Lin!");
-    assert_eq!(lines[5]["status"], "complete");
+    // A read-only tool runs by the mode's default.
+    assert_eq!(lines[3]["decision"], "allow");
+    assert_eq!(lines[3]["by"], "mode");
+    assert_eq!(lines[4]["output"], "Hello, Lin!");
+    assert_eq!(lines[6]["status"], "complete");
 }
 
 #[tokio::test(flavor = "multi_thread")]

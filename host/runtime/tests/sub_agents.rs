@@ -194,6 +194,7 @@ async fn a_sub_agent_works_with_its_own_conversation_and_its_answer_comes_back()
                     Event::ToolResult { .. } => "result",
                     Event::Assistant { .. } => "assistant",
                     Event::Result(_) => "end",
+                    Event::PermissionDecision { .. } => "decision",
                     _ => "other",
                 })
             }
@@ -207,6 +208,8 @@ async fn a_sub_agent_works_with_its_own_conversation_and_its_answer_comes_back()
             "assistant",
             "call",
             "call",
+            "decision",
+            "decision",
             "result",
             "result",
             "assistant",
