@@ -7,7 +7,9 @@
 
 mod common;
 
-use common::run::{bash, result_of, scripted_run, tool_results};
+use common::run::{
+    SESSION_EVENTS, bash, every_event_session, result_of, scripted_run, tool_results,
+};
 use kaizen_model_server::{Recorded, Reply};
 use kaizen_test_support::missing_feature;
 use serde_json::json;
@@ -308,25 +310,11 @@ async fn a_command_hook_sees_every_event_of_a_session() {
     }
     let project = Project::new();
     let root = project.root();
-    let events = [
-        "SessionStart",
-        "UserPromptSubmit",
-        "PreThink",
-        "PostThink",
-        "PreToolUse",
-        "PermissionRequest",
-        "PostToolUse",
-        "PostToolUseFailure",
-        "SubagentStart",
-        "SubagentStop",
-        "Stop",
-        "SessionEnd",
-    ];
     let log_it = json!([{"hooks": [{
         "type": "command",
         "command": "jq -r '[.hook_event_name, (.agent_type // \"main\")] | join(\" \")' >> \"$CLAUDE_PROJECT_DIR/events.log\""
     }]}]);
-    let hooks: serde_json::Map<String, serde_json::Value> = events
+    let hooks: serde_json::Map<String, serde_json::Value> = SESSION_EVENTS
         .iter()
         .map(|event| (event.to_string(), log_it.clone()))
         .collect();
@@ -335,30 +323,12 @@ async fn a_command_hook_sees_every_event_of_a_session() {
         "settings.json",
         &json!({ "hooks": hooks }).to_string(),
     );
-    // Bash with the network asks, so the call goes to PermissionRequest.
-    std::fs::write(
-        project.home.path().join("config.toml"),
-        "[grants.bash]\nprocess = { programs = [\"bash\"], network = true }\n",
-    )
-    .unwrap();
-    std::fs::write(root.join("notes.txt"), "hello\n").unwrap();
-    let task =
-        json!({"description": "look", "prompt": "Read the notes.", "subagent_type": "Explore"});
-    let replies = vec![
-        Reply::tool("Task", &task.to_string()),
-        Reply::tool(
-            "Read",
-            &json!({"file_path": root.join("notes.txt")}).to_string(),
-        ),
-        Reply::text("The notes say hello."),
-        bash("echo hi"),
-        Reply::text("Finished."),
-    ];
+    let replies = every_event_session(project.home.path(), &root);
     let (output, _) = project.run(replies, &[]).await;
     let result = result_of(&output);
     assert_eq!(result["status"], "complete", "{}", stderr(&output));
     let log = std::fs::read_to_string(root.join("events.log")).unwrap();
-    for event in events {
+    for event in SESSION_EVENTS {
         assert!(
             log.lines().any(|line| line.starts_with(event)),
             "{event} in:\n{log}"

@@ -5,7 +5,9 @@
 
 mod common;
 
-use common::run::{bash, result_of, scripted_run, tool_results};
+use common::run::{
+    SESSION_EVENTS, bash, every_event_session, result_of, scripted_run, tool_results,
+};
 use kaizen_model_server::{Recorded, Reply};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -269,54 +271,15 @@ async fn a_component_hook_sees_every_event_of_a_session() {
     let ws = tempfile::tempdir().unwrap();
     let workspace = ws.path().canonicalize().unwrap();
     std::fs::write(workspace.join(".test-hooks-on"), "").unwrap();
-    std::fs::write(workspace.join("notes.txt"), "hello\n").unwrap();
-    // Bash with the network asks, so the call goes to PermissionRequest.
-    std::fs::write(
-        home.path().join("config.toml"),
-        "[grants.bash]\nprocess = { programs = [\"bash\"], network = true }\n",
-    )
-    .unwrap();
-    let task =
-        json!({"description": "look", "prompt": "Read the notes.", "subagent_type": "Explore"});
-    let replies = vec![
-        Reply::tool("Task", &task.to_string()),
-        Reply::tool(
-            "Read",
-            &json!({"file_path": workspace.join("notes.txt")}).to_string(),
-        ),
-        Reply::text("The notes say hello. DONE"),
-        bash("echo hi"),
-        Reply::text("Finished. DONE"),
-    ];
+    let replies = every_event_session(home.path(), &workspace);
     let plugins = plugin_args(&["guard-hook"]);
     let args: Vec<&str> = plugins.iter().map(String::as_str).collect();
     let (output, _) = run(home.path(), &workspace, replies, &args).await;
     let result = result_of(&output);
-    assert_eq!(
-        result["status"],
-        "complete",
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(result["status"], "complete", "{stderr}");
     let log = std::fs::read_to_string(workspace.join(".hook-events.log")).unwrap();
-    // Notification needs a terminal, Interrupt a Ctrl-C, PreCompact a
-    // compaction: the loop's own suite covers the first two.
-    for event in [
-        "SessionStart",
-        "UserPromptSubmit",
-        "PreThink",
-        "PostThink",
-        "PreToolUse",
-        "PermissionRequest",
-        "PostToolUse",
-        "PostToolUseFailure",
-        "SubagentStart",
-        "SubagentStop",
-        "Stop",
-        "PreCheckpoint",
-        "PostCheckpoint",
-        "SessionEnd",
-    ] {
-        assert!(log.lines().any(|line| line == event), "{event} in:\n{log}");
+    for event in SESSION_EVENTS {
+        assert!(log.lines().any(|line| line == *event), "{event} in:\n{log}");
     }
 }

@@ -5,16 +5,12 @@
 
 mod common;
 
-use common::run::{Run, bash, result_of, run_command, scripted_run, tool_results};
+use common::run::{NETWORK_BASH, Run, bash, result_of, run_command, scripted_run, tool_results};
 use common::terminal::Terminal;
 use kaizen_model_server::{ModelServer, Recorded, Reply, Script, Wire};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Output;
-
-/// Bash with the network: its effects reach beyond the grant, so the
-/// default mode asks before it runs.
-const NETWORK_BASH: &str = "[grants.bash]\nprocess = { programs = [\"bash\"], network = true }\n";
 
 async fn run_json(
     home: &Path,

@@ -195,3 +195,48 @@ pub fn bash(command: &str) -> kaizen_model_server::Reply {
         &serde_json::json!({ "command": command }).to_string(),
     )
 }
+
+/// A user config that gives Bash the network: its effects then reach
+/// beyond the grant, so the default mode asks before it runs.
+pub const NETWORK_BASH: &str =
+    "[grants.bash]\nprocess = { programs = [\"bash\"], network = true }\n";
+
+/// The events a session of [`every_event_session`] fires (Notification
+/// needs a terminal, Interrupt a Ctrl-C, PreCompact a compaction).
+pub const SESSION_EVENTS: &[&str] = &[
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreThink",
+    "PostThink",
+    "PreToolUse",
+    "PermissionRequest",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "SubagentStart",
+    "SubagentStop",
+    "Stop",
+    "PreCheckpoint",
+    "PostCheckpoint",
+    "SessionEnd",
+];
+
+/// A session that reaches every event it can without a terminal: a
+/// `Task` whose Explore sub-agent reads `notes.txt` (written in
+/// `workspace`), then a Bash call that asks (with [`NETWORK_BASH`] in
+/// `home`'s config) and is refused for want of a user. Its replies.
+pub fn every_event_session(home: &Path, workspace: &Path) -> Vec<kaizen_model_server::Reply> {
+    use kaizen_model_server::Reply;
+    std::fs::write(home.join("config.toml"), NETWORK_BASH).unwrap();
+    std::fs::write(workspace.join("notes.txt"), "hello\n").unwrap();
+    let task = serde_json::json!({
+        "description": "look", "prompt": "Read the notes.", "subagent_type": "Explore"
+    });
+    let read = serde_json::json!({"file_path": workspace.join("notes.txt")});
+    vec![
+        Reply::tool("Task", &task.to_string()),
+        Reply::tool("Read", &read.to_string()),
+        Reply::text("The notes say hello. DONE"),
+        bash("echo hi"),
+        Reply::text("Finished. DONE"),
+    ]
+}
