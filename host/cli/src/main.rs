@@ -5,6 +5,7 @@ mod audit_cmd;
 mod builtins;
 mod config;
 mod guard_setup;
+mod mcp_cmd;
 mod output;
 mod plugins_cmd;
 mod run_cmd;
@@ -50,6 +51,9 @@ enum Command {
     /// checkpoints and the files its tools changed.
     #[command(subcommand)]
     Sessions(SessionsCommand),
+    /// Kaizen over the Model Context Protocol.
+    #[command(subcommand)]
+    Mcp(McpCommand),
     /// The audit hook's logs: `kaizen audit verify [SESSION|last|FILE]`
     /// checks that no line was changed, removed or moved since it was
     /// written (exit 1 when one was).
@@ -87,6 +91,21 @@ enum Command {
         /// cycle --to, to go on with `kaizen run --resume NEW_ID`.
         #[arg(long)]
         fork: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum McpCommand {
+    /// Serve the workspace's tools (built-ins and plugins) to an MCP
+    /// client on stdin/stdout: each call passes the same permission rules
+    /// and hooks as `kaizen run`, each tool in its grant, each program in
+    /// the OS sandbox. A call that would ask is refused, saying which rule
+    /// or flag allows it.
+    Serve {
+        #[command(flatten)]
+        workspace: WorkspaceArgs,
+        #[command(flatten)]
+        permissions: PermissionArgs,
     },
 }
 
@@ -335,6 +354,10 @@ async fn dispatch(command: Command) -> u8 {
             repeat,
         }) => plugins_cmd::call(&workspace.into(), &name, input, json, repeat).await,
         Command::Sandbox(SandboxCommand::Check) => return sandbox_cmd::check(),
+        Command::Mcp(McpCommand::Serve {
+            workspace,
+            permissions,
+        }) => mcp_cmd::serve(&workspace.into(), &permissions).await,
         Command::Audit(AuditCommand::Verify { which }) => {
             return match audit_cmd::verify(which.as_deref()) {
                 Ok(code) => code,

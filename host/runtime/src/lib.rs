@@ -13,6 +13,7 @@ mod admit;
 mod agent;
 mod bounded;
 mod checkpoint_writer;
+mod direct;
 mod events;
 mod guard;
 mod hook_points;
@@ -30,6 +31,7 @@ pub use agent::{
     Agent, AgentConfig, DEFAULT_BUDGET_USD, DEFAULT_INTERRUPT_GRACE, DEFAULT_MAX_CYCLES,
     DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_TOKENS, Pricing,
 };
+pub use direct::DirectSession;
 pub use events::{Event, Observer, Silent};
 pub use guard::{DEFAULT_MAX_STOP_CONTINUATIONS, Guard};
 pub use hooks::{DEFAULT_HOOK_TIMEOUT, Dispatch, HookDispatcher, HookReport};

@@ -1,0 +1,14 @@
+//! Kaizen over the Model Context Protocol, with the official Rust SDK
+//! (`rmcp`).
+//!
+//! [`ToolServer`] serves a session's tools to an MCP client: every tool of
+//! the registry with its schema and annotations, each call through the
+//! same guard as `kaizen run` (permission rules and mode, hooks), each
+//! component in its grant and each program in the OS sandbox. One server
+//! is one kaizen session: what its calls note (files read, the todo list)
+//! lasts as long as the MCP session.
+
+mod convert;
+mod server;
+
+pub use server::{ToolServer, serve_stdio};

@@ -1,0 +1,104 @@
+//! The MCP server side: `tools/list` and `tools/call` over a kaizen
+//! session.
+
+use crate::convert;
+use kaizen_runtime::{DirectSession, Observer};
+use kaizen_tools::ToolRegistry;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Serves one kaizen session's tools to one MCP client.
+pub struct ToolServer {
+    tools: Arc<ToolRegistry>,
+    session: Arc<DirectSession>,
+    observer: Arc<dyn Observer>,
+    calls: AtomicU64,
+}
+
+impl ToolServer {
+    /// Serves `tools`, each call through `session`'s guard, reporting to
+    /// `observer`.
+    pub fn new(
+        tools: Arc<ToolRegistry>,
+        session: Arc<DirectSession>,
+        observer: Arc<dyn Observer>,
+    ) -> Self {
+        Self {
+            tools,
+            session,
+            observer,
+            calls: AtomicU64::new(0),
+        }
+    }
+}
+
+impl ServerHandler for ToolServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("kaizen", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Kaizen's tools: every one a sandboxed WebAssembly component with only the \
+                 access it was granted; programs run in an OS sandbox. Calls pass the same \
+                 permission rules and hooks as `kaizen run`; a refused call says why.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let tools = self
+            .tools
+            .tools()
+            .filter(|tool| !self.session.guard.permissions.hides(&tool.spec().name))
+            .map(|tool| convert::tool(tool.as_ref()))
+            .collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let number = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
+        let id = format!("mcp_{number}");
+        let arguments =
+            serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
+        let call = self.session.call(
+            &self.tools,
+            self.observer.as_ref(),
+            &id,
+            &request.name,
+            &arguments,
+        );
+        // A cancelled request cuts the call (its instance and programs go
+        // with it).
+        let result = tokio::select! {
+            result = call => result,
+            () = context.ct.cancelled() => {
+                return Err(McpError::internal_error("the call was cancelled", None));
+            }
+        };
+        Ok(match result {
+            Ok(output) => convert::success(output),
+            Err(error) => convert::failure(error),
+        }
+        .into())
+    }
+}
+
+/// Serves `server` on this process's stdin and stdout until the client
+/// goes away.
+pub async fn serve_stdio(server: ToolServer) -> anyhow::Result<()> {
+    let running = server.serve(rmcp::transport::stdio()).await?;
+    running.waiting().await?;
+    Ok(())
+}
