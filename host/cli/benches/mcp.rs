@@ -69,7 +69,6 @@ fn main() {
             samples.push(took);
         }
     }
-    drop(send);
     let _ = server.kill();
     let _ = server.wait();
 
