@@ -46,6 +46,18 @@ pub struct ConfigFile {
     /// Hooks: timeouts, and how hook plugins and command hooks run.
     #[serde(default)]
     pub hooks: HooksSection,
+    /// `kaizen mcp serve` (the user's config only).
+    #[serde(default)]
+    pub mcp: McpSection,
+}
+
+/// The `[mcp]` table.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct McpSection {
+    /// The variable holding the token `kaizen mcp serve --http` requires
+    /// of every request (`Authorization: Bearer <token>`).
+    pub serve_token_env: Option<String>,
 }
 
 /// The `[permissions]` table: Claude Code's `permissions` settings in
@@ -270,6 +282,8 @@ pub struct Setup {
     pub project_permissions: PermissionsSection,
     /// `[hooks]` of the user's config.
     pub hooks: HooksSection,
+    /// `[mcp]` of the user's config.
+    pub mcp: McpSection,
 }
 
 /// `KAIZEN_HOME`, else the user's data directory.
@@ -323,6 +337,7 @@ impl Setup {
             user_permissions: user.permissions.clone(),
             project_permissions: project.permissions.clone(),
             hooks: user.hooks.clone(),
+            mcp: user.mcp.clone(),
         };
         setup.merge_user(&user);
         setup.merge_project(&project, trusted);
@@ -407,6 +422,9 @@ impl Setup {
             self.ignore(format!(
                 "{file}: [[http.credentials]] (credentials are set in the user's config only)"
             ));
+        }
+        if project.mcp.serve_token_env.is_some() {
+            self.ignore(format!("{file}: [mcp] (set in the user's config only)"));
         }
         if !project.hooks.plugins.is_empty()
             || project.hooks.timeout_seconds.is_some()

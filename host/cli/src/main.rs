@@ -106,6 +106,11 @@ enum McpCommand {
         workspace: WorkspaceArgs,
         #[command(flatten)]
         permissions: PermissionArgs,
+        /// Serve over MCP's streamable HTTP at http://ADDR/mcp instead of
+        /// stdio, one kaizen session per MCP session. Loopback only, unless
+        /// the user's config sets a token ([mcp] serve-token-env).
+        #[arg(long, value_name = "ADDR")]
+        http: Option<std::net::SocketAddr>,
     },
 }
 
@@ -310,6 +315,9 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .with_writer(std::io::stderr)
+        // A log line that cannot be written is lost, not a panic: a server
+        // (`kaizen mcp serve`) goes on when its stderr is gone.
+        .log_internal_errors(false)
         .init();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -357,7 +365,8 @@ async fn dispatch(command: Command) -> u8 {
         Command::Mcp(McpCommand::Serve {
             workspace,
             permissions,
-        }) => mcp_cmd::serve(&workspace.into(), &permissions).await,
+            http,
+        }) => mcp_cmd::serve(&workspace.into(), &permissions, http).await,
         Command::Audit(AuditCommand::Verify { which }) => {
             return match audit_cmd::verify(which.as_deref()) {
                 Ok(code) => code,

@@ -51,6 +51,15 @@ impl Served {
             },
             "calls": calls,
         });
+        self.client_at(spec, Value::Null)
+    }
+
+    /// Runs the client with `spec` (a server to start, or a `url`), making
+    /// `calls` (unless they are in `spec`): what it printed.
+    fn client_at(&self, mut spec: Value, calls: Value) -> Value {
+        if !calls.is_null() {
+            spec["calls"] = calls;
+        }
         let out = std::process::Command::new(client_python())
             .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/client.py"))
             .arg(spec.to_string())
@@ -184,4 +193,108 @@ fn rules_and_hooks_apply_as_in_a_run() {
     );
     assert_eq!(calls[2]["isError"], true);
     assert!(text(&calls[2]).contains("WebFetch"), "{}", calls[2]);
+}
+
+/// `kaizen mcp serve --http 127.0.0.1:0` here, with `env`: the process and
+/// the address it serves at.
+fn serve_http(served: &Served, env: &[(&str, &str)]) -> (KillOnDrop, String) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kaizen"))
+        .args(["mcp", "serve", "--http", "127.0.0.1:0", "--cwd"])
+        .arg(served.root())
+        .env("KAIZEN_HOME", served.home.path())
+        .env(
+            "CLAUDE_CONFIG_DIR",
+            served.home.path().join("no-claude-settings"),
+        )
+        .envs(env.iter().copied())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    let url = loop {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "the server ended");
+        if let Some(url) = line.trim().strip_prefix("kaizen: serving MCP at ") {
+            break url.to_string();
+        }
+    };
+    // Its log goes on while it serves: keep reading it, as a terminal would.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    (KillOnDrop(child), url)
+}
+
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The status line of a raw `POST` of an `initialize` to `url` with
+/// `headers`.
+fn raw_post(url: &str, headers: &[&str]) -> String {
+    use std::io::{BufRead, Write};
+    let authority = url.trim_start_matches("http://").trim_end_matches("/mcp");
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for header in headers {
+        request.push_str(header);
+        request.push_str("\r\n");
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).unwrap();
+    // The status line is enough (an accepted initialize may answer with a
+    // stream that stays open).
+    let mut status = String::new();
+    if let Err(err) = std::io::BufReader::new(stream).read_line(&mut status) {
+        return format!("no response: {err}");
+    }
+    status
+}
+
+#[test]
+fn over_http_the_official_client_works_and_foreign_origins_and_tokens_are_refused() {
+    let served = Served::new();
+    std::fs::write(served.root().join("a.txt"), "a").unwrap();
+    let (_server, url) = serve_http(&served, &[]);
+    let out = served.client_at(
+        json!({"url": url}),
+        json!([{"name": "Glob", "arguments": {"pattern": "*.txt"}}]),
+    );
+    assert_eq!(out["server"], "kaizen");
+    assert_eq!(
+        text(&out["calls"][0]),
+        served.root().join("a.txt").display().to_string()
+    );
+    // DNS rebinding: a page elsewhere cannot drive the local server.
+    let foreign = raw_post(&url, &["Origin: http://evil.example"]);
+    assert!(foreign.contains("403"), "{foreign}");
+    let local = raw_post(&url, &["Origin: http://localhost:3000"]);
+    assert!(local.contains("200"), "{local}");
+
+    // With a token in the user's config, requests must carry it.
+    let served = Served::new();
+    std::fs::write(
+        served.home.path().join("config.toml"),
+        "[mcp]\nserve-token-env = \"KZ_TEST_MCP_TOKEN\"\n",
+    )
+    .unwrap();
+    let (_server, url) = serve_http(&served, &[("KZ_TEST_MCP_TOKEN", "tok-123")]);
+    assert!(raw_post(&url, &[]).contains("401"));
+    assert!(raw_post(&url, &["Authorization: Bearer wrong"]).contains("401"));
+    let out = served.client_at(
+        json!({"url": url, "headers": {"Authorization": "Bearer tok-123"}}),
+        json!([{"name": "Glob", "arguments": {"pattern": "*"}}]),
+    );
+    assert_eq!(out["server"], "kaizen");
 }

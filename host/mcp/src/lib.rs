@@ -9,6 +9,8 @@
 //! lasts as long as the MCP session.
 
 mod convert;
+mod http;
 mod server;
 
-pub use server::{ToolServer, serve_stdio};
+pub use http::{HttpOptions, serve_http};
+pub use server::{OnEnd, ToolServer, serve_stdio};

@@ -13,12 +13,16 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// What ends a session: called with its id when the MCP session is over.
+pub type OnEnd = Box<dyn Fn(&str) + Send + Sync>;
+
 /// Serves one kaizen session's tools to one MCP client.
 pub struct ToolServer {
     tools: Arc<ToolRegistry>,
     session: Arc<DirectSession>,
     observer: Arc<dyn Observer>,
     calls: AtomicU64,
+    on_end: Option<OnEnd>,
 }
 
 impl ToolServer {
@@ -34,6 +38,22 @@ impl ToolServer {
             session,
             observer,
             calls: AtomicU64::new(0),
+            on_end: None,
+        }
+    }
+
+    /// Calls `on_end` with the session's id when the server goes (the
+    /// MCP session ended): its plugins' instances and programs go too.
+    pub fn on_end(mut self, on_end: OnEnd) -> Self {
+        self.on_end = Some(on_end);
+        self
+    }
+}
+
+impl Drop for ToolServer {
+    fn drop(&mut self) {
+        if let Some(on_end) = &self.on_end {
+            on_end(&self.session.session_id);
         }
     }
 }

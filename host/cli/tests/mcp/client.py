@@ -8,11 +8,24 @@ SDK parsed them.
 import asyncio, json, sys
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+
+def transport(spec):
+    """stdio (`command`, `args`, `env`) or streamable HTTP (`url`, `headers`)."""
+    if "url" in spec:
+        import httpx2
+
+        client = httpx2.AsyncClient(headers=spec.get("headers", {}))
+        return streamable_http_client(spec["url"], http_client=client)
+    params = StdioServerParameters(command=spec["command"], args=spec["args"], env=spec.get("env"))
+    return stdio_client(params)
+
 
 async def main():
     spec = json.loads(sys.argv[1])
-    params = StdioServerParameters(command=spec["command"], args=spec["args"], env=spec.get("env"))
-    async with stdio_client(params) as (read, write):
+    async with transport(spec) as streams:
+        read, write = streams[0], streams[1]
         async with ClientSession(read, write) as session:
             init = await session.initialize()
             tools = await session.list_tools()
