@@ -4,6 +4,7 @@
 //! list of plugin directories.
 
 use crate::builtins;
+use crate::mcp_servers::McpServerEntry;
 use crate::trust::{AskTrust, TrustStatus, TrustStore, WorkspaceConfig};
 use anyhow::Context as _;
 use kaizen_llm::{Price, PriceTable};
@@ -49,6 +50,10 @@ pub struct ConfigFile {
     /// `kaizen mcp serve` (the user's config only).
     #[serde(default)]
     pub mcp: McpSection,
+    /// MCP servers whose tools sessions use (the user's config only; a
+    /// workspace names its own in `.mcp.json`).
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, McpServerEntry>,
 }
 
 /// The `[mcp]` table.
@@ -284,6 +289,8 @@ pub struct Setup {
     pub hooks: HooksSection,
     /// `[mcp]` of the user's config.
     pub mcp: McpSection,
+    /// `[mcp_servers]` of the user's config.
+    pub mcp_servers: BTreeMap<String, McpServerEntry>,
 }
 
 /// `KAIZEN_HOME`, else the user's data directory.
@@ -338,6 +345,7 @@ impl Setup {
             project_permissions: project.permissions.clone(),
             hooks: user.hooks.clone(),
             mcp: user.mcp.clone(),
+            mcp_servers: user.mcp_servers.clone(),
         };
         setup.merge_user(&user);
         setup.merge_project(&project, trusted);
@@ -425,6 +433,12 @@ impl Setup {
         }
         if project.mcp.serve_token_env.is_some() {
             self.ignore(format!("{file}: [mcp] (set in the user's config only)"));
+        }
+        if !project.mcp_servers.is_empty() {
+            self.ignore(format!(
+                "{file}: [mcp_servers] (MCP servers are set in the user's config, or in the \
+                 workspace's .mcp.json)"
+            ));
         }
         if !project.hooks.plugins.is_empty()
             || project.hooks.timeout_seconds.is_some()
@@ -602,7 +616,7 @@ fn lower_sandbox_limits(settings: &mut SandboxSettings, section: &SandboxSection
     }
 }
 
-fn absolute(base: &Path, path: &Path) -> PathBuf {
+pub(crate) fn absolute(base: &Path, path: &Path) -> PathBuf {
     if path.is_absolute() {
         path.to_path_buf()
     } else {
@@ -611,7 +625,7 @@ fn absolute(base: &Path, path: &Path) -> PathBuf {
 }
 
 /// `~/rest` as the user's home joined with `rest`; other paths unchanged.
-fn expand_home(path: &Path) -> PathBuf {
+pub(crate) fn expand_home(path: &Path) -> PathBuf {
     match (path.strip_prefix("~"), dirs::home_dir()) {
         (Ok(rest), Some(home)) => home.join(rest),
         _ => path.to_path_buf(),

@@ -6,6 +6,7 @@ mod builtins;
 mod config;
 mod guard_setup;
 mod mcp_cmd;
+mod mcp_servers;
 mod output;
 mod plugins_cmd;
 mod run_cmd;
@@ -111,6 +112,16 @@ enum McpCommand {
         /// the user's config sets a token ([mcp] serve-token-env).
         #[arg(long, value_name = "ADDR")]
         http: Option<std::net::SocketAddr>,
+    },
+    /// Start the MCP servers a run would use ([mcp_servers] of your
+    /// config, a trusted workspace's .mcp.json), each in its OS sandbox,
+    /// and show their state, grant and tools.
+    List {
+        #[command(flatten)]
+        workspace: WorkspaceArgs,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -367,6 +378,9 @@ async fn dispatch(command: Command) -> u8 {
             permissions,
             http,
         }) => mcp_cmd::serve(&workspace.into(), &permissions, http).await,
+        Command::Mcp(McpCommand::List { workspace, json }) => {
+            mcp_cmd::list(&workspace.into(), json).await
+        }
         Command::Audit(AuditCommand::Verify { which }) => {
             return match audit_cmd::verify(which.as_deref()) {
                 Ok(code) => code,

@@ -1,14 +1,17 @@
 //! `kaizen mcp serve`: the session's tools to MCP clients, on stdio or
-//! over streamable HTTP.
+//! over streamable HTTP; `kaizen mcp list`: the MCP servers a run uses.
 
 use crate::PermissionArgs;
 use crate::guard_setup;
+use crate::mcp_servers;
 use crate::plugins_cmd::{self, Selection};
 use anyhow::Context as _;
+use kaizen_mcp::client::{McpServer, McpTool, ServerState, start_all};
 use kaizen_mcp::{HttpOptions, ToolServer, serve_http, serve_stdio};
 use kaizen_plugins::interaction::NoUser;
 use kaizen_runtime::{DirectSession, Silent, new_session_id};
 use kaizen_tools::ToolRegistry;
+use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -71,4 +74,116 @@ fn bearer_token(variable: &Option<String>) -> anyhow::Result<Option<String>> {
         "{name} (the MCP server's token) is empty"
     );
     Ok(Some(token))
+}
+
+/// `kaizen mcp list`: starts the MCP servers a run would use and shows
+/// each one's state, grant and tools, or why it is left out.
+pub async fn list(selection: &Selection, json: bool) -> anyhow::Result<()> {
+    let (setup, host, _plugins) = plugins_cmd::load(selection).await?;
+    let configured = mcp_servers::configured(&setup, host.sandbox());
+    let servers = start_all(configured.specs, &setup.workspace).await;
+    let listed: Vec<Value> = servers.iter().map(describe).collect();
+    if json {
+        let out = json!({"servers": listed, "problems": configured.problems});
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    if servers.is_empty() && configured.problems.is_empty() {
+        println!(
+            "No MCP servers are configured: add [mcp_servers.NAME] to your config.toml, or a \
+             trusted workspace's .mcp.json."
+        );
+    }
+    for server in &listed {
+        print!("{}", text(server));
+    }
+    for problem in &configured.problems {
+        println!("left out: {problem}");
+    }
+    Ok(())
+}
+
+/// One server as `kaizen mcp list --json` shows it.
+fn describe(server: &Arc<McpServer>) -> Value {
+    let spec = server.spec();
+    let (state, why) = match server.state() {
+        ServerState::Running => ("running", None),
+        ServerState::Restarted(why) => ("restarted", Some(why)),
+        ServerState::Failed(why) => ("failed", Some(why)),
+    };
+    let (tools, notes) = McpTool::all(server);
+    let tools: Vec<Value> = tools
+        .iter()
+        .map(|tool| {
+            let spec = tool.spec();
+            json!({"name": spec.name, "description": spec.description, "read_only": spec.read_only})
+        })
+        .collect();
+    json!({
+        "name": spec.name,
+        "origin": spec.origin,
+        "state": state,
+        "why": why,
+        "command": spec.program,
+        "args": spec.args,
+        "server": server.server_info().map(|info| json!({"name": info.name, "version": info.version})),
+        "grant": {
+            "write": spec.policy.writable,
+            "read": spec.policy.readable,
+            "network": spec.policy.network,
+        },
+        "contained": server.contained(),
+        "tools": tools,
+        "notes": notes,
+    })
+}
+
+/// The text form of [`describe`]'s value.
+fn text(server: &Value) -> String {
+    let list = |value: &Value| {
+        let items: Vec<String> = value
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|item| item.as_str().unwrap_or_default().to_string())
+            .collect();
+        if items.is_empty() {
+            "none".to_string()
+        } else {
+            items.join(", ")
+        }
+    };
+    let mut out = format!(
+        "{} ({}): {}\n  command: {} {}\n",
+        server["name"].as_str().unwrap_or_default(),
+        server["origin"].as_str().unwrap_or_default(),
+        server["state"].as_str().unwrap_or_default(),
+        server["command"].as_str().unwrap_or_default(),
+        list(&server["args"]).replace(", ", " "),
+    );
+    if let Some(why) = server["why"].as_str() {
+        out.push_str(&format!("  why: {why}\n"));
+    }
+    let grant = &server["grant"];
+    out.push_str(&format!(
+        "  grant: write {}; read {}; network {}\n",
+        list(&grant["write"]),
+        list(&grant["read"]),
+        if grant["network"] == true {
+            "yes"
+        } else {
+            "no"
+        }
+    ));
+    let names: Vec<Value> = server["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|tool| tool["name"].clone())
+        .collect();
+    out.push_str(&format!("  tools: {}\n", list(&Value::Array(names))));
+    for note in server["notes"].as_array().into_iter().flatten() {
+        out.push_str(&format!("  note: {}\n", note.as_str().unwrap_or_default()));
+    }
+    out
 }

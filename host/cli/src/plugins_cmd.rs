@@ -158,7 +158,11 @@ pub async fn load_with(
         false => builtins::sources(),
     };
     sources.extend(sources_in(&setup.plugin_roots));
-    let plugins = PluginSet::load(&host, &sources, &setup.policy).await;
+    let mut plugins = PluginSet::load(&host, &sources, &setup.policy).await;
+    // A run's MCP servers live as long as their tools in the registry.
+    if for_run {
+        crate::mcp_servers::start(&setup, host.sandbox(), &mut plugins.registry).await?;
+    }
     Ok(Loaded {
         setup,
         host,
@@ -398,9 +402,17 @@ pub async fn inspect(path: &Path, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// [`load`], with the MCP servers started and their tools in the
+/// registry.
+async fn load_with_mcp(selection: &Selection) -> anyhow::Result<(Setup, PluginSet)> {
+    let (setup, host, mut set) = load(selection).await?;
+    crate::mcp_servers::start(&setup, host.sandbox(), &mut set.registry).await?;
+    Ok((setup, set))
+}
+
 /// `kaizen tools list`.
 pub async fn tools(selection: &Selection, json: bool) -> anyhow::Result<()> {
-    let (_, _, set) = load(selection).await?;
+    let (_, set) = load_with_mcp(selection).await?;
     for failure in &set.failed {
         eprintln!("warning: {}", failure.summary());
     }
@@ -453,7 +465,7 @@ pub async fn call(
         Some(input) => input,
         None => std::io::read_to_string(std::io::stdin())?,
     };
-    let (setup, _, set) = load(selection).await?;
+    let (setup, set) = load_with_mcp(selection).await?;
     let workspace = setup.policy.workspace.clone();
     let ctx = CallContext {
         session_id: format!("cli-{}", std::process::id()),

@@ -130,6 +130,8 @@ fn the_official_client_lists_and_calls_kaizens_tools() {
         false,
         "Bash has no network here"
     );
+    assert_eq!(tool("WebFetch")["annotations"]["openWorldHint"], true);
+    assert_eq!(tool("Read")["annotations"]["openWorldHint"], false);
 
     let calls = out["calls"].as_array().unwrap();
     assert_eq!(

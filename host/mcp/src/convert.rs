@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 /// A tool as MCP lists it: its schema, and hints from what kaizen knows of
 /// it (read-only; destructive when it is dangerous and may change things;
-/// open-world unless its effects stay inside its grant).
+/// open-world unless its effects stay inside its grant, as a fetch's do
+/// not).
 pub fn tool(tool: &dyn Tool) -> rmcp::model::Tool {
     let spec = tool.spec();
     let schema: JsonObject = match &spec.input_schema {
@@ -18,7 +19,7 @@ pub fn tool(tool: &dyn Tool) -> rmcp::model::Tool {
         .read_only(spec.read_only)
         .destructive(!spec.read_only && spec.danger == Danger::Dangerous)
         .idempotent(spec.read_only)
-        .open_world(!tool.contained() && !spec.read_only);
+        .open_world(!tool.contained());
     rmcp::model::Tool::new(
         spec.name.clone(),
         spec.description.clone(),

@@ -7,8 +7,13 @@
 //! component in its grant and each program in the OS sandbox. One server
 //! is one kaizen session: what its calls note (files read, the todo list)
 //! lasts as long as the MCP session.
+//!
+//! [`client`] goes the other way: MCP servers, each in an OS sandbox of
+//! its own, whose tools join a session as `mcp__<server>__<tool>`.
 
+pub mod client;
 mod convert;
+mod elicit;
 mod http;
 mod server;
 

@@ -2,16 +2,23 @@
 //! session.
 
 use crate::convert;
+use crate::elicit::ElicitingApprover;
+use kaizen_runtime::permissions::Approver;
 use kaizen_runtime::{DirectSession, Observer};
 use kaizen_tools::ToolRegistry;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, RequestParamsMeta,
+    ServerCapabilities, ServerConfig,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+/// How often a long call reports that it still runs, to a client that
+/// asked for progress.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// What ends a session: called with its id when the MCP session is over.
 pub type OnEnd = Box<dyn Fn(&str) + Send + Sync>;
@@ -90,19 +97,33 @@ impl ServerHandler for ToolServer {
     ) -> Result<CallToolResponse, McpError> {
         let number = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
         let id = format!("mcp_{number}");
+        let progress = request
+            .progress_token()
+            .or_else(|| context.meta.get_progress_token());
         let arguments =
             serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
-        let call = self.session.call(
+        // A call that asks goes to the client's user when it can show a
+        // form; otherwise it is refused, saying what would allow it.
+        let approver = ElicitingApprover::for_peer(&context.peer);
+        let call = self.session.call_asking(
             &self.tools,
             self.observer.as_ref(),
             &id,
             &request.name,
             &arguments,
+            approver.as_ref().map(|a| a as &dyn Approver),
         );
+        let heartbeat = async {
+            match progress {
+                Some(token) => heartbeat(&context.peer, token).await,
+                None => std::future::pending().await,
+            }
+        };
         // A cancelled request cuts the call (its instance and programs go
         // with it).
         let result = tokio::select! {
             result = call => result,
+            () = heartbeat => unreachable!("the heartbeat never ends"),
             () = context.ct.cancelled() => {
                 return Err(McpError::internal_error("the call was cancelled", None));
             }
@@ -112,6 +133,23 @@ impl ServerHandler for ToolServer {
             Err(error) => convert::failure(error),
         }
         .into())
+    }
+}
+
+/// Tells the client every [`PROGRESS_EVERY`] that the call is still
+/// running (clients that asked for progress reset their timeouts on it).
+/// Never returns.
+async fn heartbeat(peer: &Peer<RoleServer>, token: ProgressToken) {
+    let started = std::time::Instant::now();
+    let mut ticks = tokio::time::interval(PROGRESS_EVERY);
+    ticks.tick().await;
+    for beat in 1u64.. {
+        ticks.tick().await;
+        let note = ProgressNotificationParam::new(token.clone(), beat as f64).with_message(
+            format!("still running after {}s", started.elapsed().as_secs()),
+        );
+        // A client that went away is the call's cancellation's business.
+        let _ = peer.notify_progress(note).await;
     }
 }
 

@@ -154,6 +154,12 @@ impl PluginHost {
         &self.engine
     }
 
+    /// The OS sandbox's settings every program of the session runs under
+    /// (Kaizen's state hidden, configuration protected).
+    pub fn sandbox(&self) -> &SandboxSettings {
+        &self.sandbox
+    }
+
     /// The compile cache, when one is configured.
     pub fn cache(&self) -> Option<&ComponentCache> {
         self.cache.as_ref()

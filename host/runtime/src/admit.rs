@@ -7,7 +7,7 @@ use crate::events::{Event, Observer};
 use crate::guard::Guard;
 use crate::hooks::{Dispatch, PayloadBase};
 use crate::permissions::{
-    Approval, ApprovalRequest, Effect, Grounds, RuleOrigin, Verdict, always_rule,
+    Approval, ApprovalRequest, Approver, Effect, Grounds, RuleOrigin, Verdict, always_rule,
 };
 use kaizen_hooks::{HookAction, HookEvent};
 use kaizen_tools::{CallContext, ContentPart, Tool, ToolError, ToolErrorKind, ToolRegistry};
@@ -35,6 +35,9 @@ pub(crate) struct Gatekeeper<'a> {
     pub guard: &'a Guard,
     pub observer: &'a dyn Observer,
     pub base: &'a PayloadBase,
+    /// Who is asked instead of the guard's approver (an MCP client, by
+    /// elicitation).
+    pub approver: Option<&'a dyn Approver>,
     /// Set once a hook stops the session: the hook and its reason. Calls
     /// not yet admitted are then refused.
     pub stopped: Mutex<Option<String>>,
@@ -188,7 +191,7 @@ impl Gatekeeper<'_> {
         }
         let cwd = &self.ctx.cwd;
         let always = always_rule(tool, input, cwd);
-        let Some(approver) = &self.guard.approver else {
+        let Some(approver) = self.approver.or(self.guard.approver.as_deref()) else {
             let reason = format!(
                 "{name} needs the user's approval ({}), and nobody can be asked in this run. \
                  The user can allow it with --allowedTools '{always}' (or '{name}'), with \

@@ -499,6 +499,7 @@ impl Agent<'_> {
             guard: &self.guard,
             observer: self.observer,
             base,
+            approver: None,
             stopped: Default::default(),
         };
         let work = self.serving_sub_agents(

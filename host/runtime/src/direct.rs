@@ -9,6 +9,7 @@ use crate::admit::Gatekeeper;
 use crate::events::Observer;
 use crate::guard::Guard;
 use crate::hooks::PayloadBase;
+use crate::permissions::Approver;
 use kaizen_tools::{CallContext, ContentPart, SessionNotes, ToolError, ToolOutput, ToolRegistry};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -50,6 +51,21 @@ impl DirectSession {
         name: &str,
         arguments: &str,
     ) -> Result<ToolOutput, ToolError> {
+        self.call_asking(tools, observer, id, name, arguments, None)
+            .await
+    }
+
+    /// [`DirectSession::call`], asking `approver` (when given) instead of
+    /// the guard's approver about a call that asks.
+    pub async fn call_asking(
+        &self,
+        tools: &ToolRegistry,
+        observer: &dyn Observer,
+        id: &str,
+        name: &str,
+        arguments: &str,
+        approver: Option<&dyn Approver>,
+    ) -> Result<ToolOutput, ToolError> {
         let ctx = CallContext {
             session_id: self.session_id.clone(),
             call_id: id.to_string(),
@@ -72,6 +88,7 @@ impl DirectSession {
             guard: &self.guard,
             observer,
             base: &base,
+            approver,
             stopped: Default::default(),
         };
         let call = PendingCall {

@@ -112,6 +112,11 @@ impl Job {
         job
     }
 
+    /// The state, leaving the output unread.
+    pub(crate) fn state(&self) -> JobState {
+        lock(&self.shared).state
+    }
+
     /// Output since the last read, and the state.
     pub(crate) fn read(&self) -> JobOutput {
         let mut guard = lock(&self.shared);

@@ -72,6 +72,7 @@
 #![cfg(target_os = "linux")]
 #![warn(missing_docs)]
 
+mod attached;
 mod capture;
 mod cgroup;
 mod child;
@@ -91,6 +92,7 @@ mod stale;
 mod state_dir;
 mod types;
 
+pub use attached::Attached;
 pub use features::{Feature, FeatureSupport, SupportReport, cached as support, check};
 pub use sandbox::Sandbox;
 pub use types::{Command, JobOutput, JobState, Limits, Output, Policy, ProcessError};

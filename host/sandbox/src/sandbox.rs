@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use crate::attached::Attached;
 use crate::cgroup::SessionGroup;
 use crate::env;
 use crate::exec::{self, Context, Registry, Spec};
@@ -226,25 +227,37 @@ impl Sandbox {
         self.policy.limits.max_output_bytes
     }
 
-    /// Runs one program to completion.
-    pub async fn run(&self, cmd: Command) -> Result<Output, ProcessError> {
-        let env = env::build(&self.temp, &self.policy.env, &cmd.env);
-        let spec = Spec {
-            program: cmd.program,
-            args: cmd.args,
+    /// What `cmd` runs as, with stdin piped when `stdin` says so.
+    fn command_spec(&self, cmd: &Command, stdin: bool) -> Spec {
+        Spec {
+            program: cmd.program.clone(),
+            args: cmd.args.clone(),
             // A relative cwd is taken from the workspace, not the host's cwd.
-            cwd: match cmd.cwd {
+            cwd: match &cmd.cwd {
                 Some(dir) => self.default_cwd().join(dir),
                 None => self.default_cwd(),
             },
-            env,
-            stdin: cmd.stdin.is_some(),
-        };
+            env: env::build(&self.temp, &self.policy.env, &cmd.env),
+            stdin,
+        }
+    }
+
+    /// Runs one program to completion.
+    pub async fn run(&self, cmd: Command) -> Result<Output, ProcessError> {
+        let spec = self.command_spec(&cmd, cmd.stdin.is_some());
         let kills = self.oom_kills();
         let running = exec::spawn(&self.ctx, spec)?;
         let mut output = exec::finish(running, cmd.stdin, cmd.timeout, self.cap()).await?;
         self.explain_limits(kills, &mut output.stderr);
         Ok(output)
+    }
+
+    /// Starts one program with its stdin and stdout attached to the host,
+    /// for as long as it runs (see [`Attached`]). `cmd.stdin` and
+    /// `cmd.timeout` do not apply: the caller writes, reads and kills.
+    pub fn attach(&self, cmd: Command) -> Result<Attached, ProcessError> {
+        let running = exec::spawn(&self.ctx, self.command_spec(&cmd, true))?;
+        Attached::start(running, self.cap())
     }
 
     /// Whether the session's processes share one process and memory limit

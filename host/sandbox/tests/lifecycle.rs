@@ -309,3 +309,64 @@ fn host_death_kills_everything() {
         _ => {}
     }
 }
+
+#[tokio::test]
+async fn an_attached_program_talks_on_its_pipes_and_dies_with_its_handle() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let (_ws, sb) = sandbox();
+    let marker = marker_sleep();
+    // Echoes each line back, says something on stderr, and leaves a
+    // grandchild that must die with it.
+    let script =
+        format!("sleep {marker} & echo ready >&2; while read -r line; do echo \"got $line\"; done");
+    let mut attached = sb
+        .attach(kaizen_sandbox::Command {
+            program: "/bin/bash".into(),
+            args: vec!["-c".into(), script],
+            ..Default::default()
+        })
+        .unwrap();
+    let (mut stdin, stdout) = attached.take_pipes().unwrap();
+    assert!(attached.take_pipes().is_none(), "the pipes are taken once");
+    let mut lines = tokio::io::BufReader::new(stdout).lines();
+    stdin.write_all(b"one\ntwo\n").await.unwrap();
+    assert_eq!(lines.next_line().await.unwrap().unwrap(), "got one");
+    assert_eq!(lines.next_line().await.unwrap().unwrap(), "got two");
+    let read = attached.read_stderr();
+    assert_eq!(read.state, JobState::Running);
+    assert_eq!(String::from_utf8_lossy(&read.stderr), "ready\n");
+    assert!(read.stdout.is_empty());
+    wait_present(&marker).await;
+    drop(attached);
+    assert!(
+        wait_gone(&marker).await,
+        "the grandchild outlived its handle"
+    );
+    // The pipe saw the end too.
+    assert!(lines.next_line().await.unwrap().is_none());
+    still_works(&sb).await;
+}
+
+#[tokio::test]
+async fn an_attached_program_that_exits_reports_its_code() {
+    let (_ws, sb) = sandbox();
+    let attached = sb
+        .attach(kaizen_sandbox::Command {
+            program: "/bin/bash".into(),
+            args: vec!["-c".into(), "echo bye >&2; exit 3".into()],
+            ..Default::default()
+        })
+        .unwrap();
+    attached.wait().await;
+    let read = attached.read_stderr();
+    assert_eq!(read.state, JobState::Exited(3));
+    assert_eq!(String::from_utf8_lossy(&read.stderr), "bye\n");
+    let missing = sb.attach(kaizen_sandbox::Command {
+        program: "no-such-program-here".into(),
+        ..Default::default()
+    });
+    assert!(
+        matches!(missing, Err(ProcessError::NotFound(_))),
+        "{missing:?}"
+    );
+}

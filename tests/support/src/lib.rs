@@ -18,6 +18,8 @@
 //! `user-namespace`, `pid-namespace`, `network-namespace`,
 //! `mount-namespace`, `seccomp`, `rlimits` and `full-sandbox`.
 
+mod cache;
+pub mod npm;
 pub mod python;
 
 use std::io::Write;

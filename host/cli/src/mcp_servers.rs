@@ -1,0 +1,328 @@
+//! MCP servers a session uses as tools: `[mcp_servers.NAME]` of the
+//! user's config (Codex's keys, plus each server's sandbox grant) and, in
+//! a trusted workspace, Claude Code's `.mcp.json`. Each becomes a
+//! [`ServerSpec`]: the program, its grant as an OS sandbox policy, its tool
+//! filter and timeouts.
+
+use crate::config::{Setup, absolute, expand_home};
+use crate::trust::TrustStatus;
+use kaizen_mcp::client::{McpServer, McpTool, ServerSpec, ServerState, ToolFilter, start_all};
+use kaizen_plugins::SandboxSettings;
+use kaizen_tools::ToolRegistry;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Claude Code's project file of MCP servers, at the workspace root.
+pub const MCP_JSON: &str = ".mcp.json";
+
+/// Provider keys: no server gets them, whatever its entry says.
+const PROVIDER_KEYS: [&str; 2] = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"];
+
+/// Seconds a server may take to start when its entry does not say.
+const STARTUP_TIMEOUT: f64 = 10.0;
+/// Seconds one call may take when the entry does not say.
+const TOOL_TIMEOUT: f64 = 60.0;
+
+/// One `[mcp_servers.NAME]` entry.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerEntry {
+    /// The program that runs the server on stdio.
+    pub command: Option<String>,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Variables set for it.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Variables passed on from kaizen's own environment (never a
+    /// provider key).
+    #[serde(default)]
+    pub env_vars: Vec<String>,
+    /// Its working directory (relative to the workspace).
+    pub cwd: Option<PathBuf>,
+    /// A remote server's address.
+    pub url: Option<String>,
+    /// The variable holding a remote server's bearer token.
+    pub bearer_token_env_var: Option<String>,
+    /// `false` leaves it out.
+    pub enabled: Option<bool>,
+    /// A run fails when this server cannot start.
+    #[serde(default)]
+    pub required: bool,
+    /// Only these tools.
+    pub enabled_tools: Option<Vec<String>>,
+    /// Never these tools.
+    #[serde(default)]
+    pub disabled_tools: Vec<String>,
+    /// Seconds it may take to start (default 10).
+    pub startup_timeout_sec: Option<f64>,
+    /// Seconds one call may take (default 60).
+    pub tool_timeout_sec: Option<f64>,
+    /// Directories it may read besides the system's (`~` and paths
+    /// relative to the workspace allowed).
+    #[serde(default)]
+    pub read: Vec<PathBuf>,
+    /// Directories it may write; the workspace when left out.
+    pub write: Option<Vec<PathBuf>>,
+    /// Whether it may use the network (default false).
+    #[serde(default)]
+    pub network: bool,
+}
+
+/// `.mcp.json`: `{"mcpServers": {NAME: {...}}}`.
+#[derive(Debug, Deserialize)]
+struct McpJson {
+    #[serde(rename = "mcpServers", default)]
+    servers: BTreeMap<String, McpJsonEntry>,
+}
+
+/// One server of `.mcp.json`.
+#[derive(Debug, Deserialize)]
+struct McpJsonEntry {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    url: Option<String>,
+}
+
+/// A server kaizen will start, or why it will not.
+pub struct Configured {
+    /// The servers to start.
+    pub specs: Vec<ServerSpec>,
+    /// The names of those whose failure fails a run.
+    pub required: Vec<String>,
+    /// Entries left out, and why.
+    pub problems: Vec<String>,
+}
+
+/// The servers of the user's config and, when the workspace is trusted,
+/// of its `.mcp.json` (the user's entry wins on a shared name).
+pub fn configured(setup: &Setup, sandbox: &SandboxSettings) -> Configured {
+    let mut out = Configured {
+        specs: Vec::new(),
+        required: Vec::new(),
+        problems: Vec::new(),
+    };
+    let mut entries: BTreeMap<String, (McpServerEntry, &str)> = setup
+        .mcp_servers
+        .iter()
+        .map(|(name, entry)| (name.clone(), (entry.clone(), "config.toml")))
+        .collect();
+    for (name, entry) in project_servers(setup, &mut out.problems) {
+        entries.entry(name).or_insert((entry, MCP_JSON));
+    }
+    for (name, (entry, origin)) in entries {
+        if entry.enabled == Some(false) {
+            continue;
+        }
+        match spec(setup, sandbox, &name, &entry, origin) {
+            Ok(spec) => {
+                if entry.required {
+                    out.required.push(name.clone());
+                }
+                out.specs.push(spec);
+            }
+            Err(why) => out.problems.push(format!(
+                "the MCP server `{name}` ({origin}) is left out: {why}"
+            )),
+        }
+    }
+    out
+}
+
+/// The servers of the workspace's `.mcp.json`, when it is trusted.
+fn project_servers(setup: &Setup, problems: &mut Vec<String>) -> Vec<(String, McpServerEntry)> {
+    let path = setup.workspace.join(MCP_JSON);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+        Err(err) => {
+            problems.push(format!("{MCP_JSON} could not be read: {err}"));
+            return Vec::new();
+        }
+    };
+    if setup.trust != TrustStatus::Trusted {
+        problems.push(format!(
+            "{MCP_JSON}: its MCP servers are not started (the workspace is not trusted; \
+             `kaizen trust` trusts it)"
+        ));
+        return Vec::new();
+    }
+    let file: McpJson = match serde_json::from_str(&text) {
+        Ok(file) => file,
+        Err(err) => {
+            problems.push(format!("{MCP_JSON} is not valid: {err}"));
+            return Vec::new();
+        }
+    };
+    let mut servers = Vec::new();
+    for (name, entry) in file.servers {
+        match from_mcp_json(entry) {
+            Ok(entry) => servers.push((name, entry)),
+            Err(why) => problems.push(format!(
+                "the MCP server `{name}` ({MCP_JSON}) is left out: {why}"
+            )),
+        }
+    }
+    servers
+}
+
+/// A `.mcp.json` entry as a config entry with the default grant (the
+/// workspace, no network). It names no host variables: a repository
+/// must not be able to send the user's secrets to a program of its
+/// choosing.
+fn from_mcp_json(entry: McpJsonEntry) -> Result<McpServerEntry, String> {
+    if let Some(kind) = entry.kind.as_deref().filter(|kind| *kind != "stdio") {
+        return Err(format!(
+            "its type is `{kind}`; kaizen starts stdio servers only so far"
+        ));
+    }
+    let expands = std::iter::once(entry.command.as_deref().unwrap_or_default())
+        .chain(entry.args.iter().map(String::as_str))
+        .chain(entry.env.values().map(String::as_str))
+        .any(|text| text.contains("${"));
+    if expands {
+        return Err(
+            "it expands `${...}` variables, and kaizen passes none of the host's variables to a \
+             workspace's servers; define it in [mcp_servers] of your config.toml instead"
+                .into(),
+        );
+    }
+    Ok(McpServerEntry {
+        command: entry.command,
+        args: entry.args,
+        env: entry.env,
+        url: entry.url,
+        ..McpServerEntry::default()
+    })
+}
+
+/// The spec of one entry, or why it cannot run.
+fn spec(
+    setup: &Setup,
+    sandbox: &SandboxSettings,
+    name: &str,
+    entry: &McpServerEntry,
+    origin: &str,
+) -> Result<ServerSpec, String> {
+    if entry.url.is_some() || entry.bearer_token_env_var.is_some() {
+        return Err(
+            "it is a remote server (url), and kaizen starts stdio servers only so far".into(),
+        );
+    }
+    let program = entry.command.clone().ok_or("it has no `command` to run")?;
+    let mut env: Vec<(String, String)> = Vec::new();
+    for (key, value) in &entry.env {
+        if PROVIDER_KEYS.contains(&key.as_str()) {
+            return Err(format!(
+                "it sets {key}: provider keys never reach MCP servers"
+            ));
+        }
+        env.push((key.clone(), value.clone()));
+    }
+    for key in &entry.env_vars {
+        if PROVIDER_KEYS.contains(&key.as_str()) {
+            return Err(format!(
+                "env_vars names {key}: provider keys never reach MCP servers"
+            ));
+        }
+        if let Ok(value) = std::env::var(key) {
+            env.push((key.clone(), value));
+        }
+    }
+    let workspace = &setup.workspace;
+    let dirs = |paths: &[PathBuf]| -> Result<Vec<PathBuf>, String> {
+        paths
+            .iter()
+            .map(|path| {
+                let dir = resolve(workspace, path);
+                dir.canonicalize()
+                    .map_err(|e| format!("its directory {} cannot be used: {e}", dir.display()))
+            })
+            .collect()
+    };
+    let writable = match &entry.write {
+        Some(paths) => dirs(paths)?,
+        None => vec![workspace.clone()],
+    };
+    let readable = dirs(&entry.read)?;
+    let seconds = |value: Option<f64>, default: f64, key: &str| {
+        let value = value.unwrap_or(default);
+        if value.is_finite() && value > 0.0 {
+            Ok(Duration::from_secs_f64(value))
+        } else {
+            Err(format!("{key} must be a positive number of seconds"))
+        }
+    };
+    Ok(ServerSpec {
+        name: name.to_string(),
+        origin: origin.to_string(),
+        program,
+        args: entry.args.clone(),
+        env,
+        cwd: entry.cwd.as_deref().map(|cwd| resolve(workspace, cwd)),
+        policy: sandbox.policy(writable, readable, entry.network, Vec::new()),
+        tools: ToolFilter {
+            enabled: entry.enabled_tools.clone(),
+            disabled: entry.disabled_tools.clone(),
+        },
+        startup_timeout: seconds(
+            entry.startup_timeout_sec,
+            STARTUP_TIMEOUT,
+            "startup_timeout_sec",
+        )?,
+        tool_timeout: seconds(entry.tool_timeout_sec, TOOL_TIMEOUT, "tool_timeout_sec")?,
+    })
+}
+
+/// `~/x` under the user's home; a relative path under the workspace.
+fn resolve(workspace: &Path, path: &Path) -> PathBuf {
+    absolute(workspace, &expand_home(path))
+}
+
+/// Starts the configured servers (all at once) and adds their tools to
+/// `registry`. What was left out is told on stderr; a `required` server
+/// that did not start fails the whole.
+pub async fn start(
+    setup: &Setup,
+    sandbox: &SandboxSettings,
+    registry: &mut ToolRegistry,
+) -> anyhow::Result<Vec<Arc<McpServer>>> {
+    let configured = configured(setup, sandbox);
+    for problem in &configured.problems {
+        eprintln!("kaizen: warning: {problem}");
+    }
+    let servers = start_all(configured.specs, &setup.workspace).await;
+    for server in &servers {
+        let name = &server.spec().name;
+        if let ServerState::Failed(why) = server.state() {
+            anyhow::ensure!(
+                !configured.required.contains(name),
+                "the MCP server `{name}` is required (required = true) and did not start: {why}"
+            );
+            eprintln!(
+                "kaizen: warning: the MCP server `{name}` did not start, so its tools are \
+                 missing: {why}"
+            );
+            continue;
+        }
+        let (tools, notes) = McpTool::all(server);
+        for note in notes {
+            eprintln!("kaizen: warning: {note}");
+        }
+        for tool in tools {
+            if let Err(err) = registry.register(tool) {
+                eprintln!("kaizen: warning: {err}");
+            }
+        }
+    }
+    Ok(servers)
+}

@@ -1,0 +1,283 @@
+//! Kaizen as an MCP client: the reference servers from npm
+//! (`@modelcontextprotocol/server-everything` and `server-filesystem`,
+//! installed under the target directory) and a server that misbehaves on
+//! purpose, each started in its own OS sandbox, their tools called by a
+//! `kaizen run` on the scripted model server.
+
+mod common;
+
+use common::run::{result_of, scripted_run};
+use kaizen_model_server::{Recorded, Reply};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use tempfile::TempDir;
+
+/// The reference servers, pinned.
+const SERVERS: [&str; 2] = [
+    "@modelcontextprotocol/server-everything@2026.8.31",
+    "@modelcontextprotocol/server-filesystem@2026.8.31",
+];
+
+/// Where the reference servers are installed (once per target directory).
+fn npm_prefix() -> PathBuf {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("npm");
+    kaizen_test_support::npm::install(&root, "mcp-servers", &SERVERS)
+        .canonicalize()
+        .unwrap()
+}
+
+fn server_script(package: &str) -> String {
+    npm_prefix()
+        .join("node_modules/@modelcontextprotocol")
+        .join(package)
+        .join("dist/index.js")
+        .display()
+        .to_string()
+}
+
+const MISBEHAVING: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/mcp/misbehaving_server.py"
+);
+
+/// A home whose config names the reference servers (`everything`, `fs`)
+/// and the misbehaving one (`bad`, with a one-second call timeout).
+fn home_with_servers(workspace: &Path) -> TempDir {
+    let home = tempfile::tempdir().unwrap();
+    let npm = npm_prefix();
+    let config = format!(
+        r#"
+[mcp_servers.everything]
+command = "node"
+args = [{everything:?}, "stdio"]
+read = [{npm:?}]
+
+[mcp_servers.fs]
+command = "node"
+args = [{fs:?}, {workspace:?}]
+read = [{npm:?}]
+
+[mcp_servers.bad]
+command = "python3"
+args = [{bad:?}]
+read = [{tests:?}]
+tool_timeout_sec = 1
+"#,
+        everything = server_script("server-everything"),
+        fs = server_script("server-filesystem"),
+        bad = MISBEHAVING,
+        tests = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp"),
+        npm = npm.display().to_string(),
+        workspace = workspace.display().to_string(),
+    );
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    home
+}
+
+fn call(name: &str, arguments: Value) -> Reply {
+    Reply::tool(name, &arguments.to_string())
+}
+
+/// The tool results the model was sent in the last request.
+fn last_results(requests: &[Recorded]) -> Vec<String> {
+    let body = &requests.last().expect("a request").body;
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_run_uses_the_reference_servers_tools_in_the_sandbox() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path().canonicalize().unwrap();
+    let home = home_with_servers(&root);
+    std::fs::write(root.join("notes.txt"), "the answer is 42\n").unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().canonicalize().unwrap().join("secret.txt");
+    std::fs::write(&secret, "TOP-SECRET-MCP-CLIENT").unwrap();
+    let replies = vec![
+        call("mcp__everything__echo", json!({"message": "ping-7"})),
+        call(
+            "mcp__fs__read_text_file",
+            json!({"path": root.join("notes.txt")}),
+        ),
+        call(
+            "mcp__bad__read_path",
+            json!({"path": root.join("notes.txt")}),
+        ),
+        call("mcp__bad__read_path", json!({"path": secret})),
+        call("mcp__everything__echo", json!({"wrong": 1})),
+        Reply::text("The notes say 42. DONE"),
+    ];
+    let (out, requests) = scripted_run(home.path(), &root, replies, &[], &[]).await;
+    let result = result_of(&out);
+    assert_eq!(
+        result["status"],
+        "complete",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The model was offered the servers' tools under their MCP names.
+    let offered: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap())
+        .collect();
+    for name in [
+        "mcp__everything__echo",
+        "mcp__fs__read_text_file",
+        "mcp__bad__hang",
+    ] {
+        assert!(offered.contains(&name), "{name} offered: {offered:?}");
+    }
+    let results = last_results(&requests);
+    assert!(results[0].contains("ping-7"), "{}", results[0]);
+    assert!(results[1].contains("the answer is 42"), "{}", results[1]);
+    assert!(results[2].contains("the answer is 42"), "{}", results[2]);
+    // The server's own sandbox: nothing outside its grant exists for it.
+    assert!(
+        !results[3].contains("TOP-SECRET") && results[3].contains("cannot read"),
+        "{}",
+        results[3]
+    );
+    // Arguments are checked against the server's schema before the call.
+    assert!(results[4].contains("schema"), "{}", results[4]);
+}
+
+#[tokio::test]
+async fn hanging_crashing_and_malformed_servers_leave_the_run_standing() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path().canonicalize().unwrap();
+    let home = home_with_servers(&root);
+    let echo = |text: &str| call("mcp__bad__echo", json!({"text": text}));
+    let replies = vec![
+        call("mcp__bad__hang", json!({})),
+        echo("after the hang"),
+        call("mcp__bad__malformed", json!({})),
+        call("mcp__bad__crash", json!({})),
+        echo("after one crash"),
+        call("mcp__bad__crash", json!({})),
+        echo("after two crashes"),
+        Reply::text("Survived. DONE"),
+    ];
+    let (out, requests) = scripted_run(home.path(), &root, replies, &[], &[]).await;
+    let result = result_of(&out);
+    assert_eq!(
+        result["status"],
+        "complete",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = last_results(&requests);
+    assert!(
+        results[0].contains("did not answer within 1s"),
+        "{}",
+        results[0]
+    );
+    assert_eq!(results[1], "after the hang");
+    assert!(
+        results[2].contains("`bad` answered malformed with a malformed result"),
+        "{}",
+        results[2]
+    );
+    assert!(
+        results[3].contains("exited with code 3")
+            && results[3].contains("crashing on purpose")
+            && results[3].contains("restarted"),
+        "{}",
+        results[3]
+    );
+    assert_eq!(results[4], "after one crash");
+    assert!(results[5].contains("after one restart"), "{}", results[5]);
+    assert!(results[6].contains("not available"), "{}", results[6]);
+    // Started once, restarted once.
+    let starts = std::fs::read_to_string(root.join("starts.log")).unwrap();
+    assert_eq!(starts.lines().count(), 2, "{starts}");
+}
+
+#[tokio::test]
+async fn permission_rules_apply_to_mcp_tools() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path().canonicalize().unwrap();
+    let home = home_with_servers(&root);
+    let replies = vec![
+        call("mcp__everything__echo", json!({"message": "denied"})),
+        call("mcp__bad__echo", json!({"text": "allowed"})),
+        Reply::text("DONE"),
+    ];
+    let args = ["--disallowedTools", "mcp__everything"];
+    let (out, requests) = scripted_run(home.path(), &root, replies, &args, &[]).await;
+    let result = result_of(&out);
+    let statuses: Vec<&str> = result["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|call| call["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["denied", "success"], "{result}");
+    let results = last_results(&requests);
+    assert!(results[0].contains("mcp__everything"), "{}", results[0]);
+    assert_eq!(results[1], "allowed");
+}
+
+#[test]
+fn mcp_list_shows_each_servers_state_grant_and_tools() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path().canonicalize().unwrap();
+    let home = home_with_servers(&root);
+    let mut config = std::fs::read_to_string(home.path().join("config.toml")).unwrap();
+    config.push_str(
+        "\n[mcp_servers.missing]\ncommand = \"no-such-mcp-server\"\n\n\
+         [mcp_servers.secretive]\ncommand = \"node\"\nenv_vars = [\"OPENAI_API_KEY\"]\n",
+    );
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    // An untrusted workspace's servers do not start.
+    std::fs::write(
+        root.join(".mcp.json"),
+        r#"{"mcpServers": {"repo": {"command": "python3", "args": ["-c", "print(1)"]}}}"#,
+    )
+    .unwrap();
+    let out = common::kaizen(home.path(), &root, &["mcp", "list", "--json"]);
+    let listed: Value = serde_json::from_str(&common::succeeded(&out)).unwrap();
+    let server = |name: &str| {
+        listed["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap_or_else(|| panic!("{name} listed: {listed}"))
+            .clone()
+    };
+    let everything = server("everything");
+    assert_eq!(everything["state"], "running", "{everything}");
+    assert_eq!(everything["grant"]["write"], json!([root]));
+    assert_eq!(everything["grant"]["network"], false);
+    assert_eq!(everything["contained"], true);
+    assert!(
+        everything["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "mcp__everything__echo"),
+        "{everything}"
+    );
+    let missing = server("missing");
+    assert_eq!(missing["state"], "failed");
+    assert!(
+        missing["why"]
+            .as_str()
+            .unwrap()
+            .contains("no-such-mcp-server"),
+        "{missing}"
+    );
+    let problems = listed["problems"].to_string();
+    assert!(
+        problems.contains("OPENAI_API_KEY") && problems.contains(".mcp.json"),
+        "{problems}"
+    );
+}

@@ -1,0 +1,20 @@
+//! The MCP client side: other people's MCP servers as kaizen tools.
+//!
+//! Each stdio server runs in an OS sandbox of its own, shaped by its
+//! grant ([`ServerSpec::policy`]: by default the workspace and no
+//! network), and its tools join the registry as `mcp__<server>__<tool>`.
+//! From there they are tools like any other: schemas checked before the
+//! call, permission rules and hooks applied by the loop. A server's
+//! annotations are its own claims: a tool counts as read-only only where
+//! the server's grant makes that true (no writable directory, no network).
+
+mod names;
+mod result;
+mod server;
+mod spec;
+mod tool;
+
+pub use names::{MAX_TOOL_NAME, tool_name};
+pub use server::{McpServer, ServerState, start_all};
+pub use spec::{ServerSpec, ToolFilter};
+pub use tool::McpTool;

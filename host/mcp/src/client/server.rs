@@ -1,0 +1,346 @@
+//! [`McpServer`]: one stdio MCP server in its own OS sandbox, started with
+//! the session, restarted once if it dies, and ended with the session.
+
+use crate::client::spec::ServerSpec;
+use kaizen_sandbox::{Attached, Command, JobState, ProcessError, Sandbox};
+use kaizen_tools::{ToolError, ToolErrorKind};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
+    JsonObject,
+};
+use rmcp::service::{RunningService, ServiceError};
+use rmcp::{RoleClient, ServiceExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Bytes of a server's stderr kept to explain its failures.
+const STDERR_TAIL: usize = 2000;
+
+/// Where a server stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerState {
+    /// Started and answering.
+    Running,
+    /// It died once, with this explanation, and runs again.
+    Restarted(String),
+    /// It could not start, or died twice: its tools fail with this reason.
+    Failed(String),
+}
+
+/// A server's process, and the end of its stderr as far as it was read.
+struct Process {
+    attached: Attached,
+    stderr: Mutex<String>,
+}
+
+impl Process {
+    fn exited(&self) -> bool {
+        self.attached.state() != JobState::Running
+    }
+
+    /// Whether it still runs or how it ended, and the end of its stderr.
+    fn explain(&self) -> String {
+        let read = self.attached.read_stderr();
+        let mut tail = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        tail.push_str(&String::from_utf8_lossy(&read.stderr));
+        if tail.len() > STDERR_TAIL {
+            let cut = tail.ceil_char_boundary(tail.len() - STDERR_TAIL);
+            tail.drain(..cut);
+        }
+        let end = match read.state {
+            JobState::Running => "it is still running".to_string(),
+            JobState::Exited(code) => format!("it exited with code {code}"),
+            JobState::Killed => "it was killed by a signal".to_string(),
+        };
+        let tail = tail.trim();
+        if tail.is_empty() {
+            format!("{end}, saying nothing on stderr")
+        } else {
+            format!("{end}; the end of its stderr:\n{tail}")
+        }
+    }
+}
+
+/// One running server: its protocol session, its process and its sandbox,
+/// dropped in that order.
+struct Live {
+    service: RunningService<RoleClient, ClientConfig>,
+    process: Process,
+    _sandbox: Sandbox,
+}
+
+impl Live {
+    fn exited(&self) -> bool {
+        self.process.exited()
+    }
+
+    fn explain(&self) -> String {
+        self.process.explain()
+    }
+}
+
+/// One MCP server of the session and the tools it listed.
+pub struct McpServer {
+    spec: ServerSpec,
+    workspace: PathBuf,
+    live: tokio::sync::RwLock<Option<Arc<Live>>>,
+    state: Mutex<ServerState>,
+    restarted: AtomicBool,
+    tools: Vec<rmcp::model::Tool>,
+    server_info: Option<Implementation>,
+}
+
+/// Starts every server at once; each comes back running or failed.
+pub async fn start_all(specs: Vec<ServerSpec>, workspace: &Path) -> Vec<Arc<McpServer>> {
+    let starts = specs
+        .into_iter()
+        .map(|spec| McpServer::start(spec, workspace.to_path_buf()));
+    futures::future::join_all(starts).await
+}
+
+impl McpServer {
+    /// Starts the server and lists its tools, within its startup timeout.
+    /// A server that cannot start is returned [`ServerState::Failed`].
+    pub async fn start(spec: ServerSpec, workspace: PathBuf) -> Arc<Self> {
+        let (live, state, tools, server_info) = match connect(&spec).await {
+            Ok((live, tools)) => {
+                let info = live
+                    .service
+                    .peer_info()
+                    .and_then(|info| info.server_info.clone());
+                (Some(Arc::new(live)), ServerState::Running, tools, info)
+            }
+            Err(why) => {
+                tracing::warn!("the MCP server `{}` did not start: {why}", spec.name);
+                (None, ServerState::Failed(why), Vec::new(), None)
+            }
+        };
+        Arc::new(Self {
+            spec,
+            workspace,
+            live: tokio::sync::RwLock::new(live),
+            state: Mutex::new(state),
+            restarted: AtomicBool::new(false),
+            tools,
+            server_info,
+        })
+    }
+
+    /// What the host said about it.
+    pub fn spec(&self) -> &ServerSpec {
+        &self.spec
+    }
+
+    /// Where it stands now.
+    pub fn state(&self) -> ServerState {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The tools it listed when it started (all of them, before the
+    /// filter).
+    pub fn listed_tools(&self) -> &[rmcp::model::Tool] {
+        &self.tools
+    }
+
+    /// The name and version it gave, once started.
+    pub fn server_info(&self) -> Option<&Implementation> {
+        self.server_info.as_ref()
+    }
+
+    /// Whether its effects stay inside the session's grant.
+    pub fn contained(&self) -> bool {
+        self.spec.contained(&self.workspace)
+    }
+
+    fn set_state(&self, state: ServerState) {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = state;
+    }
+
+    /// Calls its tool `tool` (the server's own name for it) with
+    /// `arguments`, within the tool timeout.
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: JsonObject,
+    ) -> Result<CallToolResult, ToolError> {
+        let live = self.current().await?;
+        let name = &self.spec.name;
+        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
+        // Dropping the request on timeout tells the server it was cancelled.
+        let answer = tokio::time::timeout(
+            self.spec.tool_timeout,
+            live.service.peer().call_tool(params),
+        )
+        .await;
+        match answer {
+            Ok(Ok(result)) => Ok(result),
+            Err(_) => Err(ToolError::new(
+                ToolErrorKind::Timeout,
+                format!(
+                    "{tool} of the MCP server `{name}` did not answer within {}s, so the call was \
+                     cancelled; the server's tool_timeout_sec in {} sets the limit",
+                    self.spec.tool_timeout.as_secs_f64(),
+                    self.spec.origin
+                ),
+            )),
+            Ok(Err(ServiceError::McpError(error))) => Err(ToolError::new(
+                ToolErrorKind::Failed,
+                format!(
+                    "the MCP server `{name}` refused the call: {}",
+                    error.message
+                ),
+            )),
+            Ok(Err(ServiceError::UnexpectedResponse)) => Err(ToolError::new(
+                ToolErrorKind::Crashed,
+                format!(
+                    "the MCP server `{name}` answered {tool} with a malformed result (not a \
+                     tool result MCP defines)"
+                ),
+            )),
+            Ok(Err(error)) => {
+                // Give a dying process a moment to be seen dead.
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                if live.exited() || matches!(error, ServiceError::TransportClosed) {
+                    let what = self.crashed(&live).await;
+                    Err(ToolError::new(
+                        ToolErrorKind::Crashed,
+                        format!("the MCP server `{name}` stopped during the call: {what}"),
+                    ))
+                } else {
+                    Err(ToolError::new(
+                        ToolErrorKind::Failed,
+                        format!("the call to the MCP server `{name}` failed: {error}"),
+                    ))
+                }
+            }
+        }
+    }
+
+    /// The running server, restarted first if it died since the last
+    /// call.
+    async fn current(&self) -> Result<Arc<Live>, ToolError> {
+        let live = self.live.read().await.clone();
+        let live = match live {
+            Some(live) if live.exited() => {
+                self.crashed(&live).await;
+                self.live.read().await.clone()
+            }
+            other => other,
+        };
+        live.ok_or_else(|| match self.state() {
+            ServerState::Failed(why) => ToolError::new(
+                ToolErrorKind::Failed,
+                format!(
+                    "the MCP server `{}` is not available: {why}",
+                    self.spec.name
+                ),
+            ),
+            _ => ToolError::new(
+                ToolErrorKind::Failed,
+                format!("the MCP server `{}` is not running", self.spec.name),
+            ),
+        })
+    }
+
+    /// Handles the death of `dead`: the first time, starts the server
+    /// again; the second, gives up. Returns what happened, for the model.
+    async fn crashed(&self, dead: &Arc<Live>) -> String {
+        let mut live = self.live.write().await;
+        let name = &self.spec.name;
+        if !live
+            .as_ref()
+            .is_some_and(|current| Arc::ptr_eq(current, dead))
+        {
+            // Another call already dealt with it.
+            return match self.state() {
+                ServerState::Failed(why) => why,
+                _ => "it was restarted; call again".to_string(),
+            };
+        }
+        let why = dead.explain();
+        *live = None;
+        if self.restarted.swap(true, Ordering::SeqCst) {
+            let failed = format!(
+                "it stopped again ({why}), after one restart, so kaizen does not start it again \
+                 this session"
+            );
+            tracing::warn!("the MCP server `{name}` {failed}");
+            self.set_state(ServerState::Failed(failed.clone()));
+            return failed;
+        }
+        tracing::warn!("the MCP server `{name}` stopped ({why}); restarting it once");
+        match connect(&self.spec).await {
+            Ok((restarted, _)) => {
+                *live = Some(Arc::new(restarted));
+                self.set_state(ServerState::Restarted(why.clone()));
+                format!("{why}. Kaizen restarted it; a call that did not finish may be tried again")
+            }
+            Err(again) => {
+                let failed = format!("{why}. Restarting it failed: {again}");
+                self.set_state(ServerState::Failed(failed.clone()));
+                failed
+            }
+        }
+    }
+}
+
+/// Starts the server in its sandbox, runs the MCP handshake and lists its
+/// tools, all within the startup timeout.
+async fn connect(spec: &ServerSpec) -> Result<(Live, Vec<rmcp::model::Tool>), String> {
+    let sandbox = Sandbox::new(spec.policy.clone()).map_err(|e| e.to_string())?;
+    let command = Command {
+        program: spec.program.clone(),
+        args: spec.args.clone(),
+        cwd: spec.cwd.clone(),
+        env: spec.env.clone(),
+        ..Command::default()
+    };
+    let mut attached = sandbox.attach(command).map_err(|error| match error {
+        ProcessError::NotFound(program) => format!(
+            "the program `{program}` is not in the sandbox: not on its PATH ({}) or not in a \
+             directory it may read; give its directory in `read` of the server's entry",
+            "/usr/local/bin, /usr/bin, /bin"
+        ),
+        other => other.to_string(),
+    })?;
+    let (stdin, stdout) = attached
+        .take_pipes()
+        .ok_or("the server's standard streams could not be attached")?;
+    let process = Process {
+        attached,
+        stderr: Mutex::new(String::new()),
+    };
+    let client = ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("kaizen", env!("CARGO_PKG_VERSION")),
+    );
+    let handshake = async {
+        let service = client
+            .serve((stdout, stdin))
+            .await
+            .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+        let tools = service
+            .list_all_tools()
+            .await
+            .map_err(|e| format!("listing its tools failed: {e}"))?;
+        Ok::<_, String>((service, tools))
+    };
+    match tokio::time::timeout(spec.startup_timeout, handshake).await {
+        Ok(Ok((service, tools))) => Ok((
+            Live {
+                service,
+                process,
+                _sandbox: sandbox,
+            },
+            tools,
+        )),
+        Ok(Err(why)) => Err(format!("{why} ({})", process.explain())),
+        Err(_) => Err(format!(
+            "it did not finish starting within {}s (startup_timeout_sec in {}) ({})",
+            spec.startup_timeout.as_secs_f64(),
+            spec.origin,
+            process.explain()
+        )),
+    }
+}
