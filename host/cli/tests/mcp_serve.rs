@@ -34,14 +34,13 @@ impl Served {
         self.ws.path().canonicalize().unwrap()
     }
 
-    /// Runs the client against `kaizen mcp serve ARGS` here, making
-    /// `calls`: what it printed.
-    fn client(&self, args: &[&str], calls: Value) -> Value {
+    /// The client's spec for `kaizen mcp serve ARGS` here, on stdio.
+    fn spec(&self, args: &[&str]) -> Value {
         let mut server_args = vec!["mcp", "serve"];
         server_args.extend(args);
         let root = self.root();
         server_args.extend(["--cwd", root.to_str().unwrap()]);
-        let spec = json!({
+        json!({
             "command": env!("CARGO_BIN_EXE_kaizen"),
             "args": server_args,
             "env": {
@@ -49,9 +48,13 @@ impl Served {
                 "CLAUDE_CONFIG_DIR": self.home.path().join("no-claude-settings"),
                 "PATH": "/usr/bin:/bin",
             },
-            "calls": calls,
-        });
-        self.client_at(spec, Value::Null)
+        })
+    }
+
+    /// Runs the client against `kaizen mcp serve ARGS` here, making
+    /// `calls`: what it printed.
+    fn client(&self, args: &[&str], calls: Value) -> Value {
+        self.client_at(self.spec(args), calls)
     }
 
     /// Runs the client with `spec` (a server to start, or a `url`), making
@@ -299,4 +302,45 @@ fn over_http_the_official_client_works_and_foreign_origins_and_tokens_are_refuse
         json!([{"name": "Glob", "arguments": {"pattern": "*"}}]),
     );
     assert_eq!(out["server"], "kaizen");
+}
+
+#[test]
+fn asks_become_elicitations_and_long_calls_report_progress() {
+    // Bash with the network reaches beyond the grant: the default mode asks.
+    let network_bash = "[grants.bash]\nprocess = { programs = [\"bash\"], network = true }\n";
+    let served = Served::new();
+    std::fs::write(served.home.path().join("config.toml"), network_bash).unwrap();
+    let bash = |command: &str| json!({"name": "Bash", "arguments": {"command": command}});
+    let mut spec_calls = json!([bash("echo approved"), bash("sleep 2.5; echo slept")]);
+    spec_calls[1]["progress"] = json!(true);
+    let mut spec = served.spec(&[]);
+    spec["elicit"] = json!("allow");
+    let out = served.client_at(spec, spec_calls);
+    let asked = out["asked"].as_array().unwrap();
+    assert_eq!(asked.len(), 2, "{out}");
+    assert!(
+        asked[0].as_str().unwrap().contains("permission to run Bash")
+            && asked[0].as_str().unwrap().contains("echo approved"),
+        "{}",
+        asked[0]
+    );
+    assert_eq!(text(&out["calls"][0]).trim(), "approved");
+    assert_eq!(text(&out["calls"][1]).trim(), "slept");
+    let progress = out["calls"][1]["progress"].as_array().unwrap();
+    assert!(
+        progress
+            .iter()
+            .any(|m| m.as_str().unwrap().starts_with("still running after")),
+        "{progress:?}"
+    );
+
+    let mut spec = served.spec(&[]);
+    spec["elicit"] = json!("deny");
+    let out = served.client_at(spec, json!([bash("echo refused")]));
+    assert_eq!(out["calls"][0]["isError"], true, "{out}");
+    let refused = text(&out["calls"][0]);
+    assert!(
+        !refused.contains("refused\n") && refused.contains("not now"),
+        "{refused}"
+    );
 }

@@ -1,12 +1,13 @@
 """The official MCP Python SDK's client (the `mcp` package from PyPI)
 against a server: it starts the server over stdio, initializes, lists the
 tools and makes the calls the spec (argv[1], JSON) names, and prints one
-JSON object: the server's name, its tools, and each call's result, as the
-SDK parsed them.
+JSON object: the server's name, its tools, each call's result as the SDK
+parsed them (with the progress messages of a call that asked for them),
+and the questions the server asked by elicitation.
 """
 
 import asyncio, json, sys
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -22,17 +23,43 @@ def transport(spec):
     return stdio_client(params)
 
 
+def elicitation(spec, asked):
+    """With `elicit` in the spec ("allow" or "deny"), the client declares
+    elicitation and answers each question so, noting the question."""
+    answer = spec.get("elicit")
+    if answer is None:
+        return None
+
+    async def callback(context, params):
+        asked.append(params.message)
+        content = {"allow": answer == "allow", "note": "not now"}
+        return types.ElicitResult(action="accept", content=content)
+
+    return callback
+
+
 async def main():
     spec = json.loads(sys.argv[1])
+    asked = []
     async with transport(spec) as streams:
         read, write = streams[0], streams[1]
-        async with ClientSession(read, write) as session:
+        async with ClientSession(read, write, elicitation_callback=elicitation(spec, asked)) as session:
             init = await session.initialize()
             tools = await session.list_tools()
-            out = {"server": init.server_info.name, "tools": [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools.tools], "calls": []}
+            out = {"server": init.server_info.name, "tools": [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools.tools], "calls": [], "asked": asked}
             for call in spec["calls"]:
-                result = await session.call_tool(call["name"], call["arguments"])
-                out["calls"].append(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+                progress = []
+
+                async def on_progress(value, total, message):
+                    progress.append(message)
+
+                # A call with "progress": true asks for progress notifications.
+                callback = on_progress if call.get("progress") else None
+                result = await session.call_tool(call["name"], call["arguments"], progress_callback=callback)
+                dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+                if callback:
+                    dumped["progress"] = progress
+                out["calls"].append(dumped)
             print(json.dumps(out))
 
 asyncio.run(main())
