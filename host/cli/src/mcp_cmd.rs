@@ -6,7 +6,7 @@ use crate::guard_setup;
 use crate::mcp_servers;
 use crate::plugins_cmd::{self, Selection};
 use anyhow::Context as _;
-use kaizen_mcp::client::{McpServer, McpTool, ServerState, start_all};
+use kaizen_mcp::client::{McpServer, McpTool, ServerState, Transport, start_all};
 use kaizen_mcp::{HttpOptions, ToolServer, serve_http, serve_stdio};
 use kaizen_plugins::interaction::NoUser;
 use kaizen_runtime::{DirectSession, Silent, new_session_id};
@@ -119,23 +119,33 @@ fn describe(server: &Arc<McpServer>) -> Value {
             json!({"name": spec.name, "description": spec.description, "read_only": spec.read_only})
         })
         .collect();
-    json!({
+    let mut out = json!({
         "name": spec.name,
         "origin": spec.origin,
         "state": state,
         "why": why,
-        "command": spec.program,
-        "args": spec.args,
         "server": server.server_info().map(|info| json!({"name": info.name, "version": info.version})),
-        "grant": {
-            "write": spec.policy.writable,
-            "read": spec.policy.readable,
-            "network": spec.policy.network,
-        },
         "contained": server.contained(),
         "tools": tools,
         "notes": notes,
-    })
+    });
+    match &spec.transport {
+        Transport::Stdio(stdio) => {
+            out["command"] = json!(stdio.program);
+            out["args"] = json!(stdio.args);
+            out["grant"] = json!({
+                "write": stdio.policy.writable,
+                "read": stdio.policy.readable,
+                "network": stdio.policy.network,
+            });
+        }
+        // The token is the host's: only whether there is one is shown.
+        Transport::Http(http) => {
+            out["url"] = json!(http.url);
+            out["bearer_token"] = json!(http.bearer.is_some());
+        }
+    }
+    out
 }
 
 /// The text form of [`describe`]'s value.
@@ -154,27 +164,38 @@ fn text(server: &Value) -> String {
         }
     };
     let mut out = format!(
-        "{} ({}): {}\n  command: {} {}\n",
+        "{} ({}): {}\n",
         server["name"].as_str().unwrap_or_default(),
         server["origin"].as_str().unwrap_or_default(),
         server["state"].as_str().unwrap_or_default(),
-        server["command"].as_str().unwrap_or_default(),
-        list(&server["args"]).replace(", ", " "),
     );
-    if let Some(why) = server["why"].as_str() {
-        out.push_str(&format!("  why: {why}\n"));
-    }
-    let grant = &server["grant"];
-    out.push_str(&format!(
-        "  grant: write {}; read {}; network {}\n",
-        list(&grant["write"]),
-        list(&grant["read"]),
-        if grant["network"] == true {
+    if let Some(url) = server["url"].as_str() {
+        let token = match server["bearer_token"] == true {
+            true => " (with a bearer token)",
+            false => "",
+        };
+        out.push_str(&format!("  url: {url}{token}\n"));
+    } else {
+        out.push_str(&format!(
+            "  command: {} {}\n",
+            server["command"].as_str().unwrap_or_default(),
+            list(&server["args"]).replace(", ", " "),
+        ));
+        let grant = &server["grant"];
+        let network = if grant["network"] == true {
             "yes"
         } else {
             "no"
-        }
-    ));
+        };
+        out.push_str(&format!(
+            "  grant: write {}; read {}; network {network}\n",
+            list(&grant["write"]),
+            list(&grant["read"]),
+        ));
+    }
+    if let Some(why) = server["why"].as_str() {
+        out.push_str(&format!("  why: {why}\n"));
+    }
     let names: Vec<Value> = server["tools"]
         .as_array()
         .into_iter()

@@ -6,7 +6,10 @@
 
 use crate::config::{Setup, absolute, expand_home};
 use crate::trust::TrustStatus;
-use kaizen_mcp::client::{McpServer, McpTool, ServerSpec, ServerState, ToolFilter, start_all};
+use kaizen_mcp::client::{
+    HttpServer, McpServer, McpTool, ServerSpec, ServerState, StdioServer, ToolFilter, Transport,
+    start_all,
+};
 use kaizen_plugins::SandboxSettings;
 use kaizen_tools::ToolRegistry;
 use serde::Deserialize;
@@ -48,6 +51,9 @@ pub struct McpServerEntry {
     pub url: Option<String>,
     /// The variable holding a remote server's bearer token.
     pub bearer_token_env_var: Option<String>,
+    /// Headers sent to a remote server with every request.
+    #[serde(default)]
+    pub http_headers: BTreeMap<String, String>,
     /// `false` leaves it out.
     pub enabled: Option<bool>,
     /// A run fails when this server cannot start.
@@ -182,8 +188,16 @@ fn project_servers(setup: &Setup, problems: &mut Vec<String>) -> Vec<(String, Mc
 fn from_mcp_json(entry: McpJsonEntry) -> Result<McpServerEntry, String> {
     if let Some(kind) = entry.kind.as_deref().filter(|kind| *kind != "stdio") {
         return Err(format!(
-            "its type is `{kind}`; kaizen starts stdio servers only so far"
+            "its type is `{kind}`: a workspace may name stdio servers, which run in the OS \
+             sandbox; add a remote server to [mcp_servers] of your config.toml"
         ));
+    }
+    if entry.url.is_some() {
+        return Err(
+            "it has a `url`: a workspace may name stdio servers, which run in the OS sandbox; \
+             add a remote server to [mcp_servers] of your config.toml"
+                .into(),
+        );
     }
     let expands = std::iter::once(entry.command.as_deref().unwrap_or_default())
         .chain(entry.args.iter().map(String::as_str))
@@ -200,7 +214,6 @@ fn from_mcp_json(entry: McpJsonEntry) -> Result<McpServerEntry, String> {
         command: entry.command,
         args: entry.args,
         env: entry.env,
-        url: entry.url,
         ..McpServerEntry::default()
     })
 }
@@ -213,12 +226,85 @@ fn spec(
     entry: &McpServerEntry,
     origin: &str,
 ) -> Result<ServerSpec, String> {
-    if entry.url.is_some() || entry.bearer_token_env_var.is_some() {
-        return Err(
-            "it is a remote server (url), and kaizen starts stdio servers only so far".into(),
-        );
+    let seconds = |value: Option<f64>, default: f64, key: &str| {
+        let value = value.unwrap_or(default);
+        if value.is_finite() && value > 0.0 {
+            Ok(Duration::from_secs_f64(value))
+        } else {
+            Err(format!("{key} must be a positive number of seconds"))
+        }
+    };
+    let transport = match (&entry.url, &entry.command) {
+        (Some(_), Some(_)) => return Err("it has both a `url` and a `command`; keep one".into()),
+        (Some(url), None) => Transport::Http(remote(entry, url)?),
+        (None, Some(program)) => Transport::Stdio(stdio(setup, sandbox, entry, program)?),
+        (None, None) => return Err("it has no `command` to run and no `url` to reach".into()),
+    };
+    Ok(ServerSpec {
+        name: name.to_string(),
+        origin: origin.to_string(),
+        transport,
+        tools: ToolFilter {
+            enabled: entry.enabled_tools.clone(),
+            disabled: entry.disabled_tools.clone(),
+        },
+        startup_timeout: seconds(
+            entry.startup_timeout_sec,
+            STARTUP_TIMEOUT,
+            "startup_timeout_sec",
+        )?,
+        tool_timeout: seconds(entry.tool_timeout_sec, TOOL_TIMEOUT, "tool_timeout_sec")?,
+    })
+}
+
+/// A remote server: its URL (https, or plain http to this machine), its
+/// token from the host's environment, its headers.
+fn remote(entry: &McpServerEntry, url: &str) -> Result<HttpServer, String> {
+    let parsed = url::Url::parse(url).map_err(|e| format!("its url `{url}` is not valid: {e}"))?;
+    let local = matches!(parsed.host(), Some(url::Host::Domain("localhost")))
+        || matches!(parsed.host(), Some(url::Host::Ipv4(ip)) if ip.is_loopback())
+        || matches!(parsed.host(), Some(url::Host::Ipv6(ip)) if ip.is_loopback());
+    match parsed.scheme() {
+        "https" => {}
+        "http" if local => {}
+        _ => {
+            return Err(format!(
+                "its url `{url}` is not https (plain http only reaches this machine): a token \
+                 or a tool's data would cross the network in the clear"
+            ));
+        }
     }
-    let program = entry.command.clone().ok_or("it has no `command` to run")?;
+    let bearer = match &entry.bearer_token_env_var {
+        Some(var) => {
+            if PROVIDER_KEYS.contains(&var.as_str()) {
+                return Err(format!(
+                    "bearer_token_env_var names {var}: provider keys never reach MCP servers"
+                ));
+            }
+            let token = std::env::var(var)
+                .map_err(|_| format!("bearer_token_env_var names {var}, which is not set"))?;
+            Some(token)
+        }
+        None => None,
+    };
+    Ok(HttpServer {
+        url: url.to_string(),
+        bearer,
+        headers: entry
+            .http_headers
+            .iter()
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect(),
+    })
+}
+
+/// A stdio server: its program, environment and sandbox.
+fn stdio(
+    setup: &Setup,
+    sandbox: &SandboxSettings,
+    entry: &McpServerEntry,
+    program: &str,
+) -> Result<StdioServer, String> {
     let mut env: Vec<(String, String)> = Vec::new();
     for (key, value) in &entry.env {
         if PROVIDER_KEYS.contains(&key.as_str()) {
@@ -254,32 +340,12 @@ fn spec(
         None => vec![workspace.clone()],
     };
     let readable = dirs(&entry.read)?;
-    let seconds = |value: Option<f64>, default: f64, key: &str| {
-        let value = value.unwrap_or(default);
-        if value.is_finite() && value > 0.0 {
-            Ok(Duration::from_secs_f64(value))
-        } else {
-            Err(format!("{key} must be a positive number of seconds"))
-        }
-    };
-    Ok(ServerSpec {
-        name: name.to_string(),
-        origin: origin.to_string(),
-        program,
+    Ok(StdioServer {
+        program: program.to_string(),
         args: entry.args.clone(),
         env,
         cwd: entry.cwd.as_deref().map(|cwd| resolve(workspace, cwd)),
         policy: sandbox.policy(writable, readable, entry.network, Vec::new()),
-        tools: ToolFilter {
-            enabled: entry.enabled_tools.clone(),
-            disabled: entry.disabled_tools.clone(),
-        },
-        startup_timeout: seconds(
-            entry.startup_timeout_sec,
-            STARTUP_TIMEOUT,
-            "startup_timeout_sec",
-        )?,
-        tool_timeout: seconds(entry.tool_timeout_sec, TOOL_TIMEOUT, "tool_timeout_sec")?,
     })
 }
 

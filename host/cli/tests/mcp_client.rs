@@ -233,7 +233,8 @@ fn mcp_list_shows_each_servers_state_grant_and_tools() {
     let mut config = std::fs::read_to_string(home.path().join("config.toml")).unwrap();
     config.push_str(
         "\n[mcp_servers.missing]\ncommand = \"no-such-mcp-server\"\n\n\
-         [mcp_servers.secretive]\ncommand = \"node\"\nenv_vars = [\"OPENAI_API_KEY\"]\n",
+         [mcp_servers.secretive]\ncommand = \"node\"\nenv_vars = [\"OPENAI_API_KEY\"]\n\n\
+         [mcp_servers.insecure]\nurl = \"http://example.com/mcp\"\n",
     );
     std::fs::write(home.path().join("config.toml"), config).unwrap();
     // An untrusted workspace's servers do not start.
@@ -277,7 +278,123 @@ fn mcp_list_shows_each_servers_state_grant_and_tools() {
     );
     let problems = listed["problems"].to_string();
     assert!(
-        problems.contains("OPENAI_API_KEY") && problems.contains(".mcp.json"),
+        problems.contains("OPENAI_API_KEY")
+            && problems.contains(".mcp.json")
+            && problems.contains("`insecure`")
+            && problems.contains("not https"),
         "{problems}"
     );
+}
+
+/// Ends a server process with the test.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Reads `child`'s stderr until a line contains `ready`, then keeps
+/// draining it.
+fn wait_for_line(child: &mut std::process::Child, ready: &str) -> String {
+    use std::io::BufRead;
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "the server ended before saying `{ready}`"
+        );
+        if line.contains(ready) {
+            break;
+        }
+    }
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    line
+}
+
+/// A port no one listens on now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[tokio::test]
+async fn a_run_uses_remote_servers_over_streamable_http_with_the_hosts_token() {
+    // The reference server over streamable HTTP.
+    let port = free_port();
+    let mut everything = std::process::Command::new("node")
+        .arg(server_script("server-everything"))
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_line(&mut everything, "listening on port");
+    let _everything = KillOnDrop(everything);
+    // Kaizen's own server, which requires a bearer token.
+    let served_home = tempfile::tempdir().unwrap();
+    let served_ws = tempfile::tempdir().unwrap();
+    std::fs::write(served_ws.path().join("remote.txt"), "far away").unwrap();
+    std::fs::write(
+        served_home.path().join("config.toml"),
+        "[mcp]\nserve-token-env = \"KZ_SERVE_TOKEN\"\n",
+    )
+    .unwrap();
+    const TOKEN: &str = "tok-remote-4711";
+    let mut served = common::command(
+        served_home.path(),
+        served_ws.path(),
+        ["mcp", "serve", "--http", "127.0.0.1:0"],
+    )
+    .env("KZ_SERVE_TOKEN", TOKEN)
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let line = wait_for_line(&mut served, "serving MCP at ");
+    let kaizen_url = line
+        .trim()
+        .trim_start_matches("kaizen: serving MCP at ")
+        .to_string();
+    let _served = KillOnDrop(served);
+
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path().canonicalize().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let config = format!(
+        "[mcp_servers.far]\nurl = \"http://127.0.0.1:{port}/mcp\"\n\n\
+         [mcp_servers.kz]\nurl = {kaizen_url:?}\nbearer_token_env_var = \"KZ_CLIENT_TOKEN\"\n\
+         enabled_tools = [\"Glob\"]\n"
+    );
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    let replies = vec![
+        call("mcp__far__echo", json!({"message": "over http"})),
+        call("mcp__kz__Glob", json!({"pattern": "*.txt"})),
+        Reply::text("DONE"),
+    ];
+    // Remote tools reach beyond the grant: the default mode would ask.
+    let args = ["--permission-mode", "bypassPermissions"];
+    // The client's token comes from the host's environment.
+    let env = [("KZ_CLIENT_TOKEN", Path::new(TOKEN))];
+    let (out, requests) = scripted_run(home.path(), &root, replies, &args, &env).await;
+    let result = result_of(&out);
+    assert_eq!(
+        result["status"],
+        "complete",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = last_results(&requests);
+    assert!(results[0].contains("over http"), "{}", results[0]);
+    assert!(results[1].contains("remote.txt"), "{}", results[1]);
+    // The token stayed in the host: not in the output, not sent to the
+    // model.
+    let bodies: Vec<String> = requests.iter().map(|r| r.body.to_string()).collect();
+    assert!(!format!("{out:?}{bodies:?}").contains(TOKEN));
 }

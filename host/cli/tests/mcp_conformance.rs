@@ -52,7 +52,10 @@ fn inspect(home: &Path, ws: &Path, args: &[&str]) -> Value {
         .arg("-e")
         .arg(format!("KAIZEN_HOME={}", home.display()))
         .arg("-e")
-        .arg(format!("KAIZEN_CACHE_DIR={}", common::cache_dir().display()))
+        .arg(format!(
+            "KAIZEN_CACHE_DIR={}",
+            common::cache_dir().display()
+        ))
         .arg("-e")
         .arg(format!(
             "CLAUDE_CONFIG_DIR={}",
@@ -73,12 +76,8 @@ fn inspect(home: &Path, ws: &Path, args: &[&str]) -> Value {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|err| {
-        panic!(
-            "not JSON ({err}): {}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    })
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|err| panic!("not JSON ({err}): {}", String::from_utf8_lossy(&out.stdout)))
 }
 
 #[test]
@@ -170,8 +169,5 @@ fn the_conformance_suites_server_scenarios_pass_or_are_explained() {
         "the conformance suite disagrees with the baseline:\n{report}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(
-        report.contains("Baseline check passed"),
-        "{report}"
-    );
+    assert!(report.contains("Baseline check passed"), "{report}");
 }

@@ -239,12 +239,11 @@ impl Drop for KillOnDrop {
     }
 }
 
-/// The status line of a raw `POST` of an `initialize` to `url` with
-/// `headers`.
-fn raw_post(url: &str, headers: &[&str]) -> String {
-    use std::io::{BufRead, Write};
+/// A raw `POST` of `body` to `url` with `headers`, the connection to be
+/// closed after the response: the stream to read it from.
+fn raw_request(url: &str, headers: &[&str], body: &str) -> std::net::TcpStream {
+    use std::io::Write;
     let authority = url.trim_start_matches("http://").trim_end_matches("/mcp");
-    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
     let mut stream = std::net::TcpStream::connect(authority).unwrap();
     let mut request = format!(
         "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
@@ -258,6 +257,18 @@ fn raw_post(url: &str, headers: &[&str]) -> String {
     request.push_str("\r\n");
     request.push_str(body);
     stream.write_all(request.as_bytes()).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    stream
+}
+
+/// The status line of a raw `POST` of an `initialize` to `url` with
+/// `headers`.
+fn raw_post(url: &str, headers: &[&str]) -> String {
+    use std::io::BufRead;
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let stream = raw_request(url, headers, body);
     // The status line is enough (an accepted initialize may answer with a
     // stream that stays open).
     let mut status = String::new();
@@ -280,6 +291,21 @@ fn over_http_the_official_client_works_and_foreign_origins_and_tokens_are_refuse
     assert_eq!(
         text(&out["calls"][0]),
         served.root().join("a.txt").display().to_string()
+    );
+    // The stateless protocol (2026-07-28): one request, no session.
+    let stateless = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"Glob","arguments":{"pattern":"*.txt"},"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let headers = [
+        "MCP-Protocol-Version: 2026-07-28",
+        "Mcp-Method: tools/call",
+        "Mcp-Name: Glob",
+    ];
+    let mut response = String::new();
+    std::io::Read::read_to_string(&mut raw_request(&url, &headers, stateless), &mut response)
+        .unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(
+        response.contains(r#""id":7"#) && response.contains("a.txt"),
+        "{response}"
     );
     // DNS rebinding: a page elsewhere cannot drive the local server.
     let foreign = raw_post(&url, &["Origin: http://evil.example"]);
@@ -319,7 +345,10 @@ fn asks_become_elicitations_and_long_calls_report_progress() {
     let asked = out["asked"].as_array().unwrap();
     assert_eq!(asked.len(), 2, "{out}");
     assert!(
-        asked[0].as_str().unwrap().contains("permission to run Bash")
+        asked[0]
+            .as_str()
+            .unwrap()
+            .contains("permission to run Bash")
             && asked[0].as_str().unwrap().contains("echo approved"),
         "{}",
         asked[0]

@@ -1,21 +1,14 @@
-//! [`McpServer`]: one stdio MCP server in its own OS sandbox, started with
-//! the session, restarted once if it dies, and ended with the session.
+//! [`McpServer`]: one MCP server of the session, started (or connected)
+//! with it, restarted once if it dies, and ended with it.
 
+use crate::client::connect::{Live, connect};
 use crate::client::spec::ServerSpec;
-use kaizen_sandbox::{Attached, Command, JobState, ProcessError, Sandbox};
 use kaizen_tools::{ToolError, ToolErrorKind};
-use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
-    JsonObject,
-};
-use rmcp::service::{RunningService, ServiceError};
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::model::{CallToolRequestParams, CallToolResult, Implementation, JsonObject};
+use rmcp::service::ServiceError;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-
-/// Bytes of a server's stderr kept to explain its failures.
-const STDERR_TAIL: usize = 2000;
 
 /// Where a server stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,58 +19,6 @@ pub enum ServerState {
     Restarted(String),
     /// It could not start, or died twice: its tools fail with this reason.
     Failed(String),
-}
-
-/// A server's process, and the end of its stderr as far as it was read.
-struct Process {
-    attached: Attached,
-    stderr: Mutex<String>,
-}
-
-impl Process {
-    fn exited(&self) -> bool {
-        self.attached.state() != JobState::Running
-    }
-
-    /// Whether it still runs or how it ended, and the end of its stderr.
-    fn explain(&self) -> String {
-        let read = self.attached.read_stderr();
-        let mut tail = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
-        tail.push_str(&String::from_utf8_lossy(&read.stderr));
-        if tail.len() > STDERR_TAIL {
-            let cut = tail.ceil_char_boundary(tail.len() - STDERR_TAIL);
-            tail.drain(..cut);
-        }
-        let end = match read.state {
-            JobState::Running => "it is still running".to_string(),
-            JobState::Exited(code) => format!("it exited with code {code}"),
-            JobState::Killed => "it was killed by a signal".to_string(),
-        };
-        let tail = tail.trim();
-        if tail.is_empty() {
-            format!("{end}, saying nothing on stderr")
-        } else {
-            format!("{end}; the end of its stderr:\n{tail}")
-        }
-    }
-}
-
-/// One running server: its protocol session, its process and its sandbox,
-/// dropped in that order.
-struct Live {
-    service: RunningService<RoleClient, ClientConfig>,
-    process: Process,
-    _sandbox: Sandbox,
-}
-
-impl Live {
-    fn exited(&self) -> bool {
-        self.process.exited()
-    }
-
-    fn explain(&self) -> String {
-        self.process.explain()
-    }
 }
 
 /// One MCP server of the session and the tools it listed.
@@ -106,7 +47,7 @@ impl McpServer {
         let (live, state, tools, server_info) = match connect(&spec).await {
             Ok((live, tools)) => {
                 let info = live
-                    .service
+                    .service()
                     .peer_info()
                     .and_then(|info| info.server_info.clone());
                 (Some(Arc::new(live)), ServerState::Running, tools, info)
@@ -170,7 +111,7 @@ impl McpServer {
         // Dropping the request on timeout tells the server it was cancelled.
         let answer = tokio::time::timeout(
             self.spec.tool_timeout,
-            live.service.peer().call_tool(params),
+            live.service().peer().call_tool(params),
         )
         .await;
         match answer {
@@ -282,65 +223,5 @@ impl McpServer {
                 failed
             }
         }
-    }
-}
-
-/// Starts the server in its sandbox, runs the MCP handshake and lists its
-/// tools, all within the startup timeout.
-async fn connect(spec: &ServerSpec) -> Result<(Live, Vec<rmcp::model::Tool>), String> {
-    let sandbox = Sandbox::new(spec.policy.clone()).map_err(|e| e.to_string())?;
-    let command = Command {
-        program: spec.program.clone(),
-        args: spec.args.clone(),
-        cwd: spec.cwd.clone(),
-        env: spec.env.clone(),
-        ..Command::default()
-    };
-    let mut attached = sandbox.attach(command).map_err(|error| match error {
-        ProcessError::NotFound(program) => format!(
-            "the program `{program}` is not in the sandbox: not on its PATH ({}) or not in a \
-             directory it may read; give its directory in `read` of the server's entry",
-            "/usr/local/bin, /usr/bin, /bin"
-        ),
-        other => other.to_string(),
-    })?;
-    let (stdin, stdout) = attached
-        .take_pipes()
-        .ok_or("the server's standard streams could not be attached")?;
-    let process = Process {
-        attached,
-        stderr: Mutex::new(String::new()),
-    };
-    let client = ClientConfig::new(
-        ClientCapabilities::default(),
-        Implementation::new("kaizen", env!("CARGO_PKG_VERSION")),
-    );
-    let handshake = async {
-        let service = client
-            .serve((stdout, stdin))
-            .await
-            .map_err(|e| format!("the MCP handshake failed: {e}"))?;
-        let tools = service
-            .list_all_tools()
-            .await
-            .map_err(|e| format!("listing its tools failed: {e}"))?;
-        Ok::<_, String>((service, tools))
-    };
-    match tokio::time::timeout(spec.startup_timeout, handshake).await {
-        Ok(Ok((service, tools))) => Ok((
-            Live {
-                service,
-                process,
-                _sandbox: sandbox,
-            },
-            tools,
-        )),
-        Ok(Err(why)) => Err(format!("{why} ({})", process.explain())),
-        Err(_) => Err(format!(
-            "it did not finish starting within {}s (startup_timeout_sec in {}) ({})",
-            spec.startup_timeout.as_secs_f64(),
-            spec.origin,
-            process.explain()
-        )),
     }
 }
