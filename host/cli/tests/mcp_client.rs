@@ -201,13 +201,21 @@ async fn hanging_crashing_and_malformed_servers_leave_the_run_standing() {
 }
 
 #[tokio::test]
-async fn permission_rules_apply_to_mcp_tools() {
+async fn permission_rules_and_hooks_apply_to_mcp_tools() {
     let ws = tempfile::tempdir().unwrap();
     let root = ws.path().canonicalize().unwrap();
     let home = home_with_servers(&root);
+    let config = home.path().join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.insert_str(0, "[hooks]\nbuiltins = [\"redact\"]\n");
+    std::fs::write(&config, text).unwrap();
     let replies = vec![
         call("mcp__everything__echo", json!({"message": "denied"})),
         call("mcp__bad__echo", json!({"text": "allowed"})),
+        call(
+            "mcp__bad__echo",
+            json!({"text": "key=AKIAIOSFODNN7EXAMPLQ"}),
+        ),
         Reply::text("DONE"),
     ];
     let args = ["--disallowedTools", "mcp__everything"];
@@ -219,10 +227,16 @@ async fn permission_rules_apply_to_mcp_tools() {
         .iter()
         .map(|call| call["status"].as_str().unwrap())
         .collect();
-    assert_eq!(statuses, ["denied", "success"], "{result}");
+    assert_eq!(statuses, ["denied", "success", "success"], "{result}");
     let results = last_results(&requests);
     assert!(results[0].contains("mcp__everything"), "{}", results[0]);
     assert_eq!(results[1], "allowed");
+    // PostToolUse hooks see an MCP tool's result like any other.
+    assert!(
+        results[2].contains("[REDACTED:aws-access-key-id]") && !results[2].contains("AKIA"),
+        "{}",
+        results[2]
+    );
 }
 
 #[test]
@@ -282,6 +296,47 @@ fn mcp_list_shows_each_servers_state_grant_and_tools() {
             && problems.contains(".mcp.json")
             && problems.contains("`insecure`")
             && problems.contains("not https"),
+        "{problems}"
+    );
+    assert!(!listed["servers"].to_string().contains("\"repo\""));
+
+    // Once trusted, the workspace's own servers start, with the default
+    // grant and none of the host's variables.
+    std::fs::copy(MISBEHAVING, root.join("server.py")).unwrap();
+    std::fs::write(
+        root.join(".mcp.json"),
+        r#"{"mcpServers": {
+            "repo": {"command": "python3", "args": ["server.py"]},
+            "leaky": {"command": "python3", "args": ["server.py"], "env": {"T": "${GITHUB_TOKEN}"}},
+            "far": {"type": "http", "url": "https://example.com/mcp"}
+        }}"#,
+    )
+    .unwrap();
+    let trusted = std::process::Command::new(env!("CARGO_BIN_EXE_kaizen"))
+        .arg("trust")
+        .arg(&root)
+        .env("KAIZEN_HOME", home.path())
+        .output()
+        .unwrap();
+    common::succeeded(&trusted);
+    let out = common::kaizen(home.path(), &root, &["mcp", "list", "--json"]);
+    let listed: Value = serde_json::from_str(&common::succeeded(&out)).unwrap();
+    let repo = listed["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "repo")
+        .unwrap_or_else(|| panic!("repo listed: {listed}"));
+    assert_eq!(repo["state"], "running", "{repo}");
+    assert_eq!(repo["origin"], ".mcp.json");
+    assert_eq!(repo["grant"]["write"], json!([root]));
+    let problems = listed["problems"].to_string();
+    assert!(
+        problems.contains("`leaky`") && problems.contains("expands"),
+        "{problems}"
+    );
+    assert!(
+        problems.contains("`far`") && problems.contains("stdio servers"),
         "{problems}"
     );
 }
