@@ -250,6 +250,13 @@ fn mcp_list_shows_each_servers_state_grant_and_tools() {
          [mcp_servers.secretive]\ncommand = \"node\"\nenv_vars = [\"OPENAI_API_KEY\"]\n\n\
          [mcp_servers.insecure]\nurl = \"http://example.com/mcp\"\n",
     );
+    let tests = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp");
+    config.push_str(&format!(
+        "\n[mcp_servers.slow]\ncommand = \"python3\"\nargs = [{MISBEHAVING:?}]\n\
+         read = [{tests:?}]\nenv = {{ HANG = \"initialize\" }}\nstartup_timeout_sec = 1\n\n\
+         [mcp_servers.filtered]\ncommand = \"python3\"\nargs = [{MISBEHAVING:?}]\n\
+         read = [{tests:?}]\nenabled_tools = [\"echo\", \"crash\"]\ndisabled_tools = [\"crash\"]\n"
+    ));
     std::fs::write(home.path().join("config.toml"), config).unwrap();
     // An untrusted workspace's servers do not start.
     std::fs::write(
@@ -290,6 +297,22 @@ fn mcp_list_shows_each_servers_state_grant_and_tools() {
             .contains("no-such-mcp-server"),
         "{missing}"
     );
+    let slow = server("slow");
+    assert_eq!(slow["state"], "failed");
+    assert!(
+        slow["why"]
+            .as_str()
+            .unwrap()
+            .contains("did not finish starting within 1s"),
+        "{slow}"
+    );
+    let filtered: Vec<Value> = server("filtered")["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].clone())
+        .collect();
+    assert_eq!(filtered, [json!("mcp__filtered__echo")]);
     let problems = listed["problems"].to_string();
     assert!(
         problems.contains("OPENAI_API_KEY")

@@ -8,7 +8,8 @@ only) whose tools misbehave on purpose, for kaizen's client to survive:
 - `crash`: says so on stderr and exits with code 3;
 - `malformed`: answers with a result whose content is not a list.
 
-Each start appends a line to `starts.log` in its working directory.
+Each start appends a line to `starts.log` in its working directory. With
+`HANG=initialize` in its environment it never answers the handshake.
 """
 
 import json, os, sys
@@ -72,6 +73,8 @@ def main():
     for line in sys.stdin:
         message = json.loads(line)
         id, method = message.get("id"), message.get("method")
+        if method == "initialize" and os.environ.get("HANG") == "initialize":
+            continue
         if method == "initialize":
             send({"jsonrpc": "2.0", "id": id, "result": {
                 "protocolVersion": message["params"]["protocolVersion"],
