@@ -60,6 +60,12 @@ pub async fn serve_http(
     let bearer: Option<Arc<str>> = options.bearer.map(Into::into);
     loop {
         let (stream, _) = listener.accept().await?;
+        // A response goes out in pieces (headers, an event, the end of the
+        // stream): without this, Nagle's algorithm holds the last piece
+        // until the client's delayed ACK, 40 ms later.
+        if let Err(err) = stream.set_nodelay(true) {
+            tracing::debug!("cannot set TCP_NODELAY on an MCP connection: {err}");
+        }
         let service = service.clone();
         let bearer = bearer.clone();
         tokio::spawn(async move {
