@@ -2,26 +2,35 @@
 //! compatibility hash and the component's content hash.
 //!
 //! Deserializing an artifact runs its machine code in the host, so an
-//! artifact must prove it was written by Kaizen: each carries a keyed
-//! BLAKE3 of itself under a secret key kept beside the cache
-//! (`<cache>.key`, readable by the user only, created on first use). A
-//! torn, tampered or forged file (one whose plain checksum was recomputed,
-//! say) fails the check and is recompiled with a warning, never handed to
-//! `deserialize`. The cache and its key must lie outside every directory
-//! granted to plugins: the CLI keeps both under `KAIZEN_HOME`, which no
-//! tool can reach.
+//! artifact must prove it was written by Kaizen: beside each `<hash>.cwasm`
+//! lies `<hash>.mac`, a keyed BLAKE3 of it under a secret key kept beside
+//! the cache (`<cache>.key`, readable by the user only, created on first
+//! use). A torn, tampered or forged file (one whose plain checksum was
+//! recomputed, say) fails the check and is recompiled with a warning,
+//! never handed to `deserialize`. The cache and its key must lie outside
+//! every directory granted to plugins: the CLI keeps both under
+//! `KAIZEN_HOME`, which no tool can reach.
+//!
+//! Checking costs a read and a hash of the whole artifact (tens of MB for
+//! a Python component), so a file that passed is remembered
+//! ([`crate::verified`]): while it stays unchanged it is mapped straight
+//! from disk. Plugin sources are remembered the same way, so an unchanged
+//! component is not even read to find its hash.
 
+use crate::verified::VerifiedFiles;
 use anyhow::Context as _;
+use std::borrow::Cow;
 use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-const MAGIC: &[u8; 8] = b"KZNCWSM2";
+/// Leads each artifact's MAC file.
+const MAGIC: &[u8; 8] = b"KZNCMAC3";
 /// Bytes of the cache key.
 const KEY_LEN: usize = 32;
-const HEADER_LEN: usize = MAGIC.len() + blake3::OUT_LEN;
+const MAC_FILE_LEN: usize = MAGIC.len() + blake3::OUT_LEN;
 
 /// Where a component came from on this load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +53,7 @@ pub enum CacheOutcome {
 pub struct ComponentCache {
     dir: PathBuf,
     key: [u8; KEY_LEN],
+    verified: VerifiedFiles,
 }
 
 impl std::fmt::Debug for ComponentCache {
@@ -59,10 +69,27 @@ impl ComponentCache {
     /// another wasmtime version or setting never sees these artifacts, and
     /// authenticated with the key in `<root>.key` (created when missing).
     pub fn new(root: &Path, compatibility_key: &str) -> anyhow::Result<Self> {
+        let dir = root.join(compatibility_key);
+        let key = load_or_create_key(&key_path(root))?;
         Ok(Self {
-            dir: root.join(compatibility_key),
-            key: load_or_create_key(&key_path(root))?,
+            verified: VerifiedFiles::new(dir.join("verified"), key),
+            dir,
+            key,
         })
+    }
+
+    /// The BLAKE3 of the component at `path`, and its bytes when they had
+    /// to be read for it: a file verified before and unchanged since is
+    /// neither read nor hashed again.
+    pub fn source_hash(&self, path: &Path) -> std::io::Result<(blake3::Hash, Option<Vec<u8>>)> {
+        let meta = fs::metadata(path)?;
+        if let Some(hash) = self.verified.lookup(path, &meta) {
+            return Ok((hash, None));
+        }
+        let wasm = fs::read(path)?;
+        let hash = blake3::hash(&wasm);
+        self.verified.record(path, &meta, &hash);
+        Ok((hash, Some(wasm)))
     }
 
     /// The directory holding this engine's artifacts.
@@ -74,42 +101,44 @@ impl ComponentCache {
         self.dir.join(format!("{}.cwasm", content_hash.to_hex()))
     }
 
-    /// Loads the component for `wasm`, whose BLAKE3 is `content_hash`, from
-    /// the cache when a valid artifact exists, else by compiling (and
-    /// storing the result).
-    pub fn load(
+    fn mac_path(&self, content_hash: &blake3::Hash) -> PathBuf {
+        self.dir.join(format!("{}.mac", content_hash.to_hex()))
+    }
+
+    /// Loads the component whose BLAKE3 is `content_hash` from the cache
+    /// when a valid artifact exists, else by compiling the bytes `wasm`
+    /// gives (and storing the result).
+    ///
+    /// An artifact verified before and unchanged since is mapped straight
+    /// from its file; otherwise it is read and its keyed checksum checked
+    /// first.
+    pub fn load<'w>(
         &self,
         engine: &Engine,
-        wasm: &[u8],
         content_hash: &blake3::Hash,
+        wasm: impl FnOnce() -> anyhow::Result<Cow<'w, [u8]>>,
     ) -> anyhow::Result<(Component, CacheOutcome)> {
         let path = self.artifact_path(content_hash);
-        let outcome = match fs::read(&path) {
-            Ok(bytes) => match verified_payload(&self.key, &bytes) {
-                // SAFETY: the payload's keyed hash proves it was written by
-                // a Kaizen holding this cache's key, after
-                // `precompile_component` on an engine with the same
-                // compatibility key.
-                Some(payload) => match unsafe { Component::deserialize(engine, payload) } {
-                    Ok(component) => return Ok((component, CacheOutcome::Hit)),
-                    Err(err) => {
-                        tracing::warn!("discarding cached {}: {err:#}", path.display());
-                        CacheOutcome::Replaced
-                    }
-                },
-                None => {
+        // An artifact without its MAC is an older cache's, or a store that
+        // was cut short: compiled again without a word.
+        let stored = fs::metadata(&path)
+            .ok()
+            .filter(|_| self.mac_path(content_hash).exists());
+        let outcome = match stored {
+            Some(meta) => match self.load_artifact(engine, &path, &meta, content_hash) {
+                Ok(component) => return Ok((component, CacheOutcome::Hit)),
+                Err(why) => {
                     tracing::warn!(
-                        "discarding cached artifact {}: it is damaged or was not written by \
-                         Kaizen (its keyed checksum does not match); compiling the component again",
+                        "discarding cached artifact {}: {why}; compiling the component again",
                         path.display()
                     );
                     CacheOutcome::Replaced
                 }
             },
-            Err(_) => CacheOutcome::Compiled,
+            None => CacheOutcome::Compiled,
         };
-        let compiled = engine.precompile_component(wasm)?;
-        if let Err(err) = self.store(&path, &compiled) {
+        let compiled = engine.precompile_component(&wasm()?)?;
+        if let Err(err) = self.store(content_hash, &compiled) {
             tracing::warn!(
                 "could not write the compile cache at {}: {err:#}",
                 path.display()
@@ -120,31 +149,71 @@ impl ComponentCache {
         Ok((component, outcome))
     }
 
-    /// Writes atomically: temp file, fsync, rename.
-    fn store(&self, path: &Path, compiled: &[u8]) -> anyhow::Result<()> {
+    /// The artifact at `path` (with metadata `meta`), once it proves to be
+    /// Kaizen's own compile of `content_hash`.
+    fn load_artifact(
+        &self,
+        engine: &Engine,
+        path: &Path,
+        meta: &fs::Metadata,
+        content_hash: &blake3::Hash,
+    ) -> Result<Component, String> {
+        if self.verified.lookup(path, meta) == Some(*content_hash) {
+            // SAFETY: this file, unchanged since (its identity matches a
+            // record only this cache's key can make), passed the keyed
+            // checksum below; it lies where no plugin or program can write.
+            return unsafe { Component::deserialize_file(engine, path) }
+                .map_err(|err| format!("{err:#}"));
+        }
+        let payload = fs::read(path).map_err(|err| err.to_string())?;
+        let mac = fs::read(self.mac_path(content_hash)).unwrap_or_default();
+        if !authentic(&self.key, &payload, &mac) {
+            return Err(
+                "it is damaged or was not written by Kaizen (its keyed checksum does \
+                        not match)"
+                    .into(),
+            );
+        }
+        // SAFETY: the payload's keyed hash proves it was written by a Kaizen
+        // holding this cache's key, after `precompile_component` on an
+        // engine with the same compatibility key.
+        let component = unsafe { Component::deserialize(engine, &payload) }
+            .map_err(|err| format!("{err:#}"))?;
+        self.verified.record(path, meta, content_hash);
+        Ok(component)
+    }
+
+    /// Writes the artifact and its MAC, each atomically (temp file, fsync,
+    /// rename); the MAC last, so that a torn write is never authentic.
+    fn store(&self, content_hash: &blake3::Hash, compiled: &[u8]) -> anyhow::Result<()> {
         fs::create_dir_all(&self.dir)
             .with_context(|| format!("creating {}", self.dir.display()))?;
-        let mut tmp = tempfile_in(&self.dir)?;
-        tmp.1.write_all(MAGIC)?;
-        tmp.1
-            .write_all(blake3::keyed_hash(&self.key, compiled).as_bytes())?;
-        tmp.1.write_all(compiled)?;
-        tmp.1.sync_all()?;
-        fs::rename(&tmp.0, path).with_context(|| format!("renaming into {}", path.display()))?;
+        let mut mac = MAGIC.to_vec();
+        mac.extend_from_slice(blake3::keyed_hash(&self.key, compiled).as_bytes());
+        for (path, bytes) in [
+            (self.artifact_path(content_hash), compiled),
+            (self.mac_path(content_hash), &mac[..]),
+        ] {
+            let mut tmp = tempfile_in(&self.dir)?;
+            tmp.1.write_all(bytes)?;
+            tmp.1.sync_all()?;
+            fs::rename(&tmp.0, &path)
+                .with_context(|| format!("renaming into {}", path.display()))?;
+        }
         Ok(())
     }
 }
 
-/// The compiled bytes of an artifact whose header and keyed checksum
-/// (under `key`) are intact.
-fn verified_payload<'a>(key: &[u8; KEY_LEN], bytes: &'a [u8]) -> Option<&'a [u8]> {
-    if bytes.len() < HEADER_LEN || &bytes[..MAGIC.len()] != MAGIC {
-        return None;
+/// Whether `mac` (a MAC file's bytes) authenticates `payload` under `key`.
+fn authentic(key: &[u8; KEY_LEN], payload: &[u8], mac: &[u8]) -> bool {
+    if mac.len() != MAC_FILE_LEN || &mac[..MAGIC.len()] != MAGIC {
+        return false;
     }
-    let (header, payload) = bytes.split_at(HEADER_LEN);
-    let expected: [u8; blake3::OUT_LEN] = header[MAGIC.len()..].try_into().ok()?;
+    let Ok(expected) = <[u8; blake3::OUT_LEN]>::try_from(&mac[MAGIC.len()..]) else {
+        return false;
+    };
     // `Hash`'s equality runs in constant time.
-    (blake3::keyed_hash(key, payload) == blake3::Hash::from_bytes(expected)).then_some(payload)
+    blake3::keyed_hash(key, payload) == blake3::Hash::from_bytes(expected)
 }
 
 /// Where the key of the cache rooted at `root` is kept: beside it.
@@ -212,7 +281,7 @@ fn load_or_create_key(path: &Path) -> anyhow::Result<[u8; KEY_LEN]> {
 }
 
 /// A fresh name in `dir` for a temporary file starting with `prefix`.
-fn tempfile_name(dir: &Path, prefix: &str) -> PathBuf {
+pub(crate) fn tempfile_name(dir: &Path, prefix: &str) -> PathBuf {
     dir.join(format!(
         "{prefix}-{}-{:x}",
         std::process::id(),
@@ -235,38 +304,39 @@ mod tests {
 
     const KEY: [u8; KEY_LEN] = [7; KEY_LEN];
 
-    fn artifact(key: Option<&[u8; KEY_LEN]>, payload: &[u8]) -> Vec<u8> {
-        let mut artifact = MAGIC.to_vec();
+    fn mac(key: Option<&[u8; KEY_LEN]>, payload: &[u8]) -> Vec<u8> {
         let hash = match key {
             Some(key) => blake3::keyed_hash(key, payload),
             None => blake3::hash(payload),
         };
-        artifact.extend_from_slice(hash.as_bytes());
-        artifact.extend_from_slice(payload);
-        artifact
+        let mut mac = MAGIC.to_vec();
+        mac.extend_from_slice(hash.as_bytes());
+        mac
     }
 
     #[test]
-    fn payload_verification_rejects_damage_and_forgery() {
+    fn the_mac_rejects_damage_and_forgery() {
         let payload = b"compiled code".to_vec();
-        let good = artifact(Some(&KEY), &payload);
-        assert_eq!(verified_payload(&KEY, &good), Some(&payload[..]));
+        let good = mac(Some(&KEY), &payload);
+        assert!(authentic(&KEY, &payload, &good));
 
-        let mut flipped = good.clone();
+        let mut flipped = payload.clone();
         *flipped.last_mut().unwrap() ^= 1;
-        assert_eq!(verified_payload(&KEY, &flipped), None);
-        assert_eq!(verified_payload(&KEY, &good[..good.len() - 3]), None);
-        assert_eq!(verified_payload(&KEY, &good[..10]), None);
+        assert!(!authentic(&KEY, &flipped, &good));
+        assert!(!authentic(&KEY, &payload[..5], &good));
+        assert!(!authentic(&KEY, &payload, &good[..10]));
+        assert!(!authentic(&KEY, &payload, &[]));
         let mut wrong_magic = good.clone();
         wrong_magic[0] = b'X';
-        assert_eq!(verified_payload(&KEY, &wrong_magic), None);
+        assert!(!authentic(&KEY, &payload, &wrong_magic));
 
         // Forged: a plain checksum, or one under another key.
-        assert_eq!(verified_payload(&KEY, &artifact(None, &payload)), None);
-        assert_eq!(
-            verified_payload(&KEY, &artifact(Some(&[8; KEY_LEN]), &payload)),
-            None
-        );
+        assert!(!authentic(&KEY, &payload, &mac(None, &payload)));
+        assert!(!authentic(
+            &KEY,
+            &payload,
+            &mac(Some(&[8; KEY_LEN]), &payload)
+        ));
     }
 
     #[test]

@@ -16,6 +16,7 @@ use crate::manifest::{CONTRACT_VERSION, Manifest, PluginKind, SUPPORTED_CONTRACT
 use crate::process_host::{SandboxSettings, SessionSandboxes};
 use crate::runtime::PluginRuntime;
 use crate::state::PluginIdentity;
+use anyhow::Context as _;
 use kaizen_hooks::{Hook, Subscription};
 use kaizen_tools::{Tool, ToolSpec};
 use std::borrow::Cow;
@@ -172,15 +173,35 @@ impl PluginHost {
         hash: &blake3::Hash,
         label: &str,
     ) -> Result<(Component, CacheOutcome), String> {
-        check_component_bytes(wasm, label)?;
+        self.component_from(&Wasm::Bytes(Cow::Borrowed(wasm)), hash, label)
+    }
+
+    /// The component whose BLAKE3 is `hash`, from the cache, or compiled
+    /// from `wasm` (read from disk only then).
+    fn component_from(
+        &self,
+        wasm: &Wasm<'_>,
+        hash: &blake3::Hash,
+        label: &str,
+    ) -> Result<(Component, CacheOutcome), String> {
         let engine = self.engine.engine();
-        let result = match &self.cache {
-            Some(cache) => cache.load(engine, wasm, hash),
-            None => Component::new(engine, wasm)
-                .map(|c| (c, CacheOutcome::Uncached))
-                .map_err(anyhow::Error::from),
+        let bytes = || -> anyhow::Result<Cow<'_, [u8]>> {
+            let bytes = wasm.bytes()?;
+            check_component_bytes(&bytes, label).map_err(NotAComponent)?;
+            Ok(bytes)
         };
-        result.map_err(|err| format!("{label} is not a valid component: {err:#}"))
+        let result = match &self.cache {
+            Some(cache) => cache.load(engine, hash, bytes),
+            None => bytes().and_then(|wasm| {
+                Component::new(engine, &wasm)
+                    .map(|c| (c, CacheOutcome::Uncached))
+                    .map_err(anyhow::Error::from)
+            }),
+        };
+        result.map_err(|err| match err.downcast_ref::<NotAComponent>() {
+            Some(_) => format!("{err:#}"),
+            None => format!("{label} is not a valid component: {err:#}"),
+        })
     }
 
     /// The component compiled into the binary at build time, when this
@@ -220,7 +241,8 @@ impl PluginHost {
             manifest: None,
             grant: None,
         };
-        let (manifest, wasm, hash, label, precompiled) = read_source(source).map_err(fail)?;
+        let (manifest, wasm, hash, label, precompiled) =
+            read_source(source, self.cache.as_ref()).map_err(fail)?;
         let name = manifest.plugin.name.clone();
         let mut grant = policy.effective(
             &name,
@@ -249,7 +271,7 @@ impl PluginHost {
         };
         let (component, cache) = match precompiled.and_then(|code| self.precompiled(code, &label)) {
             Some(component) => (component, CacheOutcome::Precompiled),
-            None => self.component(&wasm, &hash, &label).map_err(fail)?,
+            None => self.component_from(&wasm, &hash, &label).map_err(fail)?,
         };
         let engine = self.engine.engine();
         check_imports(&name, engine, &component, &grant).map_err(fail)?;
@@ -313,27 +335,60 @@ impl PluginHost {
     }
 }
 
-/// The manifest, the component bytes (borrowed for built-ins, which live in
-/// the binary), their hash, a label for messages, and the precompiled code
-/// of a built-in.
+/// A component's bytes: at hand (built-ins live in the binary), or on
+/// disk, read only if the cache cannot serve it.
+enum Wasm<'a> {
+    Bytes(Cow<'a, [u8]>),
+    File(PathBuf),
+}
+
+impl Wasm<'_> {
+    fn bytes(&self) -> anyhow::Result<Cow<'_, [u8]>> {
+        match self {
+            Wasm::Bytes(bytes) => Ok(Cow::Borrowed(bytes)),
+            Wasm::File(path) => std::fs::read(path)
+                .map(Cow::Owned)
+                .with_context(|| format!("reading {}", path.display())),
+        }
+    }
+}
+
+/// The manifest, the component's bytes, their hash, a label for messages,
+/// and the precompiled code of a built-in.
 type SourceParts = (
     Manifest,
-    Cow<'static, [u8]>,
+    Wasm<'static>,
     blake3::Hash,
     String,
     Option<Precompiled>,
 );
 
-fn read_source(source: &PluginSource) -> Result<SourceParts, String> {
+fn read_source(
+    source: &PluginSource,
+    cache: Option<&ComponentCache>,
+) -> Result<SourceParts, String> {
     match &source.location {
         Location::Dir(dir) => {
             let manifest = Manifest::load(dir).map_err(|err| err.to_string())?;
             let path = manifest.component_path(dir);
-            let wasm =
-                std::fs::read(&path).map_err(|err| missing_component(&manifest, &path, err))?;
-            let hash = blake3::hash(&wasm);
             let label = path.display().to_string();
-            Ok((manifest, Cow::Owned(wasm), hash, label, None))
+            let missing = |err| missing_component(&manifest, &path, err);
+            let (hash, wasm) = match cache {
+                // An unchanged component the cache knows is not read.
+                Some(cache) => {
+                    let (hash, bytes) = cache.source_hash(&path).map_err(missing)?;
+                    let wasm = match bytes {
+                        Some(bytes) => Wasm::Bytes(Cow::Owned(bytes)),
+                        None => Wasm::File(path.clone()),
+                    };
+                    (hash, wasm)
+                }
+                None => {
+                    let bytes = std::fs::read(&path).map_err(missing)?;
+                    (blake3::hash(&bytes), Wasm::Bytes(Cow::Owned(bytes)))
+                }
+            };
+            Ok((manifest, wasm, hash, label, None))
         }
         Location::Embedded {
             name,
@@ -347,7 +402,7 @@ fn read_source(source: &PluginSource) -> Result<SourceParts, String> {
                 Manifest::parse(manifest, Path::new(&label)).map_err(|e| e.to_string())?;
             Ok((
                 manifest,
-                Cow::Borrowed(*wasm),
+                Wasm::Bytes(Cow::Borrowed(*wasm)),
                 blake3::Hash::from_bytes(*hash),
                 label,
                 *precompiled,
@@ -371,6 +426,19 @@ fn missing_component(manifest: &Manifest, path: &Path, err: std::io::Error) -> S
         )
     }
 }
+
+/// A file that is not a component, with advice that fits what it is (the
+/// message stands on its own).
+#[derive(Debug)]
+struct NotAComponent(String);
+
+impl std::fmt::Display for NotAComponent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NotAComponent {}
 
 /// Catches files that are not components before the compiler does, with
 /// advice that fits what the file is.

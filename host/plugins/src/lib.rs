@@ -37,6 +37,7 @@ mod runtime;
 mod set;
 mod state;
 mod tail_output;
+mod verified;
 
 pub use cache::{CacheOutcome, ComponentCache};
 pub use capability::{

@@ -202,6 +202,14 @@ async fn the_compile_cache_is_reused_and_never_trusted_when_damaged() {
     );
     assert_eq!(h.load_dir(&dir).await.unwrap().cache, CacheOutcome::Hit);
 
+    // Without its MAC (an older cache's artifact, a store cut short) an
+    // artifact is not used: compiled again.
+    std::fs::remove_file(artifact.with_extension("mac")).unwrap();
+    assert_eq!(
+        h.load_dir(&dir).await.unwrap().cache,
+        CacheOutcome::Compiled
+    );
+
     // A changed component is compiled anew, not served from the old entry.
     std::fs::copy(
         kaizen_test_artifacts::wasm("counter"),
@@ -229,8 +237,9 @@ async fn a_forged_cache_artifact_is_refused() {
     );
     let cache_dir = h.host.cache().unwrap().dir().to_path_buf();
     let artifact = artifacts(&cache_dir)[0].clone();
-    let real = std::fs::read(&artifact).unwrap();
-    let (magic, _) = real.split_at(8);
+    let mac = artifact.with_extension("mac");
+    let real_mac = std::fs::read(&mac).unwrap();
+    let (magic, _) = real_mac.split_at(8);
 
     // The attacker's code, compiled by an engine like the host's.
     let attacker = h.custom_plugin("attacker", "counter", &manifest("attacker", ""));
@@ -239,7 +248,7 @@ async fn a_forged_cache_artifact_is_refused() {
         .into_iter()
         .find(|p| *p != artifact)
         .unwrap();
-    let evil_code = std::fs::read(&evil_artifact).unwrap()[8 + 32..].to_vec();
+    let evil_code = std::fs::read(&evil_artifact).unwrap();
 
     for checksum in [
         blake3::hash(&evil_code),
@@ -247,8 +256,8 @@ async fn a_forged_cache_artifact_is_refused() {
     ] {
         let mut forged = magic.to_vec();
         forged.extend_from_slice(checksum.as_bytes());
-        forged.extend_from_slice(&evil_code);
-        std::fs::write(&artifact, &forged).unwrap();
+        std::fs::write(&artifact, &evil_code).unwrap();
+        std::fs::write(&mac, &forged).unwrap();
         let plugin = h.load_dir(&dir).await.unwrap();
         assert_eq!(plugin.cache, CacheOutcome::Replaced);
         let names: Vec<&str> = plugin.tools.iter().map(|t| t.name.as_str()).collect();
@@ -259,6 +268,49 @@ async fn a_forged_cache_artifact_is_refused() {
     let key = cache_dir.parent().unwrap().with_extension("key");
     let key = std::fs::metadata(&key).unwrap_or_else(|err| panic!("{}: {err}", key.display()));
     assert_eq!(key.permissions().mode() & 0o777, 0o600);
+}
+
+/// What a load of an unchanged plugin skips: reading and hashing its
+/// component, and reading and checking its artifact. Once the files have
+/// settled (their records wait a second, as file times are coarse), a load
+/// maps the artifact it verified before; a change to the artifact in place,
+/// even one that keeps its size and sets its times back, is caught again.
+#[tokio::test]
+async fn an_artifact_verified_once_is_mapped_and_a_later_change_is_still_caught() {
+    let h = Harness::with_private_cache();
+    let dir = h.custom_plugin("settled", "hello", &manifest("settled", ""));
+    assert_eq!(
+        h.load_dir(&dir).await.unwrap().cache,
+        CacheOutcome::Compiled
+    );
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    // This load verifies the settled files and records them.
+    assert_eq!(h.load_dir(&dir).await.unwrap().cache, CacheOutcome::Hit);
+    let cache_dir = h.host.cache().unwrap().dir().to_path_buf();
+    let records = std::fs::read_dir(cache_dir.join("verified"))
+        .unwrap()
+        .count();
+    assert_eq!(records, 2, "the component and its artifact are recorded");
+    // Served from the records: the artifact mapped as it is.
+    let plugin = h.load_dir(&dir).await.unwrap();
+    assert_eq!(plugin.cache, CacheOutcome::Hit);
+    assert_eq!(plugin.tools.len(), 2);
+
+    let artifact = artifacts(&cache_dir)[0].clone();
+    let mut bytes = std::fs::read(&artifact).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x40;
+    let times = std::fs::metadata(&artifact).unwrap().modified().unwrap();
+    std::fs::write(&artifact, &bytes).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&artifact)
+        .unwrap()
+        .set_modified(times)
+        .unwrap();
+    let plugin = h.load_dir(&dir).await.unwrap();
+    assert_eq!(plugin.cache, CacheOutcome::Replaced);
+    assert_eq!(plugin.tools.len(), 2);
 }
 
 /// The compiled artifacts in `dir`.
