@@ -332,10 +332,19 @@ async fn an_attached_program_talks_on_its_pipes_and_dies_with_its_handle() {
     stdin.write_all(b"one\ntwo\n").await.unwrap();
     assert_eq!(lines.next_line().await.unwrap().unwrap(), "got one");
     assert_eq!(lines.next_line().await.unwrap().unwrap(), "got two");
-    let read = attached.read_stderr();
-    assert_eq!(read.state, JobState::Running);
-    assert_eq!(String::from_utf8_lossy(&read.stderr), "ready\n");
-    assert!(read.stdout.is_empty());
+    // stderr is collected by a task of its own: wait (bounded) for it.
+    let mut stderr = String::new();
+    for _ in 0..400 {
+        let read = attached.read_stderr();
+        assert_eq!(read.state, JobState::Running);
+        assert!(read.stdout.is_empty());
+        stderr.push_str(&String::from_utf8_lossy(&read.stderr));
+        if !stderr.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(stderr, "ready\n");
     wait_present(&marker).await;
     drop(attached);
     assert!(
