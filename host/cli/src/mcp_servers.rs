@@ -5,6 +5,7 @@
 //! filter and timeouts.
 
 use crate::config::{Setup, absolute, expand_home};
+use crate::session::PROVIDER_KEYS;
 use crate::trust::TrustStatus;
 use kaizen_mcp::client::{
     HttpServer, McpServer, McpTool, ServerSpec, ServerState, StdioServer, ToolFilter, Transport,
@@ -20,9 +21,6 @@ use std::time::Duration;
 
 /// Claude Code's project file of MCP servers, at the workspace root.
 pub const MCP_JSON: &str = ".mcp.json";
-
-/// Provider keys: no server gets them, whatever its entry says.
-const PROVIDER_KEYS: [&str; 2] = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"];
 
 /// Seconds a server may take to start when its entry does not say.
 const STARTUP_TIMEOUT: f64 = 10.0;
@@ -186,18 +184,16 @@ fn project_servers(setup: &Setup, problems: &mut Vec<String>) -> Vec<(String, Mc
 /// must not be able to send the user's secrets to a program of its
 /// choosing.
 fn from_mcp_json(entry: McpJsonEntry) -> Result<McpServerEntry, String> {
-    if let Some(kind) = entry.kind.as_deref().filter(|kind| *kind != "stdio") {
+    let remote = match (entry.kind.as_deref(), &entry.url) {
+        (Some(kind), _) if kind != "stdio" => Some(format!("its type is `{kind}`")),
+        (_, Some(_)) => Some("it has a `url`".to_string()),
+        _ => None,
+    };
+    if let Some(what) = remote {
         return Err(format!(
-            "its type is `{kind}`: a workspace may name stdio servers, which run in the OS \
-             sandbox; add a remote server to [mcp_servers] of your config.toml"
+            "{what}: a workspace may name stdio servers, which run in the OS sandbox; add a \
+             remote server to [mcp_servers] of your config.toml"
         ));
-    }
-    if entry.url.is_some() {
-        return Err(
-            "it has a `url`: a workspace may name stdio servers, which run in the OS sandbox; \
-             add a remote server to [mcp_servers] of your config.toml"
-                .into(),
-        );
     }
     let expands = std::iter::once(entry.command.as_deref().unwrap_or_default())
         .chain(entry.args.iter().map(String::as_str))
@@ -276,11 +272,7 @@ fn remote(entry: &McpServerEntry, url: &str) -> Result<HttpServer, String> {
     }
     let bearer = match &entry.bearer_token_env_var {
         Some(var) => {
-            if PROVIDER_KEYS.contains(&var.as_str()) {
-                return Err(format!(
-                    "bearer_token_env_var names {var}: provider keys never reach MCP servers"
-                ));
-            }
+            no_provider_key("bearer_token_env_var names", var)?;
             let token = std::env::var(var)
                 .map_err(|_| format!("bearer_token_env_var names {var}, which is not set"))?;
             Some(token)
@@ -347,6 +339,17 @@ fn stdio(
         cwd: entry.cwd.as_deref().map(|cwd| resolve(workspace, cwd)),
         policy: sandbox.policy(writable, readable, entry.network, Vec::new()),
     })
+}
+
+/// Refuses `name` when it is a provider key: no server gets one, whatever
+/// its entry says (`what` says where the entry named it).
+fn no_provider_key(what: &str, name: &str) -> Result<(), String> {
+    match PROVIDER_KEYS.contains(&name) {
+        true => Err(format!(
+            "{what} {name}: provider keys never reach MCP servers"
+        )),
+        false => Ok(()),
+    }
 }
 
 /// `~/x` under the user's home; a relative path under the workspace.

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 /// Environment variables that hold provider keys; their values are
 /// redacted from everything the store writes.
-const PROVIDER_KEYS: &[&str] = &["OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
+pub(crate) const PROVIDER_KEYS: &[&str] = &["OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
 
 /// The sessions directory under `KAIZEN_HOME`.
 pub fn open_store() -> anyhow::Result<SessionStore> {

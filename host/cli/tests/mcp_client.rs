@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::run::{result_of, scripted_run};
+use common::run::{call_fields, result_of, scripted_run, tool_results};
 use kaizen_model_server::{Recorded, Reply};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -80,14 +80,19 @@ fn call(name: &str, arguments: Value) -> Reply {
 
 /// The tool results the model was sent in the last request.
 fn last_results(requests: &[Recorded]) -> Vec<String> {
-    let body = &requests.last().expect("a request").body;
-    body["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-        .collect()
+    tool_results(&requests.last().expect("a request").body)
+}
+
+/// The result object of a run that must have completed.
+fn completed(out: &std::process::Output) -> Value {
+    let result = result_of(out);
+    assert_eq!(
+        result["status"],
+        "complete",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    result
 }
 
 #[tokio::test]
@@ -114,13 +119,7 @@ async fn a_run_uses_the_reference_servers_tools_in_the_sandbox() {
         Reply::text("The notes say 42. DONE"),
     ];
     let (out, requests) = scripted_run(home.path(), &root, replies, &[], &[]).await;
-    let result = result_of(&out);
-    assert_eq!(
-        result["status"],
-        "complete",
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    completed(&out);
     // The model was offered the servers' tools under their MCP names.
     let offered: Vec<&str> = requests[0].body["tools"]
         .as_array()
@@ -166,13 +165,7 @@ async fn hanging_crashing_and_malformed_servers_leave_the_run_standing() {
         Reply::text("Survived. DONE"),
     ];
     let (out, requests) = scripted_run(home.path(), &root, replies, &[], &[]).await;
-    let result = result_of(&out);
-    assert_eq!(
-        result["status"],
-        "complete",
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    completed(&out);
     let results = last_results(&requests);
     assert!(
         results[0].contains("did not answer within 1s"),
@@ -221,12 +214,7 @@ async fn permission_rules_and_hooks_apply_to_mcp_tools() {
     let args = ["--disallowedTools", "mcp__everything"];
     let (out, requests) = scripted_run(home.path(), &root, replies, &args, &[]).await;
     let result = result_of(&out);
-    let statuses: Vec<&str> = result["tool_calls"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|call| call["status"].as_str().unwrap())
-        .collect();
+    let statuses = call_fields(&result, "status");
     assert_eq!(statuses, ["denied", "success", "success"], "{result}");
     let results = last_results(&requests);
     assert!(results[0].contains("mcp__everything"), "{}", results[0]);
@@ -364,36 +352,6 @@ fn mcp_list_shows_each_servers_state_grant_and_tools() {
     );
 }
 
-/// Ends a server process with the test.
-struct KillOnDrop(std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Reads `child`'s stderr until a line contains `ready`, then keeps
-/// draining it.
-fn wait_for_line(child: &mut std::process::Child, ready: &str) -> String {
-    use std::io::BufRead;
-    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    loop {
-        line.clear();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "the server ended before saying `{ready}`"
-        );
-        if line.contains(ready) {
-            break;
-        }
-    }
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    line
-}
-
 /// A port no one listens on now.
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -407,15 +365,13 @@ fn free_port() -> u16 {
 async fn a_run_uses_remote_servers_over_streamable_http_with_the_hosts_token() {
     // The reference server over streamable HTTP.
     let port = free_port();
-    let mut everything = std::process::Command::new("node")
-        .arg(server_script("server-everything"))
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_for_line(&mut everything, "listening on port");
-    let _everything = KillOnDrop(everything);
+    let (_everything, _) = common::spawn_until(
+        std::process::Command::new("node")
+            .arg(server_script("server-everything"))
+            .arg("streamableHttp")
+            .env("PORT", port.to_string()),
+        "listening on port",
+    );
     // Kaizen's own server, which requires a bearer token.
     let served_home = tempfile::tempdir().unwrap();
     let served_ws = tempfile::tempdir().unwrap();
@@ -426,21 +382,14 @@ async fn a_run_uses_remote_servers_over_streamable_http_with_the_hosts_token() {
     )
     .unwrap();
     const TOKEN: &str = "tok-remote-4711";
-    let mut served = common::command(
-        served_home.path(),
-        served_ws.path(),
-        ["mcp", "serve", "--http", "127.0.0.1:0"],
-    )
-    .env("KZ_SERVE_TOKEN", TOKEN)
-    .stderr(std::process::Stdio::piped())
-    .spawn()
-    .unwrap();
-    let line = wait_for_line(&mut served, "serving MCP at ");
-    let kaizen_url = line
-        .trim()
-        .trim_start_matches("kaizen: serving MCP at ")
-        .to_string();
-    let _served = KillOnDrop(served);
+    let (_served, kaizen_url) = common::serve_mcp_http(
+        common::command(
+            served_home.path(),
+            served_ws.path(),
+            ["mcp", "serve", "--http", "127.0.0.1:0"],
+        )
+        .env("KZ_SERVE_TOKEN", TOKEN),
+    );
 
     let ws = tempfile::tempdir().unwrap();
     let root = ws.path().canonicalize().unwrap();
@@ -461,13 +410,7 @@ async fn a_run_uses_remote_servers_over_streamable_http_with_the_hosts_token() {
     // The client's token comes from the host's environment.
     let env = [("KZ_CLIENT_TOKEN", Path::new(TOKEN))];
     let (out, requests) = scripted_run(home.path(), &root, replies, &args, &env).await;
-    let result = result_of(&out);
-    assert_eq!(
-        result["status"],
-        "complete",
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    completed(&out);
     let results = last_results(&requests);
     assert!(results[0].contains("over http"), "{}", results[0]);
     assert!(results[1].contains("remote.txt"), "{}", results[1]);

@@ -120,42 +120,17 @@ fn the_official_inspector_lists_and_calls_kaizens_tools() {
     assert_eq!(read["structuredContent"]["total_lines"], 1, "{read}");
 }
 
-/// Ends the server with the test.
-struct KillOnDrop(std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn the_conformance_suites_server_scenarios_pass_or_are_explained() {
-    use std::io::BufRead;
     let home = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
     let plugin = conformance_plugin();
     let args = ["mcp", "serve", "--http", "127.0.0.1:0", "--plugins"];
-    let mut server = common::command(
+    let (_server, url) = common::serve_mcp_http(&mut common::command(
         home.path(),
         ws.path(),
         args.iter().map(Path::new).chain([plugin.as_path()]),
-    )
-    .stderr(std::process::Stdio::piped())
-    .spawn()
-    .unwrap();
-    let mut stderr = std::io::BufReader::new(server.stderr.take().unwrap());
-    let mut line = String::new();
-    let url = loop {
-        line.clear();
-        assert!(stderr.read_line(&mut line).unwrap() > 0, "the server ended");
-        if let Some(url) = line.trim().strip_prefix("kaizen: serving MCP at ") {
-            break url.to_string();
-        }
-    };
-    let _server = KillOnDrop(server);
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    ));
     let results = home.path().join("results");
     let out = node_tool("conformance", home.path())
         .args(["server", "--url", &url, "--expected-failures", BASELINE])

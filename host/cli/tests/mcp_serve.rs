@@ -5,6 +5,8 @@
 //! session's notes across calls, and the same permission rules and hooks
 //! as `kaizen run`.
 
+mod common;
+
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use tempfile::TempDir;
@@ -202,41 +204,18 @@ fn rules_and_hooks_apply_as_in_a_run() {
 
 /// `kaizen mcp serve --http 127.0.0.1:0` here, with `env`: the process and
 /// the address it serves at.
-fn serve_http(served: &Served, env: &[(&str, &str)]) -> (KillOnDrop, String) {
-    use std::io::BufRead;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kaizen"))
-        .args(["mcp", "serve", "--http", "127.0.0.1:0", "--cwd"])
-        .arg(served.root())
-        .env("KAIZEN_HOME", served.home.path())
-        .env(
-            "CLAUDE_CONFIG_DIR",
-            served.home.path().join("no-claude-settings"),
-        )
-        .envs(env.iter().copied())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    let url = loop {
-        line.clear();
-        assert!(stderr.read_line(&mut line).unwrap() > 0, "the server ended");
-        if let Some(url) = line.trim().strip_prefix("kaizen: serving MCP at ") {
-            break url.to_string();
-        }
-    };
-    // Its log goes on while it serves: keep reading it, as a terminal would.
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    (KillOnDrop(child), url)
-}
-
-struct KillOnDrop(std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+fn serve_http(served: &Served, env: &[(&str, &str)]) -> (common::KillOnDrop, String) {
+    common::serve_mcp_http(
+        std::process::Command::new(env!("CARGO_BIN_EXE_kaizen"))
+            .args(["mcp", "serve", "--http", "127.0.0.1:0", "--cwd"])
+            .arg(served.root())
+            .env("KAIZEN_HOME", served.home.path())
+            .env(
+                "CLAUDE_CONFIG_DIR",
+                served.home.path().join("no-claude-settings"),
+            )
+            .envs(env.iter().copied()),
+    )
 }
 
 /// A raw `POST` of `body` to `url` with `headers`, the connection to be

@@ -105,7 +105,7 @@ impl ServerHandler for ToolServer {
         // A call that asks goes to the client's user when it can show a
         // form; otherwise it is refused, saying what would allow it.
         let approver = ElicitingApprover::for_peer(&context.peer);
-        let call = self.session.call_asking(
+        let call = self.session.call(
             &self.tools,
             self.observer.as_ref(),
             &id,

@@ -194,14 +194,26 @@ impl ComponentCache {
             (self.artifact_path(content_hash), compiled),
             (self.mac_path(content_hash), &mac[..]),
         ] {
-            let mut tmp = tempfile_in(&self.dir)?;
-            tmp.1.write_all(bytes)?;
-            tmp.1.sync_all()?;
-            fs::rename(&tmp.0, &path)
-                .with_context(|| format!("renaming into {}", path.display()))?;
+            write_atomically(&self.dir, &path, bytes)
+                .with_context(|| format!("writing {}", path.display()))?;
         }
         Ok(())
     }
+}
+
+/// Writes `bytes` to `path` in `dir` whole or not at all: a temp file,
+/// fsync, rename.
+pub(crate) fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = tempfile_name(dir, ".tmp");
+    let written = fs::File::create(&tmp).and_then(|mut file| {
+        file.write_all(bytes)?;
+        file.sync_all()
+    });
+    written
+        .and_then(|()| fs::rename(&tmp, path))
+        .inspect_err(|_| {
+            let _ = fs::remove_file(&tmp);
+        })
 }
 
 /// Whether `mac` (a MAC file's bytes) authenticates `payload` under `key`.
@@ -281,7 +293,7 @@ fn load_or_create_key(path: &Path) -> anyhow::Result<[u8; KEY_LEN]> {
 }
 
 /// A fresh name in `dir` for a temporary file starting with `prefix`.
-pub(crate) fn tempfile_name(dir: &Path, prefix: &str) -> PathBuf {
+fn tempfile_name(dir: &Path, prefix: &str) -> PathBuf {
     dir.join(format!(
         "{prefix}-{}-{:x}",
         std::process::id(),
@@ -290,12 +302,6 @@ pub(crate) fn tempfile_name(dir: &Path, prefix: &str) -> PathBuf {
             .map(|d| d.as_nanos())
             .unwrap_or_default()
     ))
-}
-
-fn tempfile_in(dir: &Path) -> anyhow::Result<(PathBuf, fs::File)> {
-    let path = tempfile_name(dir, ".tmp");
-    let file = fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
-    Ok((path, file))
 }
 
 #[cfg(test)]

@@ -12,8 +12,8 @@
 //! written sets a newer change time, which user space cannot set back, so
 //! the record no longer matches and the file is verified anew.
 
+use crate::cache::write_atomically;
 use std::fs;
-use std::io::Write as _;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -117,21 +117,11 @@ impl VerifiedFiles {
         record.extend_from_slice(&identity.bytes());
         record.extend_from_slice(digest.as_bytes());
         record.extend_from_slice(self.mac(path, &identity, digest).as_bytes());
-        if let Err(err) = self.write(&self.record_path(path), &record) {
+        let written = fs::create_dir_all(&self.dir)
+            .and_then(|()| write_atomically(&self.dir, &self.record_path(path), &record));
+        if let Err(err) = written {
             tracing::debug!("could not record {} as verified: {err}", path.display());
         }
-    }
-
-    /// Writes atomically: temp file, rename.
-    fn write(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-        fs::create_dir_all(&self.dir)?;
-        let tmp = crate::cache::tempfile_name(&self.dir, ".tmp");
-        let mut file = fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        drop(file);
-        fs::rename(&tmp, path).inspect_err(|_| {
-            let _ = fs::remove_file(&tmp);
-        })
     }
 }
 

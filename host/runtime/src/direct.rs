@@ -41,23 +41,11 @@ impl DirectSession {
     }
 
     /// Calls tool `name` of `tools` with `arguments` (JSON text) as call
-    /// `id`, reporting to `observer`. A refusal or failure is the error;
-    /// what hooks added comes after the output's text.
+    /// `id`, reporting to `observer`; a call that asks goes to `approver`
+    /// when given (an MCP client's user), else to the guard's. A refusal or
+    /// failure is the error; what hooks added comes after the output's
+    /// text.
     pub async fn call(
-        &self,
-        tools: &ToolRegistry,
-        observer: &dyn Observer,
-        id: &str,
-        name: &str,
-        arguments: &str,
-    ) -> Result<ToolOutput, ToolError> {
-        self.call_asking(tools, observer, id, name, arguments, None)
-            .await
-    }
-
-    /// [`DirectSession::call`], asking `approver` (when given) instead of
-    /// the guard's approver about a call that asks.
-    pub async fn call_asking(
         &self,
         tools: &ToolRegistry,
         observer: &dyn Observer,

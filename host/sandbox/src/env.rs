@@ -5,7 +5,7 @@
 use std::path::Path;
 
 /// `PATH` inside the sandbox.
-const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+pub const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// Replaces or appends each variable of `extra`, in order.
 pub(crate) fn overlay(env: &mut Vec<(String, String)>, extra: &[(String, String)]) {

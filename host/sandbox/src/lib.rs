@@ -93,6 +93,7 @@ mod state_dir;
 mod types;
 
 pub use attached::Attached;
+pub use env::PATH as SANDBOX_PATH;
 pub use features::{Feature, FeatureSupport, SupportReport, cached as support, check};
 pub use sandbox::Sandbox;
 pub use types::{Command, JobOutput, JobState, Limits, Output, Policy, ProcessError};

@@ -227,27 +227,29 @@ impl Sandbox {
         self.policy.limits.max_output_bytes
     }
 
-    /// What `cmd` runs as, with stdin piped when `stdin` says so.
-    fn command_spec(&self, cmd: &Command, stdin: bool) -> Spec {
+    /// What `cmd` runs as, with stdin piped when `stdin` says so
+    /// (`cmd.stdin` and `cmd.timeout` are the caller's to use).
+    fn command_spec(&self, cmd: Command, stdin: bool) -> Spec {
         Spec {
-            program: cmd.program.clone(),
-            args: cmd.args.clone(),
             // A relative cwd is taken from the workspace, not the host's cwd.
             cwd: match &cmd.cwd {
                 Some(dir) => self.default_cwd().join(dir),
                 None => self.default_cwd(),
             },
             env: env::build(&self.temp, &self.policy.env, &cmd.env),
+            program: cmd.program,
+            args: cmd.args,
             stdin,
         }
     }
 
     /// Runs one program to completion.
-    pub async fn run(&self, cmd: Command) -> Result<Output, ProcessError> {
-        let spec = self.command_spec(&cmd, cmd.stdin.is_some());
+    pub async fn run(&self, mut cmd: Command) -> Result<Output, ProcessError> {
+        let (stdin, timeout) = (cmd.stdin.take(), cmd.timeout);
+        let spec = self.command_spec(cmd, stdin.is_some());
         let kills = self.oom_kills();
         let running = exec::spawn(&self.ctx, spec)?;
-        let mut output = exec::finish(running, cmd.stdin, cmd.timeout, self.cap()).await?;
+        let mut output = exec::finish(running, stdin, timeout, self.cap()).await?;
         self.explain_limits(kills, &mut output.stderr);
         Ok(output)
     }
@@ -256,7 +258,7 @@ impl Sandbox {
     /// for as long as it runs (see [`Attached`]). `cmd.stdin` and
     /// `cmd.timeout` do not apply: the caller writes, reads and kills.
     pub fn attach(&self, cmd: Command) -> Result<Attached, ProcessError> {
-        let running = exec::spawn(&self.ctx, self.command_spec(&cmd, true))?;
+        let running = exec::spawn(&self.ctx, self.command_spec(cmd, true))?;
         Attached::start(running, self.cap())
     }
 

@@ -88,3 +88,45 @@ pub fn host_processes_with(marker: &str) -> Vec<u32> {
     }
     found
 }
+
+/// A process a test started, killed when the test lets go of it.
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `cmd` with its stderr piped and reads it until a line contains
+/// `ready`; from then on its stderr is drained, as a terminal would. The
+/// process and that line (trimmed).
+pub fn spawn_until(cmd: &mut Command, ready: &str) -> (KillOnDrop, String) {
+    use std::io::BufRead;
+    let mut child = cmd.stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let child = KillOnDrop(child);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "the process ended before saying `{ready}`"
+        );
+        if line.contains(ready) {
+            break;
+        }
+    }
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    (child, line.trim().to_string())
+}
+
+/// Starts `cmd`, a `kaizen mcp serve --http`: the process and the URL it
+/// serves at.
+pub fn serve_mcp_http(cmd: &mut Command) -> (KillOnDrop, String) {
+    const SERVING: &str = "kaizen: serving MCP at ";
+    let (child, line) = spawn_until(cmd, SERVING);
+    let url = line.trim_start_matches(SERVING).to_string();
+    (child, url)
+}

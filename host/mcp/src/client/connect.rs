@@ -3,7 +3,7 @@
 //! the list of its tools, within the startup timeout.
 
 use crate::client::spec::{HttpServer, ServerSpec, StdioServer, Transport};
-use kaizen_sandbox::{Attached, Command, JobState, ProcessError, Sandbox};
+use kaizen_sandbox::{Attached, Command, JobState, ProcessError, SANDBOX_PATH, Sandbox};
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -23,6 +23,13 @@ pub(crate) struct Process {
 impl Process {
     fn exited(&self) -> bool {
         self.attached.state() != JobState::Running
+    }
+
+    /// Whether it ends within `limit` (at once when it already has).
+    async fn ends_within(&self, limit: std::time::Duration) -> bool {
+        tokio::time::timeout(limit, self.attached.wait())
+            .await
+            .is_ok()
     }
 
     /// Whether it still runs or how it ended, and the end of its stderr.
@@ -68,6 +75,16 @@ impl Live {
     /// shows its end as a closed transport instead).
     pub fn exited(&self) -> bool {
         self.process.as_ref().is_some_and(Process::exited)
+    }
+
+    /// Whether the server's process ends within `limit`: a call that
+    /// failed may have failed because it is dying. Never for a remote
+    /// server.
+    pub async fn ends_within(&self, limit: std::time::Duration) -> bool {
+        match &self.process {
+            Some(process) => process.ends_within(limit).await,
+            None => false,
+        }
     }
 
     /// How it ended, as far as kaizen can tell.
@@ -152,9 +169,9 @@ async fn connect_stdio(
     };
     let mut attached = sandbox.attach(command).map_err(|error| match error {
         ProcessError::NotFound(program) => format!(
-            "the program `{program}` is not in the sandbox: not on its PATH ({}) or not in a \
-             directory it may read; give its directory in `read` of the server's entry",
-            "/usr/local/bin, /usr/bin, /bin"
+            "the program `{program}` is not in the sandbox: not on its PATH \
+             ({SANDBOX_PATH}) or not in a directory it may read; give its directory in `read` \
+             of the server's entry"
         ),
         other => other.to_string(),
     })?;
@@ -175,9 +192,8 @@ async fn connect_stdio(
     Ok((live, tools))
 }
 
-/// Connects to a remote server with the host's own HTTP client: the
-/// bearer token and headers are added here, and redirects are followed
-/// only within the server's origin.
+/// Connects to a remote server with the host's own HTTP client (see
+/// `client::http`): the bearer token and headers are added here.
 async fn connect_http(
     spec: &ServerSpec,
     http: &HttpServer,

@@ -7,8 +7,13 @@ use kaizen_tools::{ToolError, ToolErrorKind};
 use rmcp::model::{CallToolRequestParams, CallToolResult, Implementation, JsonObject};
 use rmcp::service::ServiceError;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long kaizen waits to see a server's process end when its call
+/// failed or its pipe closed: long enough to tell a dying server from one
+/// that answered with an error, and to give the death's exit code.
+const DYING: Duration = Duration::from_millis(200);
 
 /// Where a server stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,7 +32,6 @@ pub struct McpServer {
     workspace: PathBuf,
     live: tokio::sync::RwLock<Option<Arc<Live>>>,
     state: Mutex<ServerState>,
-    restarted: AtomicBool,
     tools: Vec<rmcp::model::Tool>,
     server_info: Option<Implementation>,
 }
@@ -62,7 +66,6 @@ impl McpServer {
             workspace,
             live: tokio::sync::RwLock::new(live),
             state: Mutex::new(state),
-            restarted: AtomicBool::new(false),
             tools,
             server_info,
         })
@@ -140,9 +143,8 @@ impl McpServer {
                 ),
             )),
             Ok(Err(error)) => {
-                // Give a dying process a moment to be seen dead.
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                if live.exited() || matches!(error, ServiceError::TransportClosed) {
+                let closed = matches!(error, ServiceError::TransportClosed);
+                if closed || live.ends_within(DYING).await {
                     let what = self.crashed(&live).await;
                     Err(ToolError::new(
                         ToolErrorKind::Crashed,
@@ -199,9 +201,12 @@ impl McpServer {
                 _ => "it was restarted; call again".to_string(),
             };
         }
+        // The pipe closes a moment before the process is seen to end.
+        dead.ends_within(DYING).await;
         let why = dead.explain();
         *live = None;
-        if self.restarted.swap(true, Ordering::SeqCst) {
+        // A server that runs again after a restart has had its one.
+        if matches!(self.state(), ServerState::Restarted(_)) {
             let failed = format!(
                 "it stopped again ({why}), after one restart, so kaizen does not start it again \
                  this session"
