@@ -3,7 +3,8 @@
 //! manifest, grant, import check, instance per call.
 
 use kaizen_plugins::{
-    Capabilities, HttpCredential, Location, Origin, PluginSource, Precompiled, ProcessCapability,
+    Capabilities, HttpCredential, Location, Origin, Pin, PluginSource, Precompiled,
+    ProcessCapability,
 };
 
 /// `(name, plugin.toml, component, BLAKE3 of the component, the component
@@ -53,6 +54,7 @@ fn sources_where(keep: impl Fn(&str) -> bool) -> Vec<PluginSource> {
                     code,
                 }),
             },
+            pin: Pin::Unpinned,
         })
         .collect()
 }

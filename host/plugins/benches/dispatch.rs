@@ -4,7 +4,7 @@
 //! docs/budgets.md. Run with `cargo bench -p kaizen-plugins --bench dispatch`.
 
 use kaizen_plugins::{
-    GrantPolicy, HostOptions, Location, Origin, PluginHost, PluginSet, PluginSource,
+    GrantPolicy, HostOptions, Location, Origin, Pin, PluginHost, PluginSet, PluginSource,
 };
 use kaizen_tools::{CallContext, ToolRegistry};
 use std::path::{Path, PathBuf};
@@ -18,6 +18,7 @@ fn sources(names: &[&str]) -> Vec<PluginSource> {
         .map(|name| PluginSource {
             origin: Origin::Flag,
             location: Location::Dir(kaizen_test_artifacts::plugin_dir(name)),
+            pin: Pin::Unpinned,
         })
         .collect()
 }

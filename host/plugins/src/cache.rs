@@ -92,6 +92,11 @@ impl ComponentCache {
         Ok((hash, Some(wasm)))
     }
 
+    /// What remembers verified signatures.
+    pub(crate) fn memo(&self) -> &dyn crate::pinning::Memo {
+        &self.verified
+    }
+
     /// The directory holding this engine's artifacts.
     pub fn dir(&self) -> &Path {
         &self.dir

@@ -1,6 +1,7 @@
 //! Where plugins come from and how their directories are found.
 
 use crate::manifest::MANIFEST_FILE;
+use crate::pinning::{Pin, PluginLock};
 use serde::Serialize;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -70,6 +71,8 @@ pub struct PluginSource {
     pub origin: Origin,
     /// Its bytes.
     pub location: Location,
+    /// What its directory's lock records of it.
+    pub pin: Pin,
 }
 
 impl PluginSource {
@@ -107,13 +110,21 @@ pub fn plugin_dirs(root: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-/// Sources for every plugin directory under `roots`, in order.
+/// Sources for every plugin directory under `roots`, in order, each with
+/// what its root's `plugins.lock` records of it (a root that is itself a
+/// plugin directory has no lock).
 pub fn sources_in(roots: &[(PathBuf, Origin)]) -> Vec<PluginSource> {
     roots
         .iter()
         .flat_map(|(root, origin)| {
-            plugin_dirs(root).into_iter().map(|dir| PluginSource {
+            let dirs = plugin_dirs(root);
+            let lock = match dirs.first() {
+                Some(first) if first != root => PluginLock::load(root),
+                _ => Ok(None),
+            };
+            dirs.into_iter().map(move |dir| PluginSource {
                 origin: *origin,
+                pin: Pin::of(&dir, &lock),
                 location: Location::Dir(dir),
             })
         })

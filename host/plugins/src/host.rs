@@ -5,7 +5,7 @@ use crate::cache::{CacheOutcome, ComponentCache};
 use crate::capability::secret_in_value;
 use crate::component_hook::{ComponentHook, HookSettings};
 use crate::component_tool::{ComponentTool, convert_spec};
-use crate::discovery::{Location, PluginSource, Precompiled};
+use crate::discovery::{PluginSource, Precompiled};
 use crate::engine::{EngineOptions, PluginEngine};
 use crate::fs_guard::{FsGuard, ProtectedPaths};
 use crate::grant::{EffectiveGrant, GrantPolicy};
@@ -13,10 +13,11 @@ use crate::http_credential::InjectedHeader;
 use crate::interaction::{Interaction, NoUser};
 use crate::linking::{check_imports, linker_for};
 use crate::manifest::{CONTRACT_VERSION, Manifest, PluginKind, SUPPORTED_CONTRACTS};
+use crate::pinning::{Integrity, SignaturePolicy};
 use crate::process_host::{SandboxSettings, SessionSandboxes};
 use crate::runtime::PluginRuntime;
+use crate::source::{SourceParts, Wasm, read_source};
 use crate::state::PluginIdentity;
-use anyhow::Context as _;
 use kaizen_hooks::{Hook, Subscription};
 use kaizen_tools::{Tool, ToolSpec};
 use std::borrow::Cow;
@@ -36,6 +37,8 @@ pub struct HostOptions {
     pub sandbox: SandboxSettings,
     /// What plugins' file access may not touch, even inside their grant.
     pub protected: ProtectedPaths,
+    /// Which signatures plugins' components need.
+    pub signatures: SignaturePolicy,
 }
 
 impl Default for HostOptions {
@@ -46,6 +49,7 @@ impl Default for HostOptions {
             interaction: Arc::new(NoUser),
             sandbox: SandboxSettings::default(),
             protected: ProtectedPaths::default(),
+            signatures: SignaturePolicy::default(),
         }
     }
 }
@@ -57,6 +61,7 @@ pub struct PluginHost {
     interaction: Arc<dyn Interaction>,
     sandbox: SandboxSettings,
     protected: ProtectedPaths,
+    signatures: SignaturePolicy,
 }
 
 /// A plugin that loaded: its manifest, grant, tools and runtime.
@@ -76,6 +81,8 @@ pub struct LoadedPlugin {
     pub contained: bool,
     /// Its hook subscriptions, for a plugin of kind `hook`.
     pub hook_subscriptions: Vec<Subscription>,
+    /// The lock that pins it and the key that signed it.
+    pub integrity: Integrity,
     runtime: Arc<PluginRuntime>,
 }
 
@@ -147,6 +154,7 @@ impl PluginHost {
             interaction: options.interaction,
             sandbox: options.sandbox,
             protected: options.protected,
+            signatures: options.signatures,
         })
     }
 
@@ -241,8 +249,14 @@ impl PluginHost {
             manifest: None,
             grant: None,
         };
-        let (manifest, wasm, hash, label, precompiled) =
-            read_source(source, self.cache.as_ref()).map_err(fail)?;
+        let SourceParts {
+            manifest,
+            wasm,
+            hash,
+            label,
+            precompiled,
+            integrity,
+        } = read_source(source, self.cache.as_ref(), &self.signatures).map_err(fail)?;
         let name = manifest.plugin.name.clone();
         let mut grant = policy.effective(
             &name,
@@ -330,100 +344,9 @@ impl PluginHost {
             tools,
             contained,
             hook_subscriptions,
+            integrity,
             runtime,
         })
-    }
-}
-
-/// A component's bytes: at hand (built-ins live in the binary), or on
-/// disk, read only if the cache cannot serve it.
-enum Wasm<'a> {
-    Bytes(Cow<'a, [u8]>),
-    File(PathBuf),
-}
-
-impl Wasm<'_> {
-    fn bytes(&self) -> anyhow::Result<Cow<'_, [u8]>> {
-        match self {
-            Wasm::Bytes(bytes) => Ok(Cow::Borrowed(bytes)),
-            Wasm::File(path) => std::fs::read(path)
-                .map(Cow::Owned)
-                .with_context(|| format!("reading {}", path.display())),
-        }
-    }
-}
-
-/// The manifest, the component's bytes, their hash, a label for messages,
-/// and the precompiled code of a built-in.
-type SourceParts = (
-    Manifest,
-    Wasm<'static>,
-    blake3::Hash,
-    String,
-    Option<Precompiled>,
-);
-
-fn read_source(
-    source: &PluginSource,
-    cache: Option<&ComponentCache>,
-) -> Result<SourceParts, String> {
-    match &source.location {
-        Location::Dir(dir) => {
-            let manifest = Manifest::load(dir).map_err(|err| err.to_string())?;
-            let path = manifest.component_path(dir);
-            let label = path.display().to_string();
-            let missing = |err| missing_component(&manifest, &path, err);
-            let (hash, wasm) = match cache {
-                // An unchanged component the cache knows is not read.
-                Some(cache) => {
-                    let (hash, bytes) = cache.source_hash(&path).map_err(missing)?;
-                    let wasm = match bytes {
-                        Some(bytes) => Wasm::Bytes(Cow::Owned(bytes)),
-                        None => Wasm::File(path.clone()),
-                    };
-                    (hash, wasm)
-                }
-                None => {
-                    let bytes = std::fs::read(&path).map_err(missing)?;
-                    (blake3::hash(&bytes), Wasm::Bytes(Cow::Owned(bytes)))
-                }
-            };
-            Ok((manifest, wasm, hash, label, None))
-        }
-        Location::Embedded {
-            name,
-            manifest,
-            wasm,
-            hash,
-            precompiled,
-        } => {
-            let label = format!("builtin:{name}");
-            let manifest =
-                Manifest::parse(manifest, Path::new(&label)).map_err(|e| e.to_string())?;
-            Ok((
-                manifest,
-                Wasm::Bytes(Cow::Borrowed(*wasm)),
-                blake3::Hash::from_bytes(*hash),
-                label,
-                *precompiled,
-            ))
-        }
-    }
-}
-
-fn missing_component(manifest: &Manifest, path: &Path, err: std::io::Error) -> String {
-    if err.kind() == std::io::ErrorKind::NotFound {
-        format!(
-            "plugin `{}`: its component {} does not exist; build the plugin, or set `component` in plugin.toml to the .wasm file's name",
-            manifest.plugin.name,
-            path.display()
-        )
-    } else {
-        format!(
-            "plugin `{}`: cannot read {}: {err}",
-            manifest.plugin.name,
-            path.display()
-        )
     }
 }
 

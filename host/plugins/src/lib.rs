@@ -32,9 +32,11 @@ pub mod interaction;
 mod linking;
 mod manifest;
 mod outcome;
+mod pinning;
 mod process_host;
 mod runtime;
 mod set;
+mod source;
 mod state;
 mod tail_output;
 mod verified;
@@ -59,6 +61,10 @@ pub use inspect::{Inspection, inspect};
 pub use manifest::{
     CONTRACT_VERSION, MANIFEST_FILE, Manifest, ManifestError, PluginKind, PluginSection,
     SUPPORTED_CONTRACTS,
+};
+pub use pinning::{
+    Digest, Integrity, LOCK_FILE, LockEntry, Pin, PluginLock, SignaturePolicy, TrustedKey,
+    signature_path,
 };
 pub use process_host::SandboxSettings;
 pub use set::{LoadFailure, PluginSet};

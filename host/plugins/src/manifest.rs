@@ -145,6 +145,11 @@ pub enum ManifestError {
 impl Manifest {
     /// Reads and checks `dir/plugin.toml`.
     pub fn load(dir: &Path) -> Result<Self, ManifestError> {
+        Self::load_text(dir).map(|(manifest, _)| manifest)
+    }
+
+    /// [`Self::load`], with the manifest's text.
+    pub fn load_text(dir: &Path) -> Result<(Self, String), ManifestError> {
         let path = dir.join(MANIFEST_FILE);
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
@@ -155,7 +160,7 @@ impl Manifest {
             }
             Err(source) => return Err(ManifestError::Unreadable { path, source }),
         };
-        Self::parse(&text, &path)
+        Self::parse(&text, &path).map(|manifest| (manifest, text))
     }
 
     /// Parses and checks manifest text; `path` is used in messages.

