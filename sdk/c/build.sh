@@ -138,14 +138,21 @@ fi
 BUILD=$CACHE/gen
 rm -rf "$BUILD"
 mkdir -p "$BUILD"
-"$WIT_BINDGEN" c "$WIT" --world tool --rename-world kaizen_world --out-dir "$BUILD" >/dev/null
+# It names each file it writes on stderr: show that only when it fails.
+if ! log=$("$WIT_BINDGEN" c "$WIT" --world tool --rename-world kaizen_world --out-dir "$BUILD" 2>&1); then
+    printf '%s\n' "$log" >&2
+    die "wit-bindgen failed on $WIT"
+fi
 
 # One clang run compiles and links everything: the reactor model exports
 # `_initialize` (wit-component calls it when the component starts) instead
-# of `_start`; --strip-debug keeps the component-type section the
-# bindings' object carries.
+# of `_start`. The stack gets 1 MiB, as Rust gives wasm32, and comes first
+# in memory so that an overflow traps instead of overwriting static data.
+# --strip-debug keeps the component-type section the bindings' object
+# carries (and the function names, for readable traps).
 flags=(--target=wasm32-wasi -O2 -std=c11 -mexec-model=reactor -Wall -Wextra
-    -I"$KIT/include" -I"$KIT/src" -I"$BUILD" -Wl,--strip-debug)
+    -I"$KIT/include" -I"$KIT/src" -I"$BUILD"
+    -Wl,--stack-first -Wl,-z,stack-size=1048576 -Wl,--strip-debug)
 [ -n "${WASI_SYSROOT:-}" ] && flags+=(--sysroot="$WASI_SYSROOT")
 # shellcheck disable=SC2086 # CFLAGS are words on purpose
 "$CC" "${flags[@]}" ${CFLAGS:-} \

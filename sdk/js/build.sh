@@ -85,32 +85,60 @@ js_string() { node -p 'JSON.stringify(process.argv[1])' "$1"; }
 cat >"$work/entry.js" <<EOF
 import $(js_string "$KIT/kaizen-sdk/component.js");
 import * as plugin from $(js_string "$PROJECT/$MAIN");
-if (plugin.tools == null || typeof plugin.tools.call !== "function") {
+// Read from a copy: the bundler resolves \`plugin.tools\` statically and
+// turns a missing export into an obscure syntax error.
+const exported = { ...plugin };
+if (exported.tools == null || typeof exported.tools.call !== "function") {
   throw new Error($(js_string "$MAIN must export the tools interface: add \`export const tools = exportTools(myTool, ...)\`"));
 }
-export const tools = plugin.tools;
+export const tools = exported.tools;
 EOF
+if [[ $BACKEND == quickjs ]]; then
+  # Its exports are synchronous: the kit then refuses async tools clearly.
+  echo 'globalThis[Symbol.for("kaizen-sdk.sync-only")] = "the QuickJS backend";' >>"$work/entry.js"
+fi
 
-# 5. Bundle (rolldown, inside jco: relative imports, npm dependencies from
+# 5. Does the manifest request `http` under [capabilities]? Then fetch()
+#    stays in (StarlingMonkey's `http` feature imports wasi:http, which the
+#    host links only for a plugin granted `http`, and refuses otherwise).
+#    A line scan, enough for the usual `http = [...]`; `kaizen plugins
+#    build` reads the manifest with its TOML parser instead.
+requests_http() {
+  awk '
+    /^[[:space:]]*\[/ { section = $0; gsub(/[[:space:]]/, "", section); next }
+    section == "[capabilities]" && /^[[:space:]]*http[[:space:]]*=/ &&
+      !/=[[:space:]]*\[[[:space:]]*\][[:space:]]*(#.*)?$/ { found = 1 }
+    END { exit !found }' "$PROJECT/plugin.toml"
+}
+HTTP=no
+if [[ -f "$PROJECT/plugin.toml" ]] && requests_http; then HTTP=yes; fi
+
+# 6. Bundle (rolldown, inside jco: relative imports, npm dependencies from
 #    the project's node_modules, TypeScript) and componentize against the
-#    `tool` world, which imports only `log`. StarlingMonkey's `http` and
-#    `fetch-event` features would import wasi:http, which the host links
-#    only for plugins granted `http`; the remaining WASI imports (clocks,
-#    random, stdio, filesystem) are always linked.
+#    `tool` world, which imports only `log`. `fetch-event` (serving HTTP)
+#    is never wanted; without `http` the WASI imports left (clocks, random,
+#    stdio, filesystem) are the ones the host always links.
 args=(componentize "$work/entry.js" --wit "$WIT" --world-name tool
   --bundle --bundle-config "$KIT/toolchain/rolldown.config.mjs"
   -o "$work/out.wasm")
 case "$BACKEND" in
-  starlingmonkey) args+=(--disable http fetch-event) ;;
+  starlingmonkey)
+    if [[ $HTTP == yes ]]; then
+      args+=(--disable fetch-event)
+    else
+      args+=(--disable http fetch-event)
+    fi
+    ;;
   # Synchronous exports: the host does not enable component-model async.
   quickjs) args+=(--backend quickjs --backend-qjs-disable-async) ;;
   *) die "JS_BACKEND must be starlingmonkey or quickjs, not $BACKEND" ;;
 esac
 node "$JCO" "${args[@]}" >&2 || die "componentizing $PROJECT/$MAIN failed (the error above names the cause)"
 
-# 6. Refuse a component the host would not load without an http grant.
-if node "$JCO" wit "$work/out.wasm" | grep -q 'import wasi:http/'; then
-  die "the component imports wasi:http; this build keeps fetch() out, so something in the bundle re-added it"
+# 7. Refuse a component the host would refuse: one importing wasi:http
+#    while the manifest does not request `http`.
+if [[ $HTTP == no ]] && node "$JCO" wit "$work/out.wasm" | grep -q 'import wasi:http/'; then
+  die "the component imports wasi:http but plugin.toml does not request http; add http = [\"host\"] under [capabilities], or drop what uses fetch()"
 fi
 mkdir -p "$(dirname "$OUT")"
 mv "$work/out.wasm" "$OUT"

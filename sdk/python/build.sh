@@ -12,13 +12,14 @@
 # Steps:
 #   1. componentize-py $COMPONENTIZE_PY_VERSION, pip-installed into
 #      $CACHE/componentize-py-<version> on first use;
-#   2. the world: kaizen_build.py reads plugin.toml and writes a world
-#      `python-tool` that includes kaizen:plugin/tool and imports session plus
-#      one interface per requested capability (http -> wasi:http), with the
-#      contract and the kit's wasi WIT as deps;
-#   3. the sources: the project's modules and packages (not its tests) and
-#      kaizen_sdk, copied to a scratch directory so nothing lands in the
-#      project (no __pycache__);
+#   2. the sources: the project's modules and packages (not its tests),
+#      copied to a scratch directory so nothing lands in the project (no
+#      __pycache__), then kaizen_sdk beside them;
+#   3. the world: kaizen_build.py reads plugin.toml and the copied sources
+#      and writes a world `python-tool` that includes kaizen:plugin/tool and
+#      imports one interface per requested capability (http -> wasi:http),
+#      plus session when the code uses kaizen_sdk.session; the contract and
+#      the kit's wasi WIT are its deps;
 #   4. componentize-py builds kaizen_sdk.component, which imports `app` and
 #      exports its @tool functions; the output is written to $OUT.tmp, then
 #      moved to $OUT, so a failed build never leaves a broken component.
@@ -56,14 +57,8 @@ fi
 stage=$(mktemp -d "${TMPDIR:-/tmp}/kaizen-py-build.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 
-# 2. The world, from the manifest.
-world=$("$venv/bin/python" "$KIT/kaizen_build.py" prepare "$PROJECT/plugin.toml" "$WIT" "$KIT/wit" "$stage/wit") ||
-    die "cannot choose a world for $PROJECT/plugin.toml (the error above says why)"
-echo "build.sh: world $world: $(grep -E '^\s+(include|import)' "$stage/wit/world.wit" | sed -E 's/^\s+//; s/;$//' | paste -sd, - | sed 's/,/, /g')" >&2
-
-# 3. The sources.
+# 2. The sources.
 mkdir "$stage/src"
-cp -R "$KIT/kaizen_sdk" "$stage/src/kaizen_sdk"
 for file in "$PROJECT"/*.py; do
     case "$(basename "$file")" in
     test_*.py | *_test.py | conftest.py | setup.py) continue ;;
@@ -80,6 +75,14 @@ for dir in "$PROJECT"/*/; do
     fi
 done
 find "$stage/src" -name __pycache__ -prune -exec rm -rf {} +
+
+# 3. The world, from the manifest and the code.
+world=$("$venv/bin/python" "$KIT/kaizen_build.py" prepare "$PROJECT/plugin.toml" "$WIT" "$KIT/wit" "$stage/src" "$stage/wit") ||
+    die "cannot choose a world for $PROJECT/plugin.toml (the error above says why)"
+echo "build.sh: world $world: $(grep -E '^\s+(include|import)' "$stage/wit/world.wit" | sed -E 's/^\s+//; s/;$//' | paste -sd, - | sed 's/,/, /g')" >&2
+
+cp -R "$KIT/kaizen_sdk" "$stage/src/kaizen_sdk"
+find "$stage/src/kaizen_sdk" -name __pycache__ -prune -exec rm -rf {} +
 
 # 4. The component.
 mkdir -p "$(dirname "$OUT")"

@@ -8,7 +8,10 @@ use crate::mcp_servers::McpServerEntry;
 use crate::trust::{AskTrust, TrustStatus, TrustStore, WorkspaceConfig};
 use anyhow::Context as _;
 use kaizen_llm::{Price, PriceTable};
-use kaizen_plugins::{Access, Capabilities, GrantPolicy, HttpCredential, Origin, SandboxSettings};
+use kaizen_plugins::{
+    Access, Capabilities, GrantPolicy, HttpCredential, Origin, SandboxSettings, SignaturePolicy,
+    TrustedKey,
+};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -210,6 +213,36 @@ pub struct PluginsSection {
     pub max_memory_mib: Option<u64>,
     /// The longest any call may run.
     pub max_cpu_seconds: Option<f64>,
+    /// Refuse plugins (other than the built-ins) whose component is not
+    /// signed by a trusted key (the user's config only).
+    #[serde(default)]
+    pub require_signature: bool,
+    /// Minisign public keys whose signatures count (the user's config
+    /// only).
+    #[serde(default)]
+    pub trusted_keys: Vec<String>,
+}
+
+impl PluginsSection {
+    /// The signature policy this section sets; `file` names it in errors.
+    fn signatures(&self, file: &Path) -> anyhow::Result<SignaturePolicy> {
+        let trusted = self
+            .trusted_keys
+            .iter()
+            .map(|key| TrustedKey::parse(key))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|err| anyhow::anyhow!("{}: [plugins] trusted-keys: {err}", file.display()))?;
+        if self.require_signature && trusted.is_empty() {
+            anyhow::bail!(
+                "{}: [plugins] require-signature is set but trusted-keys is empty, so no plugin could load; add the public key (minisign's base64 line) of whoever signs your plugins",
+                file.display()
+            );
+        }
+        Ok(SignaturePolicy {
+            required: self.require_signature,
+            trusted,
+        })
+    }
 }
 
 /// A directory granted to every plugin.
@@ -291,6 +324,8 @@ pub struct Setup {
     pub mcp: McpSection,
     /// `[mcp_servers]` of the user's config.
     pub mcp_servers: BTreeMap<String, McpServerEntry>,
+    /// Which signatures plugins need (the user's config).
+    pub signatures: SignaturePolicy,
 }
 
 /// `KAIZEN_HOME`, else the user's data directory.
@@ -320,7 +355,9 @@ impl Setup {
             .canonicalize()
             .with_context(|| format!("the workspace {} does not exist", workspace.display()))?;
         let kaizen_home = kaizen_home()?;
-        let user = ConfigFile::load(&kaizen_home.join(USER_CONFIG))?;
+        let user_file = kaizen_home.join(USER_CONFIG);
+        let user = ConfigFile::load(&user_file)?;
+        let signatures = user.plugins.signatures(&user_file)?;
         let trust = decide_trust(&kaizen_home, &workspace, ask)?;
         let trusted = trust == TrustStatus::Trusted;
         let project = ConfigFile::load(&workspace.join(PROJECT_CONFIG))?;
@@ -346,6 +383,7 @@ impl Setup {
             hooks: user.hooks.clone(),
             mcp: user.mcp.clone(),
             mcp_servers: user.mcp_servers.clone(),
+            signatures,
         };
         setup.merge_user(&user);
         setup.merge_project(&project, trusted);
@@ -447,6 +485,11 @@ impl Setup {
         {
             self.ignore(format!(
                 "{file}: [hooks] (how hooks run is set in the user's config only)"
+            ));
+        }
+        if project.plugins.require_signature || !project.plugins.trusted_keys.is_empty() {
+            self.ignore(format!(
+                "{file}: [plugins] require-signature and trusted-keys (which keys to trust is set in the user's config only)"
             ));
         }
         if project.sandbox.allow_degraded {

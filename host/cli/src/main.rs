@@ -8,6 +8,7 @@ mod guard_setup;
 mod mcp_cmd;
 mod mcp_servers;
 mod output;
+mod plugins_add;
 mod plugins_cmd;
 mod run_cmd;
 mod sandbox_cmd;
@@ -184,6 +185,30 @@ enum PluginsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Install a plugin directory into your plugin directory (or the
+    /// workspace's) and pin its digests in that directory's plugins.lock:
+    /// a later change to its files is refused until it is added again.
+    Add {
+        /// The plugin's directory (with plugin.toml and the built component).
+        path: PathBuf,
+        /// Into the workspace's .kaizen/plugins instead of yours.
+        #[arg(long)]
+        workspace: bool,
+        /// The workspace (default: the current directory).
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+    },
+    /// Remove a plugin added with `plugins add`, and its lock entry.
+    Remove {
+        /// The plugin's name.
+        name: String,
+        /// From the workspace's .kaizen/plugins instead of yours.
+        #[arg(long)]
+        workspace: bool,
+        /// The workspace (default: the current directory).
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+    },
     /// Show a component's world (imports, exports) and its tools with their
     /// input schemas. PATH is a plugin directory or a .wasm file; nothing is
     /// granted to it.
@@ -359,6 +384,16 @@ async fn dispatch(command: Command) -> u8 {
         Command::Plugins(PluginsCommand::List { workspace, json }) => {
             plugins_cmd::list(&workspace.into(), json).await
         }
+        Command::Plugins(PluginsCommand::Add {
+            path,
+            workspace,
+            cwd,
+        }) => plugins_add::add(&path, &plugins_add::Target { cwd, workspace }).await,
+        Command::Plugins(PluginsCommand::Remove {
+            name,
+            workspace,
+            cwd,
+        }) => plugins_add::remove(&name, &plugins_add::Target { cwd, workspace }),
         Command::Plugins(PluginsCommand::Inspect { path, json }) => {
             plugins_cmd::inspect(&path, json).await
         }

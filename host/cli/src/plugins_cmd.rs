@@ -8,7 +8,8 @@ use crate::trust::{AskTrust, PROTECTED_NAMES};
 use kaizen_plugins::interaction::{Interaction, NoUser};
 use kaizen_plugins::{
     Capabilities, DEFAULT_MAX_MEMORY_MIB, EffectiveGrant, EngineOptions, HostOptions, LoadedPlugin,
-    PluginHost, PluginSet, ProtectedPaths, SandboxSettings, existing_matches, sources_in,
+    Origin, PluginHost, PluginSet, ProtectedPaths, SandboxSettings, SignaturePolicy,
+    existing_matches, sources_in,
 };
 use kaizen_runtime::permissions::{DeniedPaths, Permissions};
 use kaizen_tools::CallContext;
@@ -29,14 +30,15 @@ pub struct Selection {
 
 /// The plugin host with the compile cache in `KAIZEN_CACHE_DIR`, else
 /// under `home`, sized for plugins of up to `max_memory_mib`; `interaction`
-/// answers plugins' questions and `sandbox` shapes the OS sandbox programs
-/// run in.
+/// answers plugins' questions, `sandbox` shapes the OS sandbox programs
+/// run in, and `signatures` says which signatures components need.
 pub fn plugin_host(
     home: &Path,
     max_memory_mib: u64,
     interaction: Arc<dyn Interaction>,
     mut sandbox: SandboxSettings,
     denied: &Denied,
+    signatures: &SignaturePolicy,
 ) -> anyhow::Result<PluginHost> {
     let cache_dir = std::env::var_os("KAIZEN_CACHE_DIR")
         .filter(|dir| !dir.is_empty())
@@ -70,6 +72,7 @@ pub fn plugin_host(
         interaction,
         sandbox,
         protected,
+        signatures: signatures.clone(),
     })
 }
 
@@ -151,6 +154,7 @@ pub async fn load_with(
         interaction,
         setup.sandbox.clone(),
         &denied,
+        &setup.signatures,
     )?;
     // Listings show every built-in; a run loads the built-in hooks it uses.
     let mut sources = match for_run {
@@ -218,6 +222,18 @@ pub async fn list(selection: &Selection, json: bool) -> anyhow::Result<()> {
             let _ = writeln!(out, "  tools:     {}", tools.join(", "));
         }
         write_capabilities(&mut out, &plugin.manifest.capabilities, &plugin.grant);
+        if plugin.source.origin != Origin::Builtin {
+            let integrity = &plugin.integrity;
+            let pinned = integrity
+                .pinned_by
+                .as_ref()
+                .map_or("no".to_string(), |lock| format!("by {}", lock.display()));
+            let signed = integrity
+                .signed_by
+                .as_ref()
+                .map_or("no".to_string(), |key| format!("by {key}"));
+            let _ = writeln!(out, "  pinned:    {pinned}; signed: {signed}");
+        }
     }
     for failure in &set.failed {
         let name = failure.plugin_label();
@@ -249,6 +265,8 @@ fn loaded_json(plugin: &LoadedPlugin) -> Value {
         "tools": plugin.tools.iter().map(|t| &t.name).collect::<Vec<_>>(),
         "requested": plugin.manifest.capabilities,
         "granted": *plugin.grant,
+        "pinned_by": plugin.integrity.pinned_by,
+        "signed_by": plugin.integrity.signed_by,
         "error": Value::Null,
     })
 }
@@ -358,6 +376,7 @@ pub async fn inspect(path: &Path, json: bool) -> anyhow::Result<()> {
         Arc::new(NoUser),
         SandboxSettings::default(),
         &Denied::default(),
+        &SignaturePolicy::default(),
     )?;
     let report = kaizen_plugins::inspect(&host, path)
         .await

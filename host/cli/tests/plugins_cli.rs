@@ -276,3 +276,184 @@ fn tools_call_enforces_the_time_limit() {
         stderr(&out)
     );
 }
+
+/// A copy of the `hello` test plugin in a directory of its own, the way an
+/// author's built plugin looks.
+fn hello_copy(env: &Env) -> std::path::PathBuf {
+    let dir = env.workspace.path().join("src-hello");
+    std::fs::create_dir_all(&dir).unwrap();
+    for entry in std::fs::read_dir(kaizen_test_artifacts::plugin_dir("hello")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
+    }
+    dir
+}
+
+/// The component file of an installed or copied plugin directory.
+fn component_of(dir: &Path) -> std::path::PathBuf {
+    let manifest: toml::Value =
+        toml::from_str(&std::fs::read_to_string(dir.join("plugin.toml")).unwrap()).unwrap();
+    let name = manifest["plugin"]["component"]
+        .as_str()
+        .unwrap_or("hello.wasm");
+    dir.join(name)
+}
+
+#[test]
+fn plugins_add_pins_a_plugin_and_a_tampered_one_is_refused_until_added_again() {
+    let env = Env::new();
+    let source = hello_copy(&env);
+    let source_arg = source.to_str().unwrap();
+    let out = env.kaizen(&["plugins", "add", source_arg]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let added = stdout(&out);
+    assert!(added.contains("added hello"), "{added}");
+    assert!(added.contains("component blake3:"), "{added}");
+
+    let installed = env.home.path().join("plugins").join("hello");
+    let lock = env.home.path().join("plugins").join("plugins.lock");
+    assert!(lock.is_file());
+    let out = env.kaizen(&["tools", "call", "Greet", r#"{"name":"Ada"}"#]);
+    assert_eq!(stdout(&out).trim(), "Hello, Ada!", "{}", stderr(&out));
+    let list = json(&env.kaizen(&["plugins", "list", "--json"]));
+    assert_eq!(plugin(&list, "hello")["pinned_by"], lock.to_str().unwrap());
+
+    // Someone changes the installed component.
+    let wasm = component_of(&installed);
+    let mut bytes = std::fs::read(&wasm).unwrap();
+    bytes.extend_from_slice(&[0, 1, 0]);
+    std::fs::write(&wasm, &bytes).unwrap();
+    let list = json(&env.kaizen(&["plugins", "list", "--json"]));
+    let hello = plugin(&list, "hello");
+    assert_eq!(hello["status"], "failed");
+    let error = hello["error"].as_str().unwrap();
+    assert!(error.contains("it changed since"), "{error}");
+    assert_eq!(error.matches("blake3:").count(), 2, "{error}");
+    let out = env.kaizen(&["tools", "call", "Greet", r#"{"name":"Ada"}"#]);
+    assert!(!out.status.success());
+
+    // A plugin dropped into the directory by hand is not in the lock.
+    let stray = env.home.path().join("plugins").join("stray");
+    std::fs::create_dir_all(&stray).unwrap();
+    std::fs::write(
+        stray.join("plugin.toml"),
+        std::fs::read_to_string(source.join("plugin.toml"))
+            .unwrap()
+            .replace("name = \"hello\"", "name = \"stray\""),
+    )
+    .unwrap();
+    let list = json(&env.kaizen(&["plugins", "list", "--json"]));
+    let error = plugin(&list, "stray")["error"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(error.contains("is not listed in"), "{error}");
+    std::fs::remove_dir_all(&stray).unwrap();
+
+    // Added again, it loads; removed, it is gone with its entry.
+    let out = env.kaizen(&["plugins", "add", source_arg]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.kaizen(&["tools", "call", "Greet", r#"{"name":"Ada"}"#]);
+    assert_eq!(stdout(&out).trim(), "Hello, Ada!", "{}", stderr(&out));
+    let out = env.kaizen(&["plugins", "remove", "hello"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!installed.exists());
+    assert!(
+        !std::fs::read_to_string(&lock)
+            .unwrap()
+            .contains("[plugins.hello]")
+    );
+    let out = env.kaizen(&["plugins", "remove", "hello"]);
+    assert!(
+        stderr(&out).contains("no plugin `hello`"),
+        "{}",
+        stderr(&out)
+    );
+
+    // Not a plugin directory, or not built.
+    let out = env.kaizen(&["plugins", "add", env.workspace.path().to_str().unwrap()]);
+    assert!(
+        stderr(&out).contains("has no plugin.toml"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::remove_file(component_of(&source)).unwrap();
+    let out = env.kaizen(&["plugins", "add", source_arg]);
+    assert!(
+        stderr(&out).contains("build the plugin first"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_signature_policy_refuses_unsigned_plugins_and_only_the_user_sets_it() {
+    let env = Env::new();
+    let keys = minisign::KeyPair::generate_unencrypted_keypair().unwrap();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        format!(
+            "[plugins]\nrequire-signature = true\ntrusted-keys = [\"{}\"]\n",
+            keys.pk.to_base64()
+        ),
+    )
+    .unwrap();
+    let source = hello_copy(&env);
+    let source_arg = source.to_str().unwrap();
+    let out = env.kaizen(&["plugins", "add", source_arg]);
+    assert!(stderr(&out).contains("is not signed"), "{}", stderr(&out));
+
+    let wasm = component_of(&source);
+    let signature = minisign::sign(
+        Some(&keys.pk),
+        &keys.sk,
+        std::fs::File::open(&wasm).unwrap(),
+        None,
+        None,
+    )
+    .unwrap();
+    std::fs::write(
+        kaizen_plugins::signature_path(&wasm),
+        signature.into_string(),
+    )
+    .unwrap();
+    let out = env.kaizen(&["plugins", "add", source_arg]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains(&format!("signed:   by {}", keys.pk.to_base64())));
+    let list = json(&env.kaizen(&["plugins", "list", "--json"]));
+    assert_eq!(plugin(&list, "hello")["signed_by"], keys.pk.to_base64());
+
+    // An unsigned plugin from --plugins is refused under the policy.
+    let list = json(&env.with_plugins(&["plugins", "list", "--json"]));
+    let error = plugin(&list, "counter")["error"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(error.contains("is not signed"), "{error}");
+
+    // A workspace cannot name keys to trust.
+    std::fs::write(
+        env.workspace.path().join("kaizen.toml"),
+        "[plugins]\ntrusted-keys = [\"RWQ\"]\n",
+    )
+    .unwrap();
+    let out = env.kaizen(&["plugins", "list"]);
+    assert!(
+        stderr(&out).contains("which keys to trust is set in the user's config only"),
+        "{}",
+        stderr(&out)
+    );
+
+    // Keys that are not keys, or a policy no plugin could meet.
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[plugins]\nrequire-signature = true\n",
+    )
+    .unwrap();
+    let out = env.kaizen(&["plugins", "list"]);
+    assert!(
+        stderr(&out).contains("trusted-keys is empty"),
+        "{}",
+        stderr(&out)
+    );
+}

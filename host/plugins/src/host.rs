@@ -243,12 +243,6 @@ impl PluginHost {
         source: &PluginSource,
         policy: &GrantPolicy,
     ) -> Result<LoadedPlugin, LoadError> {
-        let fail = |message: String| LoadError {
-            name: None,
-            message,
-            manifest: None,
-            grant: None,
-        };
         let SourceParts {
             manifest,
             wasm,
@@ -256,7 +250,14 @@ impl PluginHost {
             label,
             precompiled,
             integrity,
-        } = read_source(source, self.cache.as_ref(), &self.signatures).map_err(fail)?;
+        } = read_source(source, self.cache.as_ref(), &self.signatures).map_err(|err| {
+            LoadError {
+                name: err.manifest.as_ref().map(|m| m.plugin.name.clone()),
+                message: err.message,
+                manifest: err.manifest,
+                grant: None,
+            }
+        })?;
         let name = manifest.plugin.name.clone();
         let mut grant = policy.effective(
             &name,

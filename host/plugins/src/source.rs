@@ -6,7 +6,7 @@
 use crate::cache::ComponentCache;
 use crate::discovery::{Location, PluginSource, Precompiled};
 use crate::manifest::Manifest;
-use crate::pinning::{Digest, Found, Integrity, SignaturePolicy, Signed, check_pin};
+use crate::pinning::{Digest, Found, Integrity, SignaturePolicy, Signed, check_listed, check_pin};
 use anyhow::Context as _;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -45,60 +45,38 @@ pub(crate) struct SourceParts {
     pub integrity: Integrity,
 }
 
+/// Why a plugin's files were not taken, with its manifest when that was
+/// read (listings show what it requested).
+pub(crate) struct SourceError {
+    pub manifest: Option<Box<Manifest>>,
+    pub message: String,
+}
+
+impl From<String> for SourceError {
+    fn from(message: String) -> Self {
+        Self {
+            manifest: None,
+            message,
+        }
+    }
+}
+
 /// Reads `source` and checks it against its pin and `signatures`; a
 /// built-in, which lives in the binary, needs neither.
 pub(crate) fn read_source(
     source: &PluginSource,
     cache: Option<&ComponentCache>,
     signatures: &SignaturePolicy,
-) -> Result<SourceParts, String> {
+) -> Result<SourceParts, SourceError> {
     match &source.location {
         Location::Dir(dir) => {
             let (manifest, text) = Manifest::load_text(dir).map_err(|err| err.to_string())?;
-            let path = manifest.component_path(dir);
-            let label = path.display().to_string();
-            let missing = |err| missing_component(&manifest, &path, err);
-            let (hash, wasm) = match cache {
-                // An unchanged component the cache knows is not read.
-                Some(cache) => {
-                    let (hash, bytes) = cache.source_hash(&path).map_err(missing)?;
-                    let wasm = match bytes {
-                        Some(bytes) => Wasm::Bytes(Cow::Owned(bytes)),
-                        None => Wasm::File(path.clone()),
-                    };
-                    (hash, wasm)
-                }
-                None => {
-                    let bytes = std::fs::read(&path).map_err(missing)?;
-                    (blake3::hash(&bytes), Wasm::Bytes(Cow::Owned(bytes)))
-                }
-            };
-            let plugin = &manifest.plugin.name;
-            let found = Found {
-                plugin,
-                dir,
-                component: &path,
-                manifest: Digest::of(text.as_bytes()),
-                digest: Digest(hash),
-            };
-            let pinned_by = check_pin(&found, &source.pin)?;
-            let signed = Signed {
-                plugin,
-                component: &path,
-                digest: &hash,
-            };
-            let signed_by = signatures.check(&signed, || wasm.bytes(), cache.map(|c| c.memo()))?;
-            Ok(SourceParts {
-                wasm,
-                hash,
-                label,
-                precompiled: None,
-                integrity: Integrity {
-                    pinned_by,
-                    signed_by,
+            read_dir_source(source, dir, manifest, &text, cache, signatures).map_err(
+                |(manifest, message)| SourceError {
+                    manifest: Some(Box::new(manifest)),
+                    message,
                 },
-                manifest,
-            })
+            )
         }
         Location::Embedded {
             name,
@@ -119,6 +97,72 @@ pub(crate) fn read_source(
                 integrity: Integrity::default(),
             })
         }
+    }
+}
+
+/// The component of the plugin directory `dir` whose manifest is
+/// `manifest` (with text `text`), vouched for.
+fn read_dir_source(
+    source: &PluginSource,
+    dir: &Path,
+    manifest: Manifest,
+    text: &str,
+    cache: Option<&ComponentCache>,
+    signatures: &SignaturePolicy,
+) -> Result<SourceParts, (Manifest, String)> {
+    let path = manifest.component_path(dir);
+    let checked = (|| {
+        check_listed(&manifest.plugin.name, dir, &source.pin)?;
+        let missing = |err| missing_component(&manifest, &path, err);
+        let (hash, wasm) = match cache {
+            // An unchanged component the cache knows is not read.
+            Some(cache) => {
+                let (hash, bytes) = cache.source_hash(&path).map_err(missing)?;
+                let wasm = match bytes {
+                    Some(bytes) => Wasm::Bytes(Cow::Owned(bytes)),
+                    None => Wasm::File(path.clone()),
+                };
+                (hash, wasm)
+            }
+            None => {
+                let bytes = std::fs::read(&path).map_err(missing)?;
+                (blake3::hash(&bytes), Wasm::Bytes(Cow::Owned(bytes)))
+            }
+        };
+        let plugin = &manifest.plugin.name;
+        let found = Found {
+            plugin,
+            dir,
+            component: &path,
+            manifest: Digest::of(text.as_bytes()),
+            digest: Digest(hash),
+        };
+        let pinned_by = check_pin(&found, &source.pin)?;
+        let signed = Signed {
+            plugin,
+            component: &path,
+            digest: &hash,
+        };
+        let signed_by = signatures.check(&signed, || wasm.bytes(), cache.map(|c| c.memo()))?;
+        Ok((
+            wasm,
+            hash,
+            Integrity {
+                pinned_by,
+                signed_by,
+            },
+        ))
+    })();
+    match checked {
+        Ok((wasm, hash, integrity)) => Ok(SourceParts {
+            wasm,
+            hash,
+            label: path.display().to_string(),
+            precompiled: None,
+            integrity,
+            manifest,
+        }),
+        Err(message) => Err((manifest, message)),
     }
 }
 

@@ -180,7 +180,11 @@ async fn signatures_are_required_checked_and_remembered() {
 
     // A signature file that is not one.
     std::fs::write(signature_path(&wasm), "hello").unwrap();
-    let err = load_root(&lenient, root.path()).await.err().unwrap().message;
+    let err = load_root(&lenient, root.path())
+        .await
+        .err()
+        .unwrap()
+        .message;
     assert!(err.contains("is not a minisign signature"), "{err}");
 }
 

@@ -123,6 +123,7 @@ bool kaizen_textf(kaizen_call *call, const char *fmt, ...) {
 bool kaizen_image(kaizen_call *call, const char *media_type, const void *data, size_t len) {
     kaizen_result *r = call->result;
     if (r->failed) return true;
+    if (!data && len) return kaizen_fail(call, KAIZEN_FAILED, "kaizen_image was given NULL data of %zu bytes", len);
     kaizen_part *p = add_part(r);
     char *type = p ? clean_copy(media_type ? media_type : "", media_type ? strlen(media_type) : 0, NULL) : NULL;
     char *bytes = type ? malloc(len ? len : 1) : NULL;

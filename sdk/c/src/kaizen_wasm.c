@@ -43,8 +43,8 @@ static kaizen_plugin_types_danger_level_t danger_level(kaizen_danger danger) {
 void exports_kaizen_plugin_tools_tools(exports_kaizen_plugin_tools_list_tool_spec_t *ret) {
     char err[256];
     if (!kaizen_check_tools(err, sizeof err)) {
-        /* Like the Rust kit's panic: the load fails, and the log says why. */
-        kaizen_log(KAIZEN_LOG_ERROR, "kaizen C kit: %s", err);
+        /* Like the Rust kit's panic: the load fails, and the host shows
+         * the plugin's last output, this line. */
         fprintf(stderr, "kaizen C kit: %s\n", err);
         abort();
     }
@@ -128,10 +128,13 @@ bool exports_kaizen_plugin_tools_call(exports_kaizen_plugin_tools_call_context_t
     if (result.failed) {
         err->kind = error_kind(result.error_kind);
         const char *msg = result.error_message ? result.error_message : "the plugin ran out of memory";
-        /* The kit's static out-of-memory message must not reach free(). */
-        char *copy = strdup(msg);
+        /* A copy: the kit's static out-of-memory message must not reach
+         * the post-return's free(). */
+        size_t len = strlen(msg);
+        char *copy = malloc(len + 1);
         if (!copy) abort();
-        give(&err->message, copy, strlen(copy));
+        memcpy(copy, msg, len + 1);
+        give(&err->message, copy, len);
         kaizen_result_free(&result);
         return false;
     }

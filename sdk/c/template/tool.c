@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include "kaizen.h"
 
-/* The tool: counts the lines, words and bytes of a file, like `wc`. */
 static void {{snake_name}}(kaizen_call *call) {
     const char *path;
     if (!kaizen_arg_string(call, "path", &path)) return; /* the error is set */
@@ -11,8 +10,9 @@ static void {{snake_name}}(kaizen_call *call) {
     if (path[0] != '/') kaizen_buf_printf(&full, "%s/", kaizen_ctx(call)->cwd);
     kaizen_buf_puts(&full, path);
     FILE *f = full.oom ? NULL : fopen(full.data, "rb");
+    if (!f) kaizen_fail_errno(call, full.oom ? ENOMEM : errno, path); /* ENOENT: not-found */
     kaizen_buf_free(&full);
-    if (!f) return (void)kaizen_fail_errno(call, errno, path); /* ENOENT: not-found */
+    if (!f) return;
     long long lines = 0, words = 0, bytes = 0;
     for (int c, in_word = 0; (c = getc(f)) != EOF; bytes++) {
         int space = c == ' ' || c == '\n' || c == '\t' || c == '\r';

@@ -65,6 +65,9 @@ const TOOL_ERROR = Symbol.for("kaizen-sdk.tool-error");
 const TOOL = Symbol.for("kaizen-sdk.tool");
 // Where the generated entry module puts the host's `log` function.
 const LOG_SINK = Symbol.for("kaizen-sdk.log-sink");
+// Set by the entry module when the engine cannot wait for a promise (the
+// QuickJS backend without component-model async); names the engine.
+const SYNC_ONLY = Symbol.for("kaizen-sdk.sync-only");
 
 /**
  * A failed call whose message the model sees: say what went wrong and what
@@ -158,7 +161,7 @@ export function toErrorValue(toolName, err) {
   }
   return {
     kind: ErrorKind.Failed,
-    message: `internal error in tool ${toolName}: ${text} (this is a bug in the plugin, not in the input; throw a ToolError for failures the model should act on)`,
+    message: `internal error in tool ${toolName} (a bug in the plugin, not a problem with the input): ${text}`,
   };
 }
 
@@ -178,9 +181,17 @@ function describe(value) {
 
 const LEVELS = ["trace", "debug", "info", "warn", "error"];
 
-/** The fallback outside a component: the plugin's tests run under Node. */
+/**
+ * The fallback outside a component, where the plugin's tests run: stderr,
+ * from `info` up (from `debug` or `trace` when KAIZEN_LOG says so, as the
+ * host does).
+ */
 function consoleSink(level, message) {
-  console.error(`[${level}] ${message}`);
+  const wanted = globalThis.process?.env?.KAIZEN_LOG;
+  const floor = LEVELS.includes(wanted) ? wanted : "info";
+  if (LEVELS.indexOf(level) >= LEVELS.indexOf(floor)) {
+    console.error(`[${level}] ${message}`);
+  }
 }
 
 function emit(level, message) {
@@ -589,7 +600,20 @@ export function exportTools(...list) {
     /** Runs tool `name` with `input` (JSON text). */
     call(ctx, name, input) {
       const result = callTagged(byName, ctx, name, input);
-      return typeof result.then === "function" ? result.then(unwrap) : unwrap(result);
+      if (typeof result.then !== "function") return unwrap(result);
+      const engine = globalThis[SYNC_ONLY];
+      if (engine) {
+        // The promise can never settle there: fail clearly instead of
+        // handing the bindings a promise, which traps.
+        return unwrap({
+          tag: "err",
+          val: {
+            kind: ErrorKind.Failed,
+            message: `tool ${name} is async, but this plugin was built for ${engine}, which runs calls synchronously; make \`call\` synchronous or build with the default backend`,
+          },
+        });
+      }
+      return result.then(unwrap);
     },
   });
 }

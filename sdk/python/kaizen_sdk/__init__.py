@@ -18,16 +18,23 @@ becomes an internal error naming it. ``sdk/python/build.sh`` builds the
 component; :func:`call` runs a tool natively, the way the host does, for
 unit tests.
 
-Host interfaces: :mod:`kaizen_sdk.log` (always), :mod:`kaizen_sdk.session`
-(always), :mod:`kaizen_sdk.http` (with an ``http`` grant) and the raw
-``interaction``, ``process``, ``agent``, ``parallel`` and ``llm`` modules in
-:mod:`kaizen_sdk.host` (with their grants). The build imports exactly the
-interfaces the manifest requests.
+Host interfaces: :mod:`kaizen_sdk.log` and :mod:`kaizen_sdk.session`
+(always granted), :mod:`kaizen_sdk.http` (with an ``http`` grant) and the
+raw ``interaction``, ``process``, ``agent``, ``parallel`` and ``llm``
+modules in :mod:`kaizen_sdk.host` (with their grants). The build imports an
+interface only when the manifest requests it (session: when the code
+mentions ``kaizen_sdk.session``).
+
+In a component only modules imported at build time exist: import what a
+tool uses at the top of the module, never inside the function.
 """
 
+# Every submodule is imported here, not on first use: in a component only
+# modules imported at build time exist (componentize-py snapshots them).
+from . import convert, host, http, log, registry, schema, session
 from .errors import ErrorKind, HostUnavailable, ToolError
 from .output import Image, Output, Text
-from .tool import CallContext, Danger, Registry, Tool, ToolSpec, call, default_registry, tool
+from .registry import CallContext, Danger, Registry, Tool, ToolSpec, call, default_registry, tool
 
 __all__ = [
     "CallContext",
@@ -38,6 +45,13 @@ __all__ = [
     "Output",
     "Registry",
     "Text",
+    "convert",
+    "host",
+    "http",
+    "log",
+    "registry",
+    "schema",
+    "session",
     "Tool",
     "ToolError",
     "ToolSpec",

@@ -25,7 +25,9 @@ _FIELD_SECTIONS = {
 _HEADER = re.compile(r"^([A-Za-z][A-Za-z ]*):\s*$")
 # `name (type): text` or `name: text`; `*args`-style names are not fields.
 _ENTRY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
-_REST_PARAM = re.compile(r"^:(?:param|parameter|arg|argument|ivar|var)\s+(?:[^:]*\s)?([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(.*)$")
+_REST_PARAM = re.compile(
+    r"^:(?:param|parameter|arg|argument|ivar|var)\s+(?:[^:]*\s)?([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(.*)$"
+)
 _REST_OTHER = re.compile(r"^:(?:type|vartype)\s")
 
 

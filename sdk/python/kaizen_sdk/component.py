@@ -19,15 +19,23 @@ from componentize_py_types import Err
 from wit_world import exports
 from wit_world.exports import tools as wit
 
-from . import _bindings
+from . import _bindings, host, http, log, session  # noqa: F401 -- see below
 from .errors import ErrorKind, ToolError
 from .output import Image, Text
-from .tool import CallContext, default_registry
+from .registry import CallContext, default_registry
 
 #: The module holding the plugin's tools, in the project directory.
 APP_MODULE = "app"
 
 importlib.import_module(APP_MODULE)
+
+# Only modules imported now exist at run time, so every host interface the
+# world has is imported here, for the kit's wrappers to find later.
+for _name in (
+    "log", "session", "interaction", "process", "agent", "parallel", "llm",
+    "outgoing_handler", "wasi_http_types", "streams", "poll", "error", "monotonic_clock",
+):  # fmt: skip
+    _bindings.imported(_name)
 
 if not len(default_registry):
     raise RuntimeError(
@@ -42,7 +50,8 @@ _DANGER = {
 }
 _KINDS = {kind: wit.ErrorKind[kind.name] for kind in ErrorKind}
 
-# Computed at build time (see the module's docstring).
+# Computed at build time (see the module's docstring), the internal
+# tools' too, though they are not listed.
 _SPECS = [
     wit.ToolSpec(
         name=spec.name,
@@ -51,10 +60,9 @@ _SPECS = [
         danger=_DANGER[spec.danger.value],
         read_only=spec.read_only,
     )
-    for spec in default_registry.specs()
+    for spec in [t.spec for t in default_registry]
+    if not spec.internal
 ]
-for _tool in default_registry:
-    _tool.spec  # the internal tools' schemas too
 
 
 class Tools(exports.Tools):

@@ -95,7 +95,7 @@ def convert(value: Any, tp: Any, path: str = "") -> Any:
             args = ()
         if len(items) != len(args):
             raise InputError(path, f"expected an array of {len(args)} items, got {len(items)}")
-        return tuple(convert(v, t, f"{path}[{i}]") for i, (v, t) in enumerate(zip(items, args)))
+        return tuple(convert(v, t, f"{path}[{i}]") for i, (v, t) in enumerate(zip(items, args, strict=True)))
     if container in _SEQUENCES:
         items = _expect_list(value, path)
         if not args:

@@ -144,10 +144,8 @@ def to_tool_error(exc: BaseException, tool: str) -> ToolError:
         return exc
     if isinstance(exc, HostUnavailable):
         return ToolError(ErrorKind.FAILED, str(exc))
-    # Imported here: http imports this module.
-    from .http import HttpError
-
-    if isinstance(exc, HttpError):
+    # Found by name: http imports this module.
+    if type(exc).__name__ == "HttpError" and hasattr(exc, "tool_error_kind"):
         return ToolError(exc.tool_error_kind(), str(exc))
     if isinstance(exc, OSError):
         for cls, kind in _OS_ERROR_KINDS:
@@ -162,6 +160,11 @@ def to_tool_error(exc: BaseException, tool: str) -> ToolError:
         )
     where = _where(exc)
     detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if isinstance(exc, ImportError):
+        detail += (
+            " (in a component, only modules imported at build time exist: import it at the top of "
+            "app.py, not inside a function)"
+        )
     return ToolError(
         ErrorKind.FAILED,
         f"internal error in tool `{tool}`: {detail}{where}. This is a bug in the plugin, "

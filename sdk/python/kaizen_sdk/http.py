@@ -72,6 +72,10 @@ class HttpErrorKind(str, enum.Enum):
     TIMEOUT = "timeout"
     #: TLS failed (certificate, protocol).
     TLS = "tls"
+    #: A response came but cannot be used as asked: an error status
+    #: (:meth:`Response.raise_for_status`), a body that is not JSON or was
+    #: cut (:meth:`Response.json`).
+    BAD_RESPONSE = "bad-response"
     #: Anything else the HTTP layer reported.
     OTHER = "other"
 
@@ -86,20 +90,39 @@ _TOOL_KINDS = {
 
 
 class HttpError(Exception):
-    """A request that got no response."""
+    """A request that got no (usable) response."""
 
-    def __init__(self, kind: HttpErrorKind, message: str, url: str = "") -> None:
+    def __init__(
+        self, kind: HttpErrorKind, message: str, url: str = "", status: Optional[int] = None
+    ) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.url = url
+        #: The response's status, for BAD_RESPONSE.
+        self.status = status
 
     def __str__(self) -> str:
         return f"HTTP request to {self.url} failed: {self.message}" if self.url else self.message
 
     def tool_error_kind(self) -> ErrorKind:
-        """The ToolError kind this failure maps to."""
+        """The ToolError kind this failure maps to (an error status by its
+        meaning: 404 -> not-found, 401/403 -> permission-denied, ...)."""
+        if self.kind is HttpErrorKind.BAD_RESPONSE and self.status is not None:
+            return _STATUS_KINDS.get(self.status, ErrorKind.FAILED)
         return _TOOL_KINDS.get(self.kind, ErrorKind.FAILED)
+
+
+_STATUS_KINDS = {
+    401: ErrorKind.PERMISSION_DENIED,
+    403: ErrorKind.PERMISSION_DENIED,
+    404: ErrorKind.NOT_FOUND,
+    408: ErrorKind.TIMEOUT,
+    409: ErrorKind.CONFLICT,
+    410: ErrorKind.NOT_FOUND,
+    412: ErrorKind.CONFLICT,
+    504: ErrorKind.TIMEOUT,
+}
 
 
 @dataclass
@@ -127,6 +150,8 @@ class Response:
     body: bytes
     #: True when the body went on past the limit and was cut.
     truncated: bool = False
+    #: The URL it answers.
+    url: str = ""
 
     def header(self, name: str) -> Optional[str]:
         """The first value of header ``name`` (case-insensitive)."""
@@ -156,14 +181,38 @@ class Response:
             return self.body.decode("utf-8", errors="replace")
 
     def json(self) -> Any:
-        """The body parsed as JSON; raises ValueError (with the status)
-        when it is not."""
+        """The body (decoded as :attr:`text`) parsed as JSON; raises :class:`HttpError`
+        (``BAD_RESPONSE``) when it is not JSON or was cut."""
         if self.truncated:
-            raise ValueError(f"the response body (status {self.status}) was cut at the size limit; raise max_body")
+            raise HttpError(
+                HttpErrorKind.BAD_RESPONSE,
+                f"the response (status {self.status}) was cut at the size limit ({len(self.body)} bytes) "
+                f"before it could be parsed as JSON; pass a larger max_body",
+                self.url,
+            )
         try:
-            return _json.loads(self.body)
+            return _json.loads(self.text)
         except ValueError as err:
-            raise ValueError(f"the response body (status {self.status}) is not JSON: {err}") from None
+            kind = self.header("content-type") or "no content-type"
+            raise HttpError(
+                HttpErrorKind.BAD_RESPONSE,
+                f"the response (status {self.status}, {kind}) is not JSON: {err}",
+                self.url,
+            ) from None
+
+    def raise_for_status(self) -> "Response":
+        """Raises :class:`HttpError` (``BAD_RESPONSE``, with the status and
+        the start of the body) unless the status is 2xx; returns the
+        response, so it chains."""
+        if self.ok:
+            return self
+        start = self.text[:300].strip()
+        raise HttpError(
+            HttpErrorKind.BAD_RESPONSE,
+            f"the server answered {self.status}" + (f": {start}" if start else ""),
+            self.url,
+            self.status,
+        )
 
 
 def allowed() -> list[str]:
@@ -199,6 +248,9 @@ def request(
             pairs.append(("content-type", "application/json"))
     if isinstance(body, str):
         body = body.encode()
+    if body is not None and not any(k.lower() == "content-length" for k, _ in pairs):
+        # Without it the body goes out chunked, which many servers refuse.
+        pairs.append(("content-length", str(len(body))))
     return send(
         Request(
             method=method.upper(),
@@ -308,12 +360,12 @@ def _wasi() -> tuple[Any, Any, Any, Any]:
         if _bindings.in_component():
             raise HostUnavailable(
                 "this plugin was built without wasi:http, so it cannot make HTTP requests: request hosts "
-                "under [capabilities] in plugin.toml (e.g. http = [\"api.example.com\"]) and rebuild; the "
+                'under [capabilities] in plugin.toml (e.g. http = ["api.example.com"]) and rebuild; the '
                 "build then imports wasi:http"
             )
         raise HostUnavailable(
             "kaizen_sdk.http sends requests only inside the component (wasi:http); in unit tests, replace "
-            "kaizen_sdk.http.send with a fake (unittest.mock.patch(\"kaizen_sdk.http.send\", ...))"
+            'kaizen_sdk.http.send with a fake (unittest.mock.patch("kaizen_sdk.http.send", ...))'
         )
     from componentize_py_types import Err
 
@@ -342,7 +394,11 @@ def send(req: Request) -> Response:
     try:
         for setter, value, what in (
             (outgoing.set_method, _method(types, req.method), f"method `{req.method}`"),
-            (outgoing.set_scheme, types.Scheme_Https() if scheme == "https" else types.Scheme_Http(), "scheme"),
+            (
+                outgoing.set_scheme,
+                types.Scheme_Https() if scheme == "https" else types.Scheme_Http(),
+                "scheme",
+            ),
             (outgoing.set_authority, authority, f"host `{authority}`"),
             (outgoing.set_path_with_query, path, f"path `{path}`"),
         ):
@@ -391,7 +447,7 @@ def send(req: Request) -> Response:
         except Err:
             raise HttpError(HttpErrorKind.OTHER, "the response body was taken", url) from None
     data, truncated = _read_body(types, streams, incoming_body, req.max_body, url, Err)
-    return Response(status=status, headers=headers, body=data, truncated=truncated)
+    return Response(status=status, headers=headers, body=data, truncated=truncated, url=url)
 
 
 def _method(types: Any, name: str) -> Any:
@@ -418,7 +474,9 @@ def _write_body(types: Any, body: Any, data: bytes, url: str, Err: type) -> None
                 stream.blocking_write_and_flush(data[start : start + _WRITE_CHUNK])
     except Err as err:
         body.__exit__(None, None, None)
-        raise HttpError(HttpErrorKind.CONNECTION_FAILED, f"sending the request body failed ({err.value})", url) from None
+        raise HttpError(
+            HttpErrorKind.CONNECTION_FAILED, f"sending the request body failed ({err.value})", url
+        ) from None
     try:
         types.OutgoingBody.finish(body, None)
     except Err as err:

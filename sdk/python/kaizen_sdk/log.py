@@ -16,7 +16,13 @@ import logging
 from . import _bindings
 
 _LEVELS = ("trace", "debug", "info", "warn", "error")
-_PY_LEVELS = {"trace": 5, "debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING, "error": logging.ERROR}
+_PY_LEVELS = {
+    "trace": 5,
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warn": logging.WARNING,
+    "error": logging.ERROR,
+}
 _fallback = logging.getLogger("kaizen_sdk.plugin")
 
 

@@ -56,6 +56,11 @@ class SchemaError(TypeError):
     and what would work."""
 
 
+class UnresolvedHint(SchemaError):
+    """A type hint names something not defined (yet): a class defined after
+    the function that uses it."""
+
+
 @dataclasses.dataclass
 class Field:
     """One property of an input object."""
@@ -112,7 +117,7 @@ def dataclass_fields(cls: type, where: str) -> list[Field]:
     try:
         hints = typing.get_type_hints(cls, include_extras=True)
     except NameError as err:
-        raise SchemaError(
+        raise UnresolvedHint(
             f"{where}: cannot resolve the type hints of dataclass `{cls.__name__}`: {err}; "
             f"define the types it names before the tools are listed"
         ) from None
@@ -217,7 +222,7 @@ def _base_schema(tp: Any, where: str, stack: tuple[type, ...]) -> dict[str, Any]
     if tp is None or tp is NoneType:
         return {"type": "null"}
     if isinstance(tp, (str, typing.ForwardRef)):
-        raise SchemaError(f"{where}: the type hint {tp!r} is an unresolved forward reference")
+        raise UnresolvedHint(f"{where}: the type hint {tp!r} is an unresolved forward reference")
     origin = get_origin(tp)
     args = get_args(tp)
     if _is_union(tp):

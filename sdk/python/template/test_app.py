@@ -4,6 +4,7 @@
 import unittest
 
 import app  # noqa: F401 -- registers the tool
+
 from kaizen_sdk import ErrorKind, ToolError, call
 
 

@@ -86,22 +86,30 @@ pub(crate) struct Found<'a> {
     pub digest: Digest,
 }
 
+/// Refuses plugin `plugin` in `dir` when its directory's lock does not
+/// list it or cannot be read: nothing of it needs reading for that.
+pub(crate) fn check_listed(plugin: &str, dir: &Path, pin: &Pin) -> Result<(), String> {
+    match pin {
+        Pin::Unpinned | Pin::Recorded { .. } => Ok(()),
+        Pin::Broken(err) => Err(format!("plugin `{plugin}` is not loaded: {err}")),
+        Pin::Unlisted { lock } => Err(format!(
+            "plugin `{plugin}` ({}) is not listed in {}, which pins every plugin of its directory; if you trust it, record it with `kaizen plugins add {}`, or remove the directory",
+            dir.display(),
+            lock.display(),
+            dir.display()
+        )),
+    }
+}
+
 /// Checks `found` against `pin`: the lock that pins it, `None` when
 /// unpinned. A plugin whose files differ from what was recorded is refused
 /// with both digests.
 pub(crate) fn check_pin(found: &Found<'_>, pin: &Pin) -> Result<Option<PathBuf>, String> {
     let plugin = found.plugin;
     let dir = found.dir.display();
-    let (lock, entry) = match pin {
-        Pin::Unpinned => return Ok(None),
-        Pin::Broken(err) => return Err(format!("plugin `{plugin}` is not loaded: {err}")),
-        Pin::Unlisted { lock } => {
-            return Err(format!(
-                "plugin `{plugin}` ({dir}) is not listed in {}, which pins every plugin of its directory; if you trust it, record it with `kaizen plugins add {dir}`, or remove the directory",
-                lock.display()
-            ));
-        }
-        Pin::Recorded { lock, entry } => (lock, entry),
+    check_listed(plugin, found.dir, pin)?;
+    let Pin::Recorded { lock, entry } = pin else {
+        return Ok(None);
     };
     let changed = |what: &str, path: String, now: Digest, recorded: Digest| {
         format!(

@@ -79,6 +79,23 @@ pub(crate) trait Memo {
 }
 
 impl SignaturePolicy {
+    /// Checks the signature of the component at `component`, whose bytes
+    /// are `wasm`, as [`Self::check`] does when a plugin loads.
+    pub fn verify(
+        &self,
+        plugin: &str,
+        component: &Path,
+        wasm: &[u8],
+    ) -> Result<Option<String>, String> {
+        let digest = blake3::hash(wasm);
+        let signed = Signed {
+            plugin,
+            component,
+            digest: &digest,
+        };
+        self.check(&signed, || Ok(Cow::Borrowed(wasm)), None)
+    }
+
     /// Checks the signature of `signed` under this policy: the trusted key
     /// that signed it, `None` when it is unsigned (or signed by a key not
     /// trusted) and signatures are not required. A signature that does not

@@ -14,15 +14,25 @@ import json
 import os
 import posixpath
 import re
+import traceback
 import typing
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, TypeVar, overload
 
-from . import _docstrings
-from .convert import InputError, convert, convert_fields, parse_object
+from . import _docstrings, log
+from .convert import InputError, convert_fields, parse_object
 from .errors import ErrorKind, ToolError, to_tool_error
 from .output import Output
-from .schema import Field, SchemaError, dataclass_fields, is_input_class, is_optional, object_schema, unwrap
+from .schema import (
+    Field,
+    SchemaError,
+    UnresolvedHint,
+    dataclass_fields,
+    is_input_class,
+    is_optional,
+    object_schema,
+    unwrap,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -199,14 +209,16 @@ def _plan(func: Callable[..., Any], name: str, docs: dict[str, str]) -> _Plan:
     try:
         hints = typing.get_type_hints(func, include_extras=True)
     except NameError as err:
-        raise SchemaError(
+        raise UnresolvedHint(
             f"{where}: cannot resolve its type hints: {err}; define the types it names at module level"
         ) from None
     params = []
     context_params = []
     for p in inspect.signature(func).parameters.values():
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            raise SchemaError(f"{where}: *args and **kwargs cannot be described to the model; name each input")
+            raise SchemaError(
+                f"{where}: *args and **kwargs cannot be described to the model; name each input"
+            )
         if p.kind is p.POSITIONAL_ONLY:
             raise SchemaError(f"{where}: parameter `{p.name}` is positional-only; inputs are passed by name")
         tp = hints.get(p.name, p.annotation)
@@ -253,8 +265,9 @@ def _as_output(result: Any, name: str) -> Output:
         return Output()
     raise ToolError(
         ErrorKind.FAILED,
-        f"internal error in tool `{name}`: it returned {type(result).__name__}; a tool returns a str or "
-        f"a kaizen_sdk.Output (structured data goes in Output(..., metadata=...)). This is a bug in the plugin",
+        f"internal error in tool `{name}`: it returned {type(result).__name__}; a tool returns a str "
+        f"or a kaizen_sdk.Output (structured data goes in Output(..., metadata=...)). "
+        f"This is a bug in the plugin",
     )
 
 
@@ -264,15 +277,12 @@ def _check_metadata(output: Output, name: str) -> None:
     except (TypeError, ValueError) as err:
         raise ToolError(
             ErrorKind.FAILED,
-            f"internal error in tool `{name}`: its output metadata is not JSON ({err}). This is a bug in the plugin",
+            f"internal error in tool `{name}`: its output metadata is not JSON ({err}). "
+            f"This is a bug in the plugin",
         ) from None
 
 
 def _log_traceback(exc: BaseException, name: str) -> None:
-    import traceback
-
-    from . import log
-
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     log.error(f"tool `{name}` raised an unexpected exception:\n{text}")
 
@@ -374,10 +384,9 @@ class Registry:
             # where the tool is defined; names defined later are retried on
             # first use.
             try:
-                entry.spec
-            except SchemaError as err:
-                if "cannot resolve" not in str(err):
-                    raise
+                _ = entry.spec
+            except UnresolvedHint:
+                pass
             self._tools[tool_name] = entry
             fn.kaizen_tool = entry  # type: ignore[attr-defined]
             return fn
@@ -400,14 +409,18 @@ class Registry:
         """The specs of the listed (not internal) tools, in definition order."""
         return [t.spec for t in self._tools.values() if not t.internal]
 
-    def call(self, name: str, input: str | bytes | dict[str, Any] | None = None, ctx: CallContext | None = None) -> Output:
+    def call(
+        self, name: str, input: str | bytes | dict[str, Any] | None = None, ctx: CallContext | None = None
+    ) -> Output:
         """Runs tool ``name`` the way the host does: ``input`` is JSON text
         or a dict (default ``{}``). Returns the Output; every failure raises
         a :class:`ToolError` (an unknown name is ``not-found``)."""
         tool = self._tools.get(name)
         if tool is None:
             known = ", ".join(t.name for t in self._tools.values()) or "none"
-            raise ToolError(ErrorKind.NOT_FOUND, f"this plugin has no tool named `{name}`; its tools are: {known}")
+            raise ToolError(
+                ErrorKind.NOT_FOUND, f"this plugin has no tool named `{name}`; its tools are: {known}"
+            )
         return tool.run(ctx or CallContext.local(), {} if input is None else input)
 
 

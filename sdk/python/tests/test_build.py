@@ -1,0 +1,136 @@
+"""The build's world: chosen from plugin.toml and the plugin's code, laid
+out with the contract and the kit's wasi WIT."""
+
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+KIT = Path(__file__).resolve().parents[1]
+REPO = KIT.parents[1]
+sys.path.insert(0, str(KIT))
+
+import kaizen_build  # noqa: E402
+from kaizen_build import BuildError, world_wit  # noqa: E402
+
+
+def manifest(**capabilities):
+    return {
+        "plugin": {"name": "x", "version": "0.1.0", "contract": "0.1.1", "kinds": ["tool"]},
+        "capabilities": capabilities,
+    }
+
+
+def body(text):
+    """The world's include/import lines."""
+    return [line.strip() for line in text.splitlines() if line.startswith("    ")]
+
+
+class Worlds(unittest.TestCase):
+    def test_a_plain_tool_imports_only_log(self):
+        self.assertEqual(body(world_wit(manifest(), "0.1.1")), ["include kaizen:plugin/tool@0.1.1;"])
+
+    def test_each_capability_adds_its_import(self):
+        m = manifest(
+            interaction=True,
+            process={"programs": ["git"]},
+            agent=True,
+            llm=True,
+            parallel=True,
+            http=["api.example.com"],
+            filesystem=[{"path": "$WORKSPACE", "access": "read-only"}],
+            env=["LANG"],
+        )
+        self.assertEqual(
+            body(world_wit(m, "0.1.1", session=True)),
+            [
+                "include kaizen:plugin/tool@0.1.1;",
+                "import kaizen:plugin/session@0.1.1;",
+                "import kaizen:plugin/interaction@0.1.1;",
+                "import kaizen:plugin/process@0.1.1;",
+                "import kaizen:plugin/agent@0.1.1;",
+                "import kaizen:plugin/llm@0.1.1;",
+                "import kaizen:plugin/parallel@0.1.1;",
+                "import wasi:http/outgoing-handler@0.2.0;",
+            ],
+        )
+
+    def test_false_flags_and_empty_http_add_nothing(self):
+        m = manifest(interaction=False, agent=False, http=[])
+        self.assertEqual(body(world_wit(m, "0.1.1")), ["include kaizen:plugin/tool@0.1.1;"])
+
+    def test_the_contract_must_match_the_wit(self):
+        with self.assertRaisesRegex(BuildError, 'set contract = "0.1.1" in plugin.toml'):
+            world_wit({**manifest(), "plugin": {"contract": "0.1.0", "kinds": ["tool"]}}, "0.1.1")
+
+    def test_only_tool_plugins_are_built(self):
+        m = manifest()
+        m["plugin"]["kinds"] = ["tool", "hook"]
+        with self.assertRaisesRegex(BuildError, "builds tool plugins"):
+            world_wit(m, "0.1.1")
+
+
+class SessionUse(unittest.TestCase):
+    def uses(self, source):
+        with tempfile.TemporaryDirectory() as tmp:
+            Path(tmp, "app.py").write_text(source)
+            return kaizen_build.uses_session(Path(tmp))
+
+    def test_the_session_import_follows_the_code(self):
+        self.assertTrue(self.uses("from kaizen_sdk import session\n"))
+        self.assertTrue(self.uses("from kaizen_sdk import (\n    tool,\n    session,\n)\n"))
+        self.assertTrue(self.uses("import kaizen_sdk.session\n"))
+        self.assertTrue(self.uses("from kaizen_sdk.session import fingerprint\n"))
+        self.assertTrue(self.uses("import kaizen_sdk\nkaizen_sdk.session.todos()\n"))
+        self.assertFalse(self.uses("from kaizen_sdk import tool\nsession = 1\n"))
+
+    def test_the_kit_itself_does_not_count(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            Path(tmp, "kaizen_sdk").mkdir()
+            Path(tmp, "kaizen_sdk", "x.py").write_text("from kaizen_sdk import session\n")
+            Path(tmp, "app.py").write_text("from kaizen_sdk import tool\n")
+            self.assertFalse(kaizen_build.uses_session(Path(tmp)))
+
+
+class Layout(unittest.TestCase):
+    def test_prepare_lays_out_the_world_and_its_deps(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            (tmp / "src").mkdir()
+            (tmp / "src" / "app.py").write_text("from kaizen_sdk import tool, session\n")
+            (tmp / "plugin.toml").write_text(
+                '[plugin]\nname = "x"\nversion = "0.1.0"\ncontract = "0.1.1"\nkinds = ["tool"]\n'
+                '[capabilities]\nhttp = ["api.example.com"]\n'
+            )
+            world = kaizen_build.prepare(
+                tmp / "plugin.toml", REPO / "wit/v0.1.1", KIT / "wit", tmp / "src", tmp / "wit"
+            )
+            self.assertEqual(world, "python-tool")
+            text = (tmp / "wit" / "world.wit").read_text()
+            self.assertIn("import kaizen:plugin/session@0.1.1;", text)
+            self.assertIn("import wasi:http/outgoing-handler@0.2.0;", text)
+            deps = sorted(p.name for p in (tmp / "wit" / "deps").iterdir())
+            self.assertEqual(deps, ["kaizen-plugin", "wasi-clocks", "wasi-http", "wasi-io"])
+            self.assertTrue((tmp / "wit" / "deps" / "kaizen-plugin" / "worlds.wit").is_file())
+
+    def test_without_http_no_wasi_deps(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            (tmp / "src").mkdir()
+            (tmp / "plugin.toml").write_text(
+                '[plugin]\nname = "x"\nversion = "0.1.0"\ncontract = "0.1.1"\nkinds = ["tool"]\n'
+            )
+            kaizen_build.prepare(
+                tmp / "plugin.toml", REPO / "wit/v0.1.1", KIT / "wit", tmp / "src", tmp / "wit"
+            )
+            self.assertEqual([p.name for p in (tmp / "wit" / "deps").iterdir()], ["kaizen-plugin"])
+
+    def test_the_contract_version_is_read_from_the_wit(self):
+        self.assertEqual(kaizen_build.contract_version(REPO / "wit/v0.1.1"), "0.1.1")
+        with tempfile.TemporaryDirectory() as tmp:
+            with self.assertRaisesRegex(BuildError, "no `package kaizen:plugin@"):
+                kaizen_build.contract_version(Path(tmp))
+
+
+if __name__ == "__main__":
+    unittest.main()
