@@ -19,6 +19,9 @@
 //! Nothing is precompiled when cross-compiling (the code would be for this
 //! machine's CPU), or when `KAIZEN_PRECOMPILE=0`.
 
+#[path = "build_kits.rs"]
+mod kits;
+
 use kaizen_engine::Precompiler;
 use kaizen_guest_build::{
     GuestDir, Plugin, assemble, create_dir, discover, env_var, fail, manifest_dir, out_dir,
@@ -58,6 +61,8 @@ fn main() {
             })
         })
         .collect();
+    // After the guest build, which fetched the crates the kits take WIT from.
+    kits::embed(repo);
     let embedded = out_dir().join("builtins");
     assemble(&embedded, &plugins, &built);
     let precompiled = precompile(&guests, &embedded, &plugins);

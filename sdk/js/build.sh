@@ -10,9 +10,11 @@
 #   OUT      the .wasm to write
 #   CACHE    where the pinned toolchain is installed on first use
 #   JS_BACKEND  optional: `starlingmonkey` (default, componentize-js) or
-#            `quickjs` (componentize-qjs through jco: 8x smaller, see README)
+#            `quickjs` (componentize-qjs through jco: 7x smaller, sync only;
+#            see README.md)
 #
-# Needs Node >= 20.19 and npm (the registry is used once per toolchain pin).
+# Needs Node ^20.19 or >= 22.12, and npm (the registry is used once per
+# toolchain pin).
 set -euo pipefail
 
 die() {
@@ -77,8 +79,9 @@ if [[ -f "$PROJECT/kaizen-sdk/index.js" ]] && ! cmp -s "$PROJECT/kaizen-sdk/inde
 fi
 
 # 4. The entry module: wires the kit's log to the host (component.js
-#    imports kaizen:plugin/log), then re-exports the plugin's `tools`. A
-#    module without it fails here, at build time, with this message.
+#    imports kaizen:plugin/log), then re-exports the plugin's `tools`. The
+#    top level runs when Wizer pre-initializes the component, so a module
+#    without `tools` (or with a bad defineTool) fails the build, saying so.
 work=$(mktemp -d "${TMPDIR:-/tmp}/kaizen-js-build-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 js_string() { node -p 'JSON.stringify(process.argv[1])' "$1"; }
@@ -130,7 +133,10 @@ case "$BACKEND" in
     fi
     ;;
   # Synchronous exports: the host does not enable component-model async.
-  quickjs) args+=(--backend quickjs --backend-qjs-disable-async) ;;
+  quickjs)
+    args+=(--backend quickjs --backend-qjs-disable-async)
+    [[ $HTTP == no ]] || echo "kaizen js build: note: the QuickJS backend has no fetch(); plugin.toml requests http, so build with the default backend to use it" >&2
+    ;;
   *) die "JS_BACKEND must be starlingmonkey or quickjs, not $BACKEND" ;;
 esac
 node "$JCO" "${args[@]}" >&2 || die "componentizing $PROJECT/$MAIN failed (the error above names the cause)"
@@ -140,6 +146,8 @@ node "$JCO" "${args[@]}" >&2 || die "componentizing $PROJECT/$MAIN failed (the e
 if [[ $HTTP == no ]] && node "$JCO" wit "$work/out.wasm" | grep -q 'import wasi:http/'; then
   die "the component imports wasi:http but plugin.toml does not request http; add http = [\"host\"] under [capabilities], or drop what uses fetch()"
 fi
+# Beside OUT first, so that OUT is replaced in one step.
 mkdir -p "$(dirname "$OUT")"
-mv "$work/out.wasm" "$OUT"
+cp "$work/out.wasm" "$OUT.tmp"
+mv "$OUT.tmp" "$OUT"
 echo "kaizen js build: wrote $OUT ($(wc -c <"$OUT") bytes)" >&2

@@ -86,7 +86,8 @@ find "$stage/src/kaizen_sdk" -name __pycache__ -prune -exec rm -rf {} +
 
 # 4. The component.
 mkdir -p "$(dirname "$OUT")"
-PYTHONDONTWRITEBYTECODE=1 "$venv/bin/componentize-py" --quiet -d "$stage/wit" -w "$world" \
+# No Rust backtrace: the Python traceback above it is the useful part.
+PYTHONDONTWRITEBYTECODE=1 RUST_BACKTRACE=0 RUST_LIB_BACKTRACE=0 "$venv/bin/componentize-py" --quiet -d "$stage/wit" -w "$world" \
     componentize kaizen_sdk.component -p "$stage/src" -o "$OUT.tmp" ||
     die "componentize-py could not build $PROJECT (the Python error above names the cause)"
 mv "$OUT.tmp" "$OUT"

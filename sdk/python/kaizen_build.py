@@ -5,25 +5,25 @@ that componentize-py reads.
 Why a world of its own: componentize-py keeps every import of the world it
 is given, and the host refuses to load a component that imports an
 interface its grant does not include. So the world imports exactly what the
-manifest requests:
+manifest requests (and, for session, what the code uses):
 
-=====================================  ===========================================
-always                                 ``kaizen:plugin/log`` and the ``tools`` export
-                                       (the contract's ``tool`` world)
+========================================  ==========================================
+always                                    ``kaizen:plugin/log`` and the ``tools``
+                                          export (the contract's ``tool`` world)
 the code mentions ``kaizen_sdk.session``  ``kaizen:plugin/session`` (always granted)
-``interaction = true``                 ``kaizen:plugin/interaction``
-``process = { ... }``                  ``kaizen:plugin/process``
-``agent = true``                       ``kaizen:plugin/agent``
-``llm = true``                         ``kaizen:plugin/llm``
-``parallel = true``                    ``kaizen:plugin/parallel``
-``http = [...]`` (not empty)           ``wasi:http/outgoing-handler@0.2.0``
-=====================================  ===========================================
+``interaction = true``                    ``kaizen:plugin/interaction``
+``process = { ... }``                     ``kaizen:plugin/process``
+``agent = true``                          ``kaizen:plugin/agent``
+``llm = true``                            ``kaizen:plugin/llm``
+``parallel = true``                       ``kaizen:plugin/parallel``
+``http = [...]`` (not empty)              ``wasi:http/outgoing-handler`` (the kit's version)
+========================================  ==========================================
 
 The WIT directory it lays out::
 
     <dir>/world.wit                 package kaizen-kit:python; world python-tool
     <dir>/deps/kaizen-plugin/*.wit  the contract (WIT, e.g. wit/v0.1.1)
-    <dir>/deps/wasi-*/              sdk/python/wit/deps (wasi:http and what it uses)
+    <dir>/deps/*.wit                the kit's WASI WIT (wasi:http and what it uses)
 
 ``session`` is always granted, yet imported only when the plugin's code
 uses it (a source file mentions ``kaizen_sdk.session`` or imports
@@ -48,8 +48,10 @@ from typing import Any
 #: The world's package and name in the generated world.wit.
 PACKAGE = "kaizen-kit:python"
 WORLD = "python-tool"
-#: The wasi:http version the kit vendors (sdk/python/wit/deps).
-WASI_HTTP = "0.2.0"
+#: Where the kit's WASI WIT lives, relative to its wit directory: single-file
+#: packages (http.wit, io.wit, ...), which the kaizen build embeds from the
+#: `wasip2` crate it depends on.
+WASI_DEPS = "deps"
 
 #: Manifest capabilities that add a kaizen:plugin import, in WIT order.
 _FLAG_IMPORTS = (
@@ -135,7 +137,22 @@ def imports_for(manifest: dict[str, Any], session: bool = False) -> list[str]:
     return found
 
 
-def world_wit(manifest: dict[str, Any], version: str, session: bool = False) -> str:
+def wasi_http_version(kit_wit: Path) -> str:
+    """The version of the kit's wasi:http package (``package wasi:http@X;``)."""
+    http = kit_wit / WASI_DEPS / "http.wit"
+    try:
+        text = http.read_text()
+    except OSError as err:
+        raise BuildError(f"the kit has no wasi:http WIT ({http}: {err}); reinstall kaizen") from err
+    found = re.search(r"^package wasi:http@([0-9][^;\s]*);", text, re.MULTILINE)
+    if not found:
+        raise BuildError(f"{http} does not declare package wasi:http@VERSION")
+    return found.group(1)
+
+
+def world_wit(
+    manifest: dict[str, Any], version: str, session: bool = False, wasi_http: str | None = None
+) -> str:
     """The text of world.wit for ``manifest`` against ``kaizen:plugin@version``."""
     manifest_contract = manifest.get("plugin", {}).get("contract")
     if manifest_contract != version:
@@ -153,7 +170,9 @@ def world_wit(manifest: dict[str, Any], version: str, session: bool = False) -> 
     ]
     for interface in imports_for(manifest, session):
         if interface == "wasi:http":
-            lines.append(f"    import wasi:http/outgoing-handler@{WASI_HTTP};")
+            if wasi_http is None:
+                raise BuildError("plugin.toml requests http, and no wasi:http WIT was given")
+            lines.append(f"    import wasi:http/outgoing-handler@{wasi_http};")
         else:
             lines.append(f"    import kaizen:plugin/{interface}@{version};")
     lines.append("}")
@@ -165,16 +184,19 @@ def prepare(manifest_path: Path, contract_wit: Path, kit_wit: Path, sources: Pat
     returns the world's name."""
     manifest = load_manifest(manifest_path)
     version = contract_version(contract_wit)
-    text = world_wit(manifest, version, uses_session(sources))
+    http = "wasi:http" in imports_for(manifest)
+    text = world_wit(
+        manifest, version, uses_session(sources), wasi_http_version(kit_wit) if http else None
+    )
     if out.exists():
         shutil.rmtree(out)
     deps = out / "deps"
     (deps / "kaizen-plugin").mkdir(parents=True)
     for wit in sorted(contract_wit.glob("*.wit")):
         shutil.copy(wit, deps / "kaizen-plugin" / wit.name)
-    if "wasi:http" in imports_for(manifest):
-        for package in sorted((kit_wit / "deps").iterdir()):
-            shutil.copytree(package, deps / package.name)
+    if http:
+        for package in sorted((kit_wit / WASI_DEPS).glob("*.wit")):
+            shutil.copy(package, deps / package.name)
     (out / "world.wit").write_text(text)
     return WORLD
 

@@ -5,6 +5,7 @@ mod audit_cmd;
 mod builtins;
 mod config;
 mod guard_setup;
+mod kits;
 mod mcp_cmd;
 mod mcp_servers;
 mod output;
@@ -198,6 +199,32 @@ enum PluginsCommand {
         #[arg(long)]
         cwd: Option<PathBuf>,
     },
+    /// Write a new plugin project that builds as it is: manifest, source
+    /// with one example tool, build file and a test.
+    New {
+        /// The plugin's name (lowercase, digits and `-`), e.g. word-count.
+        name: String,
+        /// The language.
+        #[arg(long, value_enum)]
+        lang: kits::Lang,
+        /// Where to write it (default: ./NAME).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Build the plugin project in DIR (default: here) with its language's
+    /// toolchain, installed on first use, and check that it loads.
+    Build {
+        /// The project directory.
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+    },
+    /// Run the plugin project's own unit tests in DIR (default: here),
+    /// natively, with the kit that matches this kaizen.
+    Test {
+        /// The project directory.
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+    },
     /// Remove a plugin added with `plugins add`, and its lock entry.
     Remove {
         /// The plugin's name.
@@ -389,6 +416,11 @@ async fn dispatch(command: Command) -> u8 {
             workspace,
             cwd,
         }) => plugins_add::add(&path, &plugins_add::Target { cwd, workspace }).await,
+        Command::Plugins(PluginsCommand::New { name, lang, dir }) => {
+            kits::new_project(&name, lang, dir.as_deref())
+        }
+        Command::Plugins(PluginsCommand::Build { dir }) => kits::build(&dir).await,
+        Command::Plugins(PluginsCommand::Test { dir }) => kits::test(&dir),
         Command::Plugins(PluginsCommand::Remove {
             name,
             workspace,

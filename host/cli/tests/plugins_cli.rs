@@ -205,6 +205,15 @@ fn inspect_shows_the_world_and_schemas_without_granting_anything() {
     assert!(text.contains("tool Greet [read-only]"), "{text}");
     assert!(text.contains("\"name\""), "{text}");
 
+    // A component that imports `session` (always granted) lists its tools.
+    let notes = kaizen_test_artifacts::plugin_dir("notes");
+    let report = json(&env.kaizen(&["plugins", "inspect", notes.to_str().unwrap(), "--json"]));
+    assert!(report["tools_error"].is_null(), "{report:#}");
+    assert!(
+        !report["tools"].as_array().unwrap().is_empty(),
+        "{report:#}"
+    );
+
     let missing = env.kaizen(&["plugins", "inspect", "/no/such/plugin"]);
     assert_eq!(missing.status.code(), Some(1));
     assert!(stderr(&missing).contains("does not exist"));

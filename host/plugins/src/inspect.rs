@@ -92,6 +92,10 @@ async fn list_tools(
         .map_err(|e| e.to_string())?;
     crate::bindings::log::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |s| s)
         .map_err(|e| e.to_string())?;
+    // Always granted, so listed as linked: a component that imports it
+    // must find it here too.
+    crate::bindings::session::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |s| s)
+        .map_err(|e| e.to_string())?;
     if imports_http(engine, component) {
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
             .map_err(|e| e.to_string())?;

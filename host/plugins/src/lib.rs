@@ -60,7 +60,7 @@ pub use http_rule::HostPattern;
 pub use inspect::{Inspection, inspect};
 pub use manifest::{
     CONTRACT_VERSION, MANIFEST_FILE, Manifest, ManifestError, PluginKind, PluginSection,
-    SUPPORTED_CONTRACTS,
+    SUPPORTED_CONTRACTS, valid_plugin_name,
 };
 pub use pinning::{
     Digest, Integrity, LOCK_FILE, LockEntry, Pin, PluginLock, SignaturePolicy, TrustedKey,

@@ -259,7 +259,9 @@ impl Manifest {
     }
 }
 
-fn valid_plugin_name(name: &str) -> bool {
+/// Whether `name` may name a plugin: lowercase ASCII letters, digits and
+/// `-`, starting with a letter, at most 64 characters.
+pub fn valid_plugin_name(name: &str) -> bool {
     name.len() <= 64
         && name.starts_with(|c: char| c.is_ascii_lowercase())
         && name

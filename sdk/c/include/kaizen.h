@@ -291,8 +291,9 @@ bool kaizen_arg_object(kaizen_call *call, const char *field, const kaizen_json *
 bool kaizen_arg_opt_object(kaizen_call *call, const char *field, const kaizen_json **out);
 
 /* Results. Each text or image call appends one content part (the model sees
- * them in order); the data is copied. They return false when memory ran out,
- * which the kit reports as a failed call by itself. */
+ * them in order); the data is copied. They return false when memory ran out
+ * (or kaizen_image got NULL data), which fails the call by itself; after a
+ * failure they drop what they are given and return true. */
 bool kaizen_text(kaizen_call *call, const char *text);
 bool kaizen_text_n(kaizen_call *call, const char *text, size_t len);
 bool kaizen_textf(kaizen_call *call, const char *fmt, ...) KAIZEN_PRINTF(2, 3);

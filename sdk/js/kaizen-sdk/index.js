@@ -148,8 +148,10 @@ const CODE_KINDS = {
  * never as a trap.
  */
 export function toErrorValue(toolName, err) {
-  if (err instanceof ToolError) {
-    return { kind: err.kind, message: err.message };
+  // The kind is checked again: one changed after construction would make
+  // the bindings throw, which traps.
+  if (err instanceof ToolError && ERROR_KINDS.includes(err.kind)) {
+    return { kind: err.kind, message: String(err.message) };
   }
   const code = err != null && typeof err === "object" ? err.code : undefined;
   if (typeof code === "string" && Object.hasOwn(CODE_KINDS, code)) {

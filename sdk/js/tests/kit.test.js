@@ -241,6 +241,14 @@ test("a ToolError of an unknown kind is reported, not trapped", async () => {
   assert.match(err.message, /unknown kind "oops"; use one of invalid-input, not-found/);
 });
 
+test("a ToolError whose kind was changed afterwards is an internal error", () => {
+  const err = ToolError.conflict("x");
+  err.kind = "later";
+  const value = toErrorValue("T", err);
+  assert.equal(value.kind, "failed");
+  assert.match(value.message, /ToolError: x/);
+});
+
 test("a ToolError from another copy of the kit counts", async () => {
   const other = await import("../kaizen-sdk/index.js?another-copy");
   assert.notEqual(other.ToolError, ToolError);

@@ -21,7 +21,7 @@ from wit_world.exports import tools as wit
 
 from . import _bindings, host, http, log, session  # noqa: F401 -- see below
 from .errors import ErrorKind, ToolError
-from .output import Image, Text
+from .output import Text
 from .registry import CallContext, default_registry
 
 #: The module holding the plugin's tools, in the project directory.
@@ -82,7 +82,6 @@ class Tools(exports.Tools):
                 if isinstance(part, Text)
                 else _types.ContentPart_Image(_types.Image(media_type=part.media_type, data=part.data))
                 for part in output.content
-                if isinstance(part, (Text, Image))
             ]
             return wit.ToolOutput(content=content, metadata=output.metadata_json())
         except ToolError as err:

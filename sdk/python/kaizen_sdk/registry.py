@@ -158,7 +158,7 @@ class Tool:
                 args = plan.arguments(parse_object(input), ctx)
             except InputError as err:
                 raise ToolError(ErrorKind.INVALID_INPUT, f"invalid input for {self.name}: {err}") from None
-            result = self.func(*args.args, **args.kwargs)
+            result = self.func(**args)
             output = _as_output(result, self.name)
             _check_metadata(output, self.name)
             return output
@@ -175,12 +175,6 @@ class Tool:
 
 
 @dataclass
-class _Arguments:
-    args: list[Any]
-    kwargs: dict[str, Any]
-
-
-@dataclass
 class _Plan:
     """How JSON input becomes the function's arguments."""
 
@@ -193,15 +187,15 @@ class _Plan:
     #: Parameters that receive the CallContext.
     context_params: list[str]
 
-    def arguments(self, obj: dict[str, Any], ctx: CallContext) -> _Arguments:
+    def arguments(self, obj: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+        """The function's keyword arguments for the input object ``obj``."""
         values = convert_fields(obj, self.fields)
         kwargs: dict[str, Any] = {name: ctx for name in self.context_params}
-        if self.model is not None:
-            assert self.model_param is not None
+        if self.model is not None and self.model_param is not None:
             kwargs[self.model_param] = self.model(**values)
         else:
             kwargs.update(values)
-        return _Arguments([], kwargs)
+        return kwargs
 
 
 def _plan(func: Callable[..., Any], name: str, docs: dict[str, str]) -> _Plan:

@@ -13,6 +13,8 @@ def {{snake_name}}(
 ) -> Output:
     """Counts the words, lines and characters of a text and lists its most
     frequent words. Use it for statistics about a text you already have."""
+    if not text:
+        raise ToolError.invalid_input("`text` is empty; give some text to count")
     if top < 0:
         raise ToolError.invalid_input(f"top must be 0 or more, not {top}")
     words = text.split()

@@ -1,5 +1,5 @@
-"""Unit tests of {{name}}, run natively: python3 -m unittest
-(with the kit on PYTHONPATH, e.g. PYTHONPATH=path/to/sdk/python)."""
+"""Unit tests of {{name}}, run natively: `kaizen plugins test` (or
+python3 -m unittest with the kit on PYTHONPATH)."""
 
 import unittest
 

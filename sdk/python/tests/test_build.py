@@ -42,7 +42,7 @@ class Worlds(unittest.TestCase):
             env=["LANG"],
         )
         self.assertEqual(
-            body(world_wit(m, "0.1.1", session=True)),
+            body(world_wit(m, "0.1.1", session=True, wasi_http="0.2.12")),
             [
                 "include kaizen:plugin/tool@0.1.1;",
                 "import kaizen:plugin/session@0.1.1;",
@@ -51,7 +51,7 @@ class Worlds(unittest.TestCase):
                 "import kaizen:plugin/agent@0.1.1;",
                 "import kaizen:plugin/llm@0.1.1;",
                 "import kaizen:plugin/parallel@0.1.1;",
-                "import wasi:http/outgoing-handler@0.2.0;",
+                "import wasi:http/outgoing-handler@0.2.12;",
             ],
         )
 
@@ -102,15 +102,19 @@ class Layout(unittest.TestCase):
                 '[plugin]\nname = "x"\nversion = "0.1.0"\ncontract = "0.1.1"\nkinds = ["tool"]\n'
                 '[capabilities]\nhttp = ["api.example.com"]\n'
             )
+            kit_wit = tmp / "kit-wit"
+            (kit_wit / "deps").mkdir(parents=True)
+            (kit_wit / "deps" / "http.wit").write_text("package wasi:http@0.2.12;\n")
+            (kit_wit / "deps" / "io.wit").write_text("package wasi:io@0.2.12;\n")
             world = kaizen_build.prepare(
-                tmp / "plugin.toml", REPO / "wit/v0.1.1", KIT / "wit", tmp / "src", tmp / "wit"
+                tmp / "plugin.toml", REPO / "wit/v0.1.1", kit_wit, tmp / "src", tmp / "wit"
             )
             self.assertEqual(world, "python-tool")
             text = (tmp / "wit" / "world.wit").read_text()
             self.assertIn("import kaizen:plugin/session@0.1.1;", text)
-            self.assertIn("import wasi:http/outgoing-handler@0.2.0;", text)
+            self.assertIn("import wasi:http/outgoing-handler@0.2.12;", text)
             deps = sorted(p.name for p in (tmp / "wit" / "deps").iterdir())
-            self.assertEqual(deps, ["kaizen-plugin", "wasi-clocks", "wasi-http", "wasi-io"])
+            self.assertEqual(deps, ["http.wit", "io.wit", "kaizen-plugin"])
             self.assertTrue((tmp / "wit" / "deps" / "kaizen-plugin" / "worlds.wit").is_file())
 
     def test_without_http_no_wasi_deps(self):

@@ -1,0 +1,202 @@
+//! Embeds the plugin kits in the binary: the contract (`wit/`) and each
+//! language's kit and project template under `sdk/`, so that `kaizen
+//! plugins new` and `kaizen plugins build` work from an installed binary,
+//! far from this repository. `$OUT_DIR/kits.rs` is the table
+//! `&[(path, include_bytes!(file)), ..]` with paths relative to the
+//! repository; `src/kits/embedded.rs` includes it.
+//!
+//! The Rust SDK's `Cargo.toml` inherits from this workspace, so a
+//! standalone one (the workspace's values filled in, no dev-dependencies)
+//! is written to `$OUT_DIR` and embedded in its place.
+//!
+//! The Python kit needs the WASI WIT for outbound HTTP, which the contract
+//! does not carry: it is embedded as `sdk/python/wit/deps/*.wit` from the
+//! `wasip2` crate the built-in plugins depend on (its source is in cargo's
+//! registry once the guest build has run).
+
+use kaizen_guest_build::{fail, out_dir, path_str, read, rerun_if_changed};
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// What of the repository goes into the kits.
+const TREES: &[&str] = &["wit", "sdk"];
+/// Directory and file names left out: tests, build output, caches, and the
+/// reference recipes the binary reimplements.
+const SKIPPED: &[&str] = &[
+    "tests",
+    "target",
+    "node_modules",
+    "__pycache__",
+    "build.sh",
+    "new.sh",
+    "Cargo.lock",
+];
+
+pub fn embed(repo: &Path) {
+    let mut files = Vec::new();
+    for tree in TREES {
+        let root = repo.join(tree);
+        rerun_if_changed(&root);
+        collect(&root, &mut files);
+    }
+    files.sort();
+    let mut table = String::from("&[\n");
+    for wit in wasi_wit(repo) {
+        let name = wit.file_name().map(|n| n.to_string_lossy().into_owned());
+        let _ = writeln!(
+            table,
+            "    (\"sdk/python/wit/deps/{}\", include_bytes!({:?}) as &[u8]),",
+            name.unwrap_or_default(),
+            path_str(&wit)
+        );
+    }
+    for file in &files {
+        let relative = file
+            .strip_prefix(repo)
+            .unwrap_or_else(|_| fail(format!("{} is outside the repository", file.display())));
+        let relative = path_str(relative);
+        let source = match relative {
+            "sdk/rust/Cargo.toml" => standalone_sdk_manifest(repo),
+            _ => file.clone(),
+        };
+        if relative.ends_with("Cargo.toml") || relative.ends_with(".rs") {
+            rerun_if_changed(file);
+        }
+        let _ = writeln!(
+            table,
+            "    ({relative:?}, include_bytes!({:?}) as &[u8]),",
+            path_str(&source)
+        );
+    }
+    table.push_str("]\n");
+    let path = out_dir().join("kits.rs");
+    fs::write(&path, table)
+        .unwrap_or_else(|err| fail(format!("cannot write {}: {err}", path.display())));
+}
+
+/// The `.wit` files of the `wasip2` crate that `plugins/Cargo.lock` pins,
+/// from cargo's registry.
+fn wasi_wit(repo: &Path) -> Vec<PathBuf> {
+    let lock = String::from_utf8(read(&repo.join("plugins/Cargo.lock"))).unwrap_or_default();
+    let version = lock
+        .split("[[package]]")
+        .find(|package| package.contains("name = \"wasip2\""))
+        .and_then(|package| package.lines().find_map(|l| l.strip_prefix("version = ")))
+        .map(|v| v.trim_matches('"').to_string())
+        .unwrap_or_else(|| fail("plugins/Cargo.lock pins no wasip2"));
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".cargo")))
+        .unwrap_or_else(|| fail("neither CARGO_HOME nor HOME is set"));
+    let registry = cargo_home.join("registry").join("src");
+    let deps = fs::read_dir(&registry)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|index| index.path().join(format!("wasip2-{version}")).join("wit/deps"))
+        .find(|deps| deps.is_dir())
+        .unwrap_or_else(|| {
+            fail(format!(
+                "cannot find the WIT of wasip2 {version} under {}; the built-in plugins' build should have fetched it",
+                registry.display()
+            ))
+        });
+    let mut wits: Vec<PathBuf> = fs::read_dir(&deps)
+        .unwrap_or_else(|err| fail(format!("cannot list {}: {err}", deps.display())))
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "wit"))
+        .collect();
+    wits.sort();
+    wits
+}
+
+fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
+    let entries = fs::read_dir(dir)
+        .unwrap_or_else(|err| fail(format!("cannot list {}: {err}", dir.display())));
+    for entry in entries {
+        let entry = entry.unwrap_or_else(|err| fail(format!("listing {}: {err}", dir.display())));
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') || SKIPPED.contains(&name.as_ref()) || name.ends_with(".pyc") {
+            continue;
+        }
+        let path = entry.path();
+        if path.is_dir() {
+            collect(&path, files);
+        } else {
+            files.push(path);
+        }
+    }
+}
+
+/// `sdk/rust/Cargo.toml` with the workspace's inherited values filled in.
+fn standalone_sdk_manifest(repo: &Path) -> PathBuf {
+    let parse = |path: &Path| -> toml::Table {
+        String::from_utf8(read(path))
+            .ok()
+            .and_then(|text| text.parse().ok())
+            .unwrap_or_else(|| fail(format!("{} is not valid TOML", path.display())))
+    };
+    let workspace = parse(&repo.join("Cargo.toml"));
+    let mut sdk = parse(&repo.join("sdk/rust/Cargo.toml"));
+    let inherited = |section: &str| -> toml::Table {
+        workspace
+            .get("workspace")
+            .and_then(|w| w.get(section))
+            .and_then(|s| s.as_table())
+            .cloned()
+            .unwrap_or_default()
+    };
+    let package_values = inherited("package");
+    let dependency_values = inherited("dependencies");
+    if let Some(package) = sdk.get_mut("package").and_then(|p| p.as_table_mut()) {
+        for (key, value) in package.iter_mut() {
+            if is_inherited(value) {
+                *value = package_values.get(key).cloned().unwrap_or_else(|| {
+                    fail(format!("the workspace has no package.{key} to inherit"))
+                });
+            }
+        }
+    }
+    if let Some(dependencies) = sdk.get_mut("dependencies").and_then(|d| d.as_table_mut()) {
+        for (name, value) in dependencies.iter_mut() {
+            if !is_inherited(value) {
+                continue;
+            }
+            let mut resolved = match dependency_values.get(name) {
+                Some(toml::Value::String(version)) => {
+                    let mut table = toml::Table::new();
+                    table.insert("version".into(), toml::Value::String(version.clone()));
+                    table
+                }
+                Some(toml::Value::Table(table)) => table.clone(),
+                _ => fail(format!("the workspace has no dependency {name} to inherit")),
+            };
+            // The member's own keys (features, optional) add to the
+            // workspace's.
+            if let Some(own) = value.as_table() {
+                for (key, own_value) in own.iter().filter(|(key, _)| *key != "workspace") {
+                    resolved.insert(key.clone(), own_value.clone());
+                }
+            }
+            *value = toml::Value::Table(resolved);
+        }
+    }
+    sdk.remove("dev-dependencies");
+    let path = out_dir().join("kaizen-sdk.Cargo.toml");
+    let text = toml::to_string(&sdk)
+        .unwrap_or_else(|err| fail(format!("cannot write the SDK's manifest: {err}")));
+    fs::write(&path, text)
+        .unwrap_or_else(|err| fail(format!("cannot write {}: {err}", path.display())));
+    path
+}
+
+fn is_inherited(value: &toml::Value) -> bool {
+    value
+        .as_table()
+        .and_then(|t| t.get("workspace"))
+        .and_then(|w| w.as_bool())
+        == Some(true)
+}

@@ -1,0 +1,154 @@
+//! JavaScript and TypeScript plugins: bundled and componentized by jco with
+//! componentize-js (StarlingMonkey), pinned by the kit's
+//! `toolchain/package-lock.json` and installed with `npm ci` on first use.
+
+use super::toolchain::{installed, run};
+use super::{Kit, Project};
+use anyhow::{Context as _, bail};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The kit's files a project carries a copy of, so that its tests run
+/// under plain Node with no install step.
+pub const PROJECT_KIT: &[&str] = &["index.js", "index.d.ts", "package.json"];
+
+/// Builds the module of `project` into its component.
+pub fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
+    check_node()?;
+    let sdk = kit.root.join("sdk").join("js");
+    let jco = toolchain(&sdk, &kit.toolchains)?;
+    let main = main_module(&project.dir)?;
+    let copy = project.dir.join("kaizen-sdk").join("index.js");
+    if copy.is_file()
+        && std::fs::read(&copy).ok() != std::fs::read(sdk.join("kaizen-sdk/index.js")).ok()
+    {
+        eprintln!(
+            "kaizen: note: {} differs from this kaizen's kit; its tests ran against other code. Copy {} over it to update",
+            copy.display(),
+            sdk.join("kaizen-sdk/index.js").display()
+        );
+    }
+    let work = tempfile::Builder::new()
+        .prefix("kaizen-js-build-")
+        .tempdir()
+        .context("creating a build directory")?;
+    let entry = work.path().join("entry.js");
+    let js = |path: &Path| serde_json::to_string(&path.to_string_lossy()).unwrap_or_default();
+    let missing = serde_json::to_string(&format!(
+        "{main} must export the tools interface: add `export const tools = exportTools(myTool, ...)`"
+    ))?;
+    // The top level runs when the component is pre-initialized, so a
+    // module without `tools` fails the build with this message. Reading a
+    // copy keeps the bundler from resolving `plugin.tools` statically.
+    let text = format!(
+        "import {component};\nimport * as plugin from {module};\nconst exported = {{ ...plugin }};\nif (exported.tools == null || typeof exported.tools.call !== \"function\") {{\n  throw new Error({missing});\n}}\nexport const tools = exported.tools;\n",
+        component = js(&sdk.join("kaizen-sdk").join("component.js")),
+        module = js(&project.dir.join(&main)),
+    );
+    std::fs::write(&entry, text)?;
+    let built = work.path().join("out.wasm");
+    let mut jco_cmd = Command::new("node");
+    jco_cmd
+        .arg(&jco)
+        .arg("componentize")
+        .arg(&entry)
+        .arg("--wit")
+        .arg(
+            kit.root
+                .join("wit")
+                .join(format!("v{}", kaizen_plugins::CONTRACT_VERSION)),
+        )
+        .args(["--world-name", "tool", "--bundle", "--bundle-config"])
+        .arg(sdk.join("toolchain").join("rolldown.config.mjs"))
+        .arg("-o")
+        .arg(&built);
+    // `fetch()` imports wasi:http, which only a plugin granted `http`
+    // may; serving HTTP (`fetch-event`) is never wanted.
+    match project.manifest.capabilities.http.is_empty() {
+        true => jco_cmd.args(["--disable", "http", "fetch-event"]),
+        false => jco_cmd.args(["--disable", "fetch-event"]),
+    };
+    run(
+        &mut jco_cmd,
+        &format!("componentizing {main}"),
+        "the error above names the cause",
+    )?;
+    std::fs::copy(&built, &project.output)
+        .with_context(|| format!("writing {}", project.output.display()))?;
+    Ok(())
+}
+
+/// jco, installed from the kit's lock file into the toolchain cache.
+fn toolchain(sdk: &Path, cache: &Path) -> anyhow::Result<PathBuf> {
+    let pins = sdk.join("toolchain");
+    let lock =
+        std::fs::read(pins.join("package-lock.json")).context("the kit's package-lock.json")?;
+    let hash = blake3::hash(&lock).to_hex();
+    let dir = cache.join(format!("js-{}", &hash[..16]));
+    let dir = installed(&dir, "jco and componentize-js (npm)", |dir| {
+        std::fs::create_dir_all(dir)?;
+        for file in ["package.json", "package-lock.json"] {
+            std::fs::copy(pins.join(file), dir.join(file))?;
+        }
+        run(
+            Command::new("npm").current_dir(dir).args([
+                "ci",
+                "--ignore-scripts",
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+            ]),
+            "npm ci",
+            "is the npm registry reachable? Install Node.js 20.19+ with npm if `npm` is missing",
+        )
+    })?;
+    Ok(dir.join("node_modules/@bytecodealliance/jco/dist/jco.js"))
+}
+
+/// The project's module: package.json's `main`, else the first of
+/// `tool.js`, `tool.ts`, `index.js`, `index.ts`.
+fn main_module(dir: &Path) -> anyhow::Result<String> {
+    let declared = std::fs::read_to_string(dir.join("package.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .and_then(|package| package["main"].as_str().map(str::to_string));
+    let main = declared.or_else(|| {
+        ["tool.js", "tool.ts", "index.js", "index.ts"]
+            .into_iter()
+            .find(|name| dir.join(name).is_file())
+            .map(str::to_string)
+    });
+    match main {
+        Some(main) if dir.join(&main).is_file() => Ok(main),
+        Some(main) => bail!(
+            "package.json names `{main}` as main, and {} has no such file",
+            dir.display()
+        ),
+        None => bail!(
+            "no module to build in {}: add tool.js (or name the module in package.json's \"main\")",
+            dir.display()
+        ),
+    }
+}
+
+/// The toolchain's bundler needs Node ^20.19 or 22.12+.
+fn check_node() -> anyhow::Result<()> {
+    let output = Command::new("node")
+        .arg("--version")
+        .output()
+        .map_err(|_| {
+            anyhow::anyhow!("node is not on PATH; install Node.js 20.19 or newer (with npm)")
+        })?;
+    let version = String::from_utf8_lossy(&output.stdout);
+    let mut parts = version.trim().trim_start_matches('v').split('.');
+    let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let ok = (major == 20 && minor >= 19) || (major == 22 && minor >= 12) || major > 22;
+    if !ok {
+        bail!(
+            "Node {} is too old to build JavaScript plugins: the toolchain needs 20.19+ or 22.12+",
+            version.trim()
+        );
+    }
+    Ok(())
+}
