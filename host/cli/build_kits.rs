@@ -21,15 +21,12 @@ use std::path::{Path, PathBuf};
 
 /// What of the repository goes into the kits.
 const TREES: &[&str] = &["wit", "sdk"];
-/// Directory and file names left out: tests, build output, caches, and the
-/// reference recipes the binary reimplements.
+/// Directory and file names left out: tests, build output and caches.
 const SKIPPED: &[&str] = &[
     "tests",
     "target",
     "node_modules",
     "__pycache__",
-    "build.sh",
-    "new.sh",
     "Cargo.lock",
 ];
 

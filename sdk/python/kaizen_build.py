@@ -1,6 +1,6 @@
-"""Build helpers for ``build.sh``: the WIT world a Python tool plugin is
-built against, chosen from its ``plugin.toml``, and the directory of WIT
-that componentize-py reads.
+"""Build helpers for ``kaizen plugins build``: the WIT world a Python tool
+plugin is built against, chosen from its ``plugin.toml``, and the directory
+of WIT that componentize-py reads.
 
 Why a world of its own: componentize-py keeps every import of the world it
 is given, and the host refuses to load a component that imports an
@@ -28,8 +28,7 @@ The WIT directory it lays out::
 ``session`` is always granted, yet imported only when the plugin's code
 uses it (a source file mentions ``kaizen_sdk.session`` or imports
 ``session`` from ``kaizen_sdk``), as Rust's toolchain drops imports the code
-never calls: ``kaizen plugins inspect`` cannot link it (it lists no tools
-of a component that imports it), and a world without it is the smallest.
+never calls: a world without it is the smallest.
 
 Usage: ``python3 kaizen_build.py prepare MANIFEST CONTRACT_WIT KIT_WIT SRC_DIR OUT_DIR``
 prints the world's name (SRC_DIR: the plugin's own Python sources);
@@ -155,7 +154,9 @@ def world_wit(
 ) -> str:
     """The text of world.wit for ``manifest`` against ``kaizen:plugin@version``."""
     manifest_contract = manifest.get("plugin", {}).get("contract")
-    if manifest_contract != version:
+    # The field is an optional note (the host reads the version from the
+    # component); a note that disagrees with the build is still a mistake.
+    if manifest_contract is not None and manifest_contract != version:
         raise BuildError(
             f"plugin.toml says contract = {manifest_contract!r} but the WIT is kaizen:plugin@{version}; "
             f'set contract = "{version}" in plugin.toml'

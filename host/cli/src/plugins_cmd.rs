@@ -210,12 +210,13 @@ pub async fn list(selection: &Selection, json: bool) -> anyhow::Result<()> {
         let kinds: Vec<String> = m.kinds.iter().map(|k| k.to_string()).collect();
         let _ = writeln!(
             out,
-            "{} {}  [{}]  {} ({})",
+            "{} {}  [{}]  {} ({}), kaizen:plugin@{}",
             m.name,
             m.version,
             kinds.join(", "),
             plugin.source.label(),
-            plugin.source.origin
+            plugin.source.origin,
+            plugin.contract
         );
         let tools: Vec<&str> = plugin.tools.iter().map(|t| t.name.as_str()).collect();
         if !tools.is_empty() {
@@ -261,6 +262,7 @@ fn loaded_json(plugin: &LoadedPlugin) -> Value {
         "origin": plugin.source.origin,
         "location": plugin.source.label(),
         "status": "loaded",
+        "contract": plugin.contract,
         "stateful": m.stateful,
         "tools": plugin.tools.iter().map(|t| &t.name).collect::<Vec<_>>(),
         "requested": plugin.manifest.capabilities,

@@ -254,3 +254,68 @@ async fn a_rust_plugin_from_new_to_run_and_build_errors_that_name_the_fix() {
         stderr(&out)
     );
 }
+
+/// The repository (the kits are under `sdk/`).
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Runs a kit's own test command, which must succeed.
+fn kit_tests(cmd: &mut Command, what: &str) {
+    let out = cmd
+        .current_dir(repo())
+        .output()
+        .unwrap_or_else(|err| panic!("{what}: cannot run {:?}: {err}", cmd.get_program()));
+    succeeded(&out, what);
+}
+
+#[test]
+fn the_python_kit_passes_its_own_tests() {
+    kit_tests(
+        Command::new("python3").args(["-m", "unittest", "discover", "-s", "sdk/python/tests"]),
+        "the Python kit's tests",
+    );
+}
+
+#[test]
+fn the_javascript_kit_passes_its_own_tests_and_type_checks() {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("npm");
+    let tsc = kaizen_test_support::npm::install(&root, "typescript", &["typescript@5.9.3"])
+        .join("node_modules/typescript/bin/tsc");
+    kit_tests(
+        Command::new("node")
+            .args(["--test", "sdk/js/tests/"])
+            .env("KAIZEN_JS_TSC", tsc),
+        "the JavaScript kit's tests",
+    );
+}
+
+/// The C kit's JSON, call and ABI tests, under the sanitizers where the
+/// compiler has them; the ABI test uses the bindings `plugins build`
+/// generates (the same generator and options).
+#[test]
+fn the_c_kit_passes_its_own_tests() {
+    let bindings = tempfile::tempdir().unwrap();
+    let mut resolve = wit_parser::Resolve::default();
+    let (package, _) = resolve.push_path(repo().join("wit/v0.1.1")).unwrap();
+    let world = resolve.select_world(&[package], Some("tool")).unwrap();
+    let mut files = wit_bindgen_core::Files::default();
+    wit_bindgen_c::Opts {
+        rename_world: Some("kaizen_world".into()),
+        no_object_file: true,
+        ..Default::default()
+    }
+    .build()
+    .generate(&mut resolve, world, &mut files)
+    .unwrap();
+    for (name, bytes) in files.iter() {
+        std::fs::write(bindings.path().join(name), bytes).unwrap();
+    }
+    kit_tests(
+        Command::new("bash")
+            .arg("sdk/c/tests/run.sh")
+            .env("BINDINGS_DIR", bindings.path())
+            .env("OUT_DIR", bindings.path().join("out")),
+        "the C kit's tests",
+    );
+}

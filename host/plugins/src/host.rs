@@ -83,6 +83,9 @@ pub struct LoadedPlugin {
     pub hook_subscriptions: Vec<Subscription>,
     /// The lock that pins it and the key that signed it.
     pub integrity: Integrity,
+    /// The `kaizen:plugin` version the component was built against, read
+    /// from its exports.
+    pub contract: String,
     runtime: Arc<PluginRuntime>,
 }
 
@@ -290,7 +293,8 @@ impl PluginHost {
         };
         let engine = self.engine.engine();
         check_imports(&name, engine, &component, &grant).map_err(fail)?;
-        check_exports(&name, engine, &component, &manifest.plugin.kinds).map_err(fail)?;
+        let contract =
+            check_exports(&name, engine, &component, &manifest.plugin.kinds).map_err(fail)?;
         let linker = linker_for(engine, &grant).map_err(|err| {
             fail(format!(
                 "plugin `{name}`: cannot prepare its imports: {err:#}"
@@ -346,6 +350,7 @@ impl PluginHost {
             contained,
             hook_subscriptions,
             integrity,
+            contract,
             runtime,
         })
     }
@@ -382,13 +387,14 @@ fn check_component_bytes(wasm: &[u8], label: &str) -> Result<(), String> {
 }
 
 /// Checks that the component exports what its manifest's kinds promise,
-/// in a contract version this host supports.
+/// in a contract version this host supports; returns that version (the
+/// component's own word, whatever its manifest says).
 fn check_exports(
     plugin: &str,
     engine: &wasmtime::Engine,
     component: &Component,
     kinds: &[PluginKind],
-) -> Result<(), String> {
+) -> Result<String, String> {
     let exports: Vec<String> = component
         .component_type()
         .exports(engine)
@@ -413,7 +419,13 @@ fn check_exports(
             ));
         }
     }
-    Ok(())
+    let version = exports
+        .iter()
+        .filter_map(|name| name.strip_prefix("kaizen:plugin/"))
+        .filter_map(|rest| rest.split_once('@').map(|(_, version)| version))
+        .find(|version| SUPPORTED_CONTRACTS.contains(version))
+        .unwrap_or(CONTRACT_VERSION);
+    Ok(version.to_string())
 }
 
 /// The granted variables' values, plus [`HTTP_ALLOW_ENV`] listing the

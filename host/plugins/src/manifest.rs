@@ -81,8 +81,10 @@ pub struct PluginSection {
     /// One line about the plugin.
     #[serde(default)]
     pub description: String,
-    /// The `kaizen:plugin` version the component was built against.
-    pub contract: String,
+    /// The `kaizen:plugin` version the author built against. Only a note:
+    /// the host reads the version from the component's own exports.
+    #[serde(default)]
+    pub contract: Option<String>,
     /// What the plugin provides.
     pub kinds: Vec<PluginKind>,
     /// The component file, relative to the plugin directory.
@@ -98,7 +100,7 @@ pub struct PluginSection {
 pub enum ManifestError {
     /// The plugin directory has no manifest.
     #[error(
-        "{dir} has no {MANIFEST_FILE}; a plugin directory needs one naming the plugin, its version, contract and kinds (see README, \"Writing a plugin\")"
+        "{dir} has no {MANIFEST_FILE}; a plugin directory needs one naming the plugin, its version and kinds (see README, \"Writing a plugin\")"
     )]
     Missing {
         /// The plugin directory.
@@ -127,18 +129,6 @@ pub enum ManifestError {
         path: PathBuf,
         /// What is wrong and how to fix it.
         message: String,
-    },
-    /// The plugin was built against another contract version.
-    #[error(
-        "{path}: plugin `{name}` was built against kaizen:plugin@{found}, but this Kaizen implements kaizen:plugin@{}; rebuild the plugin against wit/v{CONTRACT_VERSION} (or use a Kaizen release that supports {found})", SUPPORTED_CONTRACTS.join(", @")
-    )]
-    Contract {
-        /// The manifest file.
-        path: PathBuf,
-        /// The plugin's name.
-        name: String,
-        /// The contract version it names.
-        found: String,
     },
 }
 
@@ -184,13 +174,6 @@ impl Manifest {
                 "plugin name `{}` is invalid: use lowercase ASCII letters, digits and `-`, starting with a letter",
                 plugin.name
             )));
-        }
-        if !SUPPORTED_CONTRACTS.contains(&plugin.contract.as_str()) {
-            return Err(ManifestError::Contract {
-                path: path.to_path_buf(),
-                name: plugin.name.clone(),
-                found: plugin.contract.clone(),
-            });
         }
         if plugin.kinds.is_empty() {
             return Err(value(

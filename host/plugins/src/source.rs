@@ -71,12 +71,7 @@ pub(crate) fn read_source(
     match &source.location {
         Location::Dir(dir) => {
             let (manifest, text) = Manifest::load_text(dir).map_err(|err| err.to_string())?;
-            read_dir_source(source, dir, manifest, &text, cache, signatures).map_err(
-                |(manifest, message)| SourceError {
-                    manifest: Some(Box::new(manifest)),
-                    message,
-                },
-            )
+            read_dir_source(source, dir, manifest, &text, cache, signatures)
         }
         Location::Embedded {
             name,
@@ -109,7 +104,7 @@ fn read_dir_source(
     text: &str,
     cache: Option<&ComponentCache>,
     signatures: &SignaturePolicy,
-) -> Result<SourceParts, (Manifest, String)> {
+) -> Result<SourceParts, SourceError> {
     let path = manifest.component_path(dir);
     let checked = (|| {
         check_listed(&manifest.plugin.name, dir, &source.pin)?;
@@ -162,7 +157,10 @@ fn read_dir_source(
             integrity,
             manifest,
         }),
-        Err(message) => Err((manifest, message)),
+        Err(message) => Err(SourceError {
+            manifest: Some(Box::new(manifest)),
+            message,
+        }),
     }
 }
 

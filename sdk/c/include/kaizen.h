@@ -24,9 +24,10 @@
  *         .call = greet,
  *     });
  *
- * Build it with sdk/c/build.sh (clang for wasm32-wasi, the `tool` world's
- * bindings, the WASI reactor adapter) and put the .wasm beside a
- * plugin.toml.
+ * Build it with `kaizen plugins build` (clang for wasm32-wasi, the `tool`
+ * world's bindings, the WASI reactor adapter), which writes the .wasm that
+ * its plugin.toml names; `kaizen plugins new NAME --lang c` writes a
+ * project to start from.
  *
  * Ownership, in one place:
  * - Everything the kit hands a tool (the context's strings, the input's

@@ -1,6 +1,7 @@
 /* kaizen_wasm.c: the component's side of the contract. Implements the
  * `tools` export and the log sink over the bindings that `wit-bindgen c`
- * generates for the `tool` world (renamed `kaizen_world`, see build.sh).
+ * generates for the `tool` world (renamed `kaizen_world` by `kaizen plugins
+ * build`, see README.md).
  *
  * Canonical ABI ownership, as the generated code expects it:
  * - Export arguments (the call context, name and input) were allocated in

@@ -1,5 +1,5 @@
-/* Native tests of {{name}}'s tool: `build.sh test` compiles this file with
- * tool.c and the kit's pure parts (no wasm needed) and runs it. */
+/* Native tests of {{name}}'s tool: `kaizen plugins test` compiles this file
+ * with tool.c and the kit's pure parts (no wasm needed) and runs it. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>

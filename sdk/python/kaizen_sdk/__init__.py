@@ -14,9 +14,9 @@ The input's JSON Schema is derived from the type hints (see
 :mod:`kaizen_sdk.schema`); the tool's description is the docstring. A tool
 returns a ``str`` or an :class:`Output`, and fails with
 ``raise ToolError(ErrorKind.NOT_FOUND, "...")``; any other exception
-becomes an internal error naming it. ``sdk/python/build.sh`` builds the
+becomes an internal error naming it. ``kaizen plugins build`` builds the
 component; :func:`call` runs a tool natively, the way the host does, for
-unit tests.
+unit tests (``kaizen plugins test``).
 
 Host interfaces: :mod:`kaizen_sdk.log` and :mod:`kaizen_sdk.session`
 (always granted), :mod:`kaizen_sdk.http` (with an ``http`` grant) and the

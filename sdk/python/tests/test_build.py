@@ -63,6 +63,11 @@ class Worlds(unittest.TestCase):
         with self.assertRaisesRegex(BuildError, 'set contract = "0.1.1" in plugin.toml'):
             world_wit({**manifest(), "plugin": {"contract": "0.1.0", "kinds": ["tool"]}}, "0.1.1")
 
+    def test_the_contract_may_be_left_out(self):
+        m = manifest()
+        del m["plugin"]["contract"]
+        self.assertEqual(body(world_wit(m, "0.1.1")), ["include kaizen:plugin/tool@0.1.1;"])
+
     def test_only_tool_plugins_are_built(self):
         m = manifest()
         m["plugin"]["kinds"] = ["tool", "hook"]
