@@ -487,6 +487,12 @@ pub async fn call(
         None => std::io::read_to_string(std::io::stdin())?,
     };
     let (setup, set) = load_with_mcp(selection).await?;
+    // The tool may be missing because its plugin did not load: say why.
+    if !set.registry.tools().any(|tool| tool.spec().name == name) {
+        for failure in &set.failed {
+            eprintln!("warning: {}", failure.summary());
+        }
+    }
     let workspace = setup.policy.workspace.clone();
     let ctx = CallContext {
         session_id: format!("cli-{}", std::process::id()),
