@@ -340,7 +340,11 @@ fn plugins_add_pins_a_plugin_and_a_tampered_one_is_refused_until_added_again() {
     assert_eq!(error.matches("blake3:").count(), 2, "{error}");
     let out = env.kaizen(&["tools", "call", "Greet", r#"{"name":"Ada"}"#]);
     assert!(!out.status.success());
-    assert!(stderr(&out).contains("it changed since"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("it changed since"),
+        "{}",
+        stderr(&out)
+    );
 
     // A plugin dropped into the directory by hand is not in the lock.
     let stray = env.home.path().join("plugins").join("stray");

@@ -41,6 +41,15 @@ impl Lang {
         }
     }
 
+    /// An input the template's example tool takes.
+    fn example_input(self) -> &'static str {
+        match self {
+            // The C template counts a file, like `wc`.
+            Self::C => r#"{"path": "plugin.toml"}"#,
+            Self::Rust | Self::Python | Self::Js => r#"{"text": "one two"}"#,
+        }
+    }
+
     /// The language of the project in `dir`, from the files its template
     /// writes.
     fn of_project(dir: &Path) -> anyhow::Result<Self> {
@@ -133,8 +142,9 @@ pub fn new_project(name: &str, lang: Lang, dir: Option<&Path>) -> anyhow::Result
     }
     let shown = dir.display();
     println!(
-        "Created {shown}: a {lang:?} tool plugin `{name}` with one tool, {camel}.\n\nNext:\n  cd {shown}\n  kaizen plugins build\n  kaizen tools call --plugins . {camel} '{{\"text\": \"one two\"}}'\n  kaizen plugins add .        # use it in your sessions, pinned",
+        "Created {shown}: a {lang:?} tool plugin `{name}` with one tool, {camel}.\n\nNext:\n  cd {shown}\n  kaizen plugins build\n  kaizen plugins test\n  kaizen tools call --plugins . {camel} '{input}'\n  kaizen plugins add .        # use it in your sessions, pinned",
         camel = names.camel,
+        input = lang.example_input(),
     );
     Ok(())
 }
