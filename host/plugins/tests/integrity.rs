@@ -186,6 +186,13 @@ async fn signatures_are_required_checked_and_remembered() {
         .unwrap()
         .message;
     assert!(err.contains("is not a minisign signature"), "{err}");
+    std::fs::write(signature_path(&wasm), vec![b'x'; 1 << 20]).unwrap();
+    let err = load_root(&lenient, root.path())
+        .await
+        .err()
+        .unwrap()
+        .message;
+    assert!(err.contains("too large for a minisign signature"), "{err}");
 }
 
 #[test]

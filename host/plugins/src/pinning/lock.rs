@@ -94,7 +94,8 @@ impl PluginLock {
     /// none.
     pub fn load(root: &Path) -> Result<Option<Self>, String> {
         let path = root.join(LOCK_FILE);
-        let text = match std::fs::read_to_string(&path) {
+        // Ample for thousands of plugins.
+        let text = match super::read_bounded(&path, 4 << 20, "a plugin lock") {
             Ok(text) => text,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(err) => return Err(format!("cannot read {}: {err}", path.display())),

@@ -13,6 +13,23 @@ pub use signature::{SignaturePolicy, TrustedKey, signature_path};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
+/// Reads the text file at `path`, refusing one over `limit` bytes: a lock
+/// or a signature in a hostile repository may be made huge to exhaust
+/// memory.
+fn read_bounded(path: &Path, limit: u64, what: &str) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(limit + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > limit {
+        return Err(std::io::Error::other(format!(
+            "it is over {limit} bytes, too large for {what}"
+        )));
+    }
+    Ok(text)
+}
+
 /// What the lock of a plugin's directory says about it.
 #[derive(Debug, Clone, Default)]
 pub enum Pin {

@@ -112,7 +112,8 @@ impl SignaturePolicy {
         }
         let plugin = signed.plugin;
         let path = signature_path(signed.component);
-        let text = match std::fs::read_to_string(&path) {
+        // A minisign signature is a few hundred bytes, its comments short.
+        let text = match super::read_bounded(&path, 64 << 10, "a minisign signature") {
             Ok(text) => text,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
                 return match self.required {
