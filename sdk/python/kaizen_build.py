@@ -1,5 +1,5 @@
 """Build helpers for ``kaizen plugins build``: the WIT world a Python tool
-plugin is built against, chosen from its ``plugin.toml``, and the directory
+or hook plugin is built against, chosen from its ``plugin.toml``, and the directory
 of WIT that componentize-py reads.
 
 Why a world of its own: componentize-py keeps every import of the world it
@@ -8,8 +8,10 @@ interface its grant does not include. So the world imports exactly what the
 manifest requests (and, for session, what the code uses):
 
 ========================================  ==========================================
-always                                    ``kaizen:plugin/log`` and the ``tools``
+``kinds`` has ``"tool"``                  ``kaizen:plugin/log`` and the ``tools``
                                           export (the contract's ``tool`` world)
+``kinds`` has ``"hook"``                  ``kaizen:plugin/log`` and the ``hooks``
+                                          export (the contract's ``hook`` world)
 the code mentions ``kaizen_sdk.session``  ``kaizen:plugin/session`` (always granted)
 ``interaction = true``                    ``kaizen:plugin/interaction``
 ``process = { ... }``                     ``kaizen:plugin/process``
@@ -21,7 +23,7 @@ the code mentions ``kaizen_sdk.session``  ``kaizen:plugin/session`` (always gran
 
 The WIT directory it lays out::
 
-    <dir>/world.wit                 package kaizen-kit:python; world python-tool
+    <dir>/world.wit                 package kaizen-kit:python; world python-plugin
     <dir>/deps/kaizen-plugin/*.wit  the contract (WIT, e.g. wit/v0.1.1)
     <dir>/deps/*.wit                the kit's WASI WIT (wasi:http and what it uses)
 
@@ -46,7 +48,9 @@ from typing import Any
 
 #: The world's package and name in the generated world.wit.
 PACKAGE = "kaizen-kit:python"
-WORLD = "python-tool"
+WORLD = "python-plugin"
+#: The kinds the kit builds, in the order the world includes them.
+KINDS = ("tool", "hook")
 #: Where the kit's WASI WIT lives, relative to its wit directory: single-file
 #: packages (http.wit, io.wit, ...), which the kaizen build embeds from the
 #: `wasip2` crate it depends on.
@@ -110,18 +114,31 @@ def uses_session(sources: Path | None) -> bool:
     return False
 
 
-def imports_for(manifest: dict[str, Any], session: bool = False) -> list[str]:
-    """The interfaces the world imports beyond ``tool``'s, without versions:
-    ``session`` when the code uses it, then one per requested capability,
-    then ``wasi:http``."""
-    plugin = manifest.get("plugin", {})
-    kinds = plugin.get("kinds", [])
-    if kinds != ["tool"]:
+def kinds_of(manifest: dict[str, Any]) -> list[str]:
+    """The manifest's kinds the world includes (``tool``, ``hook``, or
+    both, in that order); anything else is refused."""
+    kinds = manifest.get("plugin", {}).get("kinds", [])
+    if (
+        not isinstance(kinds, list)
+        or not kinds
+        or len(set(kinds)) != len(kinds)
+        or any(kind not in KINDS for kind in kinds)
+    ):
+        planner = " Planners in Python are written against componentize-py's raw bindings." if (
+            isinstance(kinds, list) and "planner" in kinds
+        ) else ""
         raise BuildError(
-            f'plugin.toml says kinds = {kinds!r}; the Python kit builds tool plugins (kinds = ["tool"]). '
-            f"Hooks and planners in Python are written against componentize-py's raw bindings "
-            f"(see tests/plugins/py-hook)"
+            f'plugin.toml says kinds = {kinds!r}; the Python kit builds tool and hook plugins: '
+            f'kinds = ["tool"], ["hook"] or ["tool", "hook"].{planner}'
         )
+    return [kind for kind in KINDS if kind in kinds]
+
+
+def imports_for(manifest: dict[str, Any], session: bool = False) -> list[str]:
+    """The interfaces the world imports beyond its kinds' worlds', without
+    versions: ``session`` when the code uses it, then one per requested
+    capability, then ``wasi:http``."""
+    kinds_of(manifest)
     caps = manifest.get("capabilities", {})
     found = ["session"] if session else []
     for key, interface in _FLAG_IMPORTS:
@@ -167,8 +184,8 @@ def world_wit(
         f"package {PACKAGE};",
         "",
         f"world {WORLD} {{",
-        f"    include kaizen:plugin/tool@{version};",
     ]
+    lines += [f"    include kaizen:plugin/{kind}@{version};" for kind in kinds_of(manifest)]
     for interface in imports_for(manifest, session):
         if interface == "wasi:http":
             if wasi_http is None:

@@ -319,3 +319,61 @@ fn the_c_kit_passes_its_own_tests() {
         "the C kit's tests",
     );
 }
+
+/// A hook in Python, with the kit: `plugins build` builds and checks it,
+/// and in a real `kaizen run` it denies one Bash call and rewrites another.
+#[tokio::test]
+async fn a_python_hook_denies_and_rewrites_bash_calls_in_a_run() {
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let project = workspace.path().join("no-rm");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(
+        project.join("plugin.toml"),
+        "[plugin]\nname = \"no-rm\"\nversion = \"0.1.0\"\nkinds = [\"hook\"]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        project.join("app.py"),
+        r#"from kaizen_sdk import Decision, hook
+
+
+@hook("PreToolUse", matcher="Bash")
+def no_rm(payload):
+    command = payload["tool_input"]["command"]
+    if "rm -rf" in command:
+        return Decision.deny("no-rm: rm -rf is not allowed here")
+    if command.startswith("echo "):
+        return Decision.allow(updated_input={"command": command + " again"})
+    return None
+"#,
+    )
+    .unwrap();
+    let report = succeeded(
+        &kaizen(home.path(), &project, &["plugins", "build"]),
+        "plugins build",
+    );
+    assert!(report.contains("hooks: 1 subscription"), "{report}");
+
+    let mut session = Session::new(home.path(), workspace.path());
+    session.args = vec!["--plugins".into(), project.to_string_lossy().into_owned()];
+    let run = session
+        .run(&[
+            ("Bash", json!({"command": "rm -rf build"})),
+            ("Bash", json!({"command": "echo hi"})),
+        ])
+        .await;
+    assert!(
+        run.results[0].contains("no-rm: rm -rf is not allowed here"),
+        "{}",
+        run.results[0]
+    );
+    assert!(run.results[1].contains("hi again"), "{}", run.results[1]);
+    let statuses: Vec<&Value> = run.result["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|call| &call["status"])
+        .collect();
+    assert_eq!(statuses, [&json!("denied"), &json!("success")]);
+}

@@ -1,4 +1,4 @@
-"""Write Kaizen tool plugins in Python.
+"""Write Kaizen tool and hook plugins in Python.
 
 A plugin's ``app.py``::
 
@@ -18,6 +18,12 @@ becomes an internal error naming it. ``kaizen plugins build`` builds the
 component; :func:`call` runs a tool natively, the way the host does, for
 unit tests (``kaizen plugins test``).
 
+A hook plugin decorates functions with ``@hook("PreToolUse",
+matcher="Bash")``; each takes the event's payload as a dict and returns
+None (carry on) or a :class:`Decision` (see :mod:`kaizen_sdk.hooks`);
+:func:`handle` runs an event natively for unit tests. A plugin may have
+tools and hooks both (``kinds = ["tool", "hook"]``).
+
 Host interfaces: :mod:`kaizen_sdk.log` and :mod:`kaizen_sdk.session`
 (always granted), :mod:`kaizen_sdk.http` (with an ``http`` grant) and the
 raw ``interaction``, ``process``, ``agent``, ``parallel`` and ``llm``
@@ -31,15 +37,19 @@ tool uses at the top of the module, never inside the function.
 
 # Every submodule is imported here, not on first use: in a component only
 # modules imported at build time exist (componentize-py snapshots them).
-from . import convert, host, http, log, registry, schema, session
+from . import convert, hooks, host, http, log, registry, schema, session
 from .errors import ErrorKind, HostUnavailable, ToolError
+from .hooks import EVENTS, Decision, HookRegistry, default_hooks, handle, hook
 from .output import Image, Output, Text
 from .registry import CallContext, Danger, Registry, Tool, ToolSpec, call, default_registry, tool
 
 __all__ = [
     "CallContext",
     "Danger",
+    "Decision",
+    "EVENTS",
     "ErrorKind",
+    "HookRegistry",
     "HostUnavailable",
     "Image",
     "Output",
@@ -56,6 +66,10 @@ __all__ = [
     "ToolError",
     "ToolSpec",
     "call",
+    "default_hooks",
     "default_registry",
+    "handle",
+    "hook",
+    "hooks",
     "tool",
 ]

@@ -68,10 +68,29 @@ class Worlds(unittest.TestCase):
         del m["plugin"]["contract"]
         self.assertEqual(body(world_wit(m, "0.1.1")), ["include kaizen:plugin/tool@0.1.1;"])
 
-    def test_only_tool_plugins_are_built(self):
-        m = manifest()
-        m["plugin"]["kinds"] = ["tool", "hook"]
-        with self.assertRaisesRegex(BuildError, "builds tool plugins"):
+    def test_hooks_tools_or_both(self):
+        for kinds, includes in [
+            (["hook"], ["hook"]),
+            (["tool"], ["tool"]),
+            (["hook", "tool"], ["tool", "hook"]),
+        ]:
+            m = manifest(llm=True)
+            m["plugin"]["kinds"] = kinds
+            self.assertEqual(
+                body(world_wit(m, "0.1.1")),
+                [f"include kaizen:plugin/{kind}@0.1.1;" for kind in includes]
+                + ["import kaizen:plugin/llm@0.1.1;"],
+                kinds,
+            )
+
+    def test_planners_and_odd_kinds_are_refused(self):
+        for kinds in (["planner"], ["tool", "planner"], [], ["hook", "hook"], "hook", ["widget"]):
+            m = manifest()
+            m["plugin"]["kinds"] = kinds
+            with self.assertRaisesRegex(BuildError, "builds tool and hook plugins", msg=kinds):
+                world_wit(m, "0.1.1")
+        m["plugin"]["kinds"] = ["planner"]
+        with self.assertRaisesRegex(BuildError, "Planners in Python are written against"):
             world_wit(m, "0.1.1")
 
 
@@ -114,7 +133,7 @@ class Layout(unittest.TestCase):
             world = kaizen_build.prepare(
                 tmp / "plugin.toml", REPO / "wit/v0.1.1", kit_wit, tmp / "src", tmp / "wit"
             )
-            self.assertEqual(world, "python-tool")
+            self.assertEqual(world, "python-plugin")
             text = (tmp / "wit" / "world.wit").read_text()
             self.assertIn("import kaizen:plugin/session@0.1.1;", text)
             self.assertIn("import wasi:http/outgoing-handler@0.2.12;", text)
