@@ -222,6 +222,10 @@ pub async fn list(selection: &Selection, json: bool) -> anyhow::Result<()> {
         if !tools.is_empty() {
             let _ = writeln!(out, "  tools:     {}", tools.join(", "));
         }
+        let hooks: Vec<String> = plugin.hook_subscriptions.iter().map(subscription).collect();
+        if !hooks.is_empty() {
+            let _ = writeln!(out, "  hooks:     {}", hooks.join(", "));
+        }
         write_capabilities(&mut out, &plugin.manifest.capabilities, &plugin.grant);
         if plugin.source.origin != Origin::Builtin {
             let integrity = &plugin.integrity;
@@ -265,12 +269,24 @@ fn loaded_json(plugin: &LoadedPlugin) -> Value {
         "contract": plugin.contract,
         "stateful": m.stateful,
         "tools": plugin.tools.iter().map(|t| &t.name).collect::<Vec<_>>(),
+        "hooks": plugin.hook_subscriptions.iter().map(subscription).collect::<Vec<_>>(),
         "requested": plugin.manifest.capabilities,
         "granted": *plugin.grant,
         "pinned_by": plugin.integrity.pinned_by,
         "signed_by": plugin.integrity.signed_by,
         "error": Value::Null,
     })
+}
+
+/// A hook subscription as listings show it: `PreToolUse(Bash)`.
+fn subscription(sub: &kaizen_hooks::Subscription) -> String {
+    use kaizen_hooks::Matcher;
+    let matcher = match &sub.matcher {
+        Matcher::Any => String::new(),
+        Matcher::Names(names) => format!("({})", names.join("|")),
+        Matcher::Regex(regex) => format!("({})", regex.as_str()),
+    };
+    format!("{}{matcher}", sub.event)
 }
 
 fn write_capabilities(out: &mut String, requested: &Capabilities, grant: &EffectiveGrant) {

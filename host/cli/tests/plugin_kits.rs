@@ -354,6 +354,22 @@ def no_rm(payload):
         "plugins build",
     );
     assert!(report.contains("hooks: 1 subscription"), "{report}");
+    let list = succeeded(
+        &kaizen(
+            home.path(),
+            &project,
+            &["plugins", "list", "--json", "--plugins", "."],
+        ),
+        "plugins list",
+    );
+    let list: Value = serde_json::from_str(&list).unwrap();
+    let plugin = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "no-rm")
+        .unwrap();
+    assert_eq!(plugin["hooks"], json!(["PreToolUse(Bash)"]), "{plugin:#}");
 
     let mut session = Session::new(home.path(), workspace.path());
     session.args = vec!["--plugins".into(), project.to_string_lossy().into_owned()];
