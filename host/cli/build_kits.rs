@@ -75,12 +75,14 @@ pub fn embed(repo: &Path) {
 /// The `.wit` files of the `wasip2` crate that `plugins/Cargo.lock` pins,
 /// from cargo's registry.
 fn wasi_wit(repo: &Path) -> Vec<PathBuf> {
-    let lock = String::from_utf8(read(&repo.join("plugins/Cargo.lock"))).unwrap_or_default();
+    let lock = toml_table(&repo.join("plugins/Cargo.lock"));
     let version = lock
-        .split("[[package]]")
-        .find(|package| package.contains("name = \"wasip2\""))
-        .and_then(|package| package.lines().find_map(|l| l.strip_prefix("version = ")))
-        .map(|v| v.trim_matches('"').to_string())
+        .get("package")
+        .and_then(|packages| packages.as_array())
+        .into_iter()
+        .flatten()
+        .find(|package| package.get("name").and_then(|n| n.as_str()) == Some("wasip2"))
+        .and_then(|package| package.get("version")?.as_str())
         .unwrap_or_else(|| fail("plugins/Cargo.lock pins no wasip2"));
     let cargo_home = std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
@@ -128,16 +130,18 @@ fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
     }
 }
 
+/// The TOML file at `path`.
+fn toml_table(path: &Path) -> toml::Table {
+    String::from_utf8(read(path))
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or_else(|| fail(format!("{} is not valid TOML", path.display())))
+}
+
 /// `sdk/rust/Cargo.toml` with the workspace's inherited values filled in.
 fn standalone_sdk_manifest(repo: &Path) -> PathBuf {
-    let parse = |path: &Path| -> toml::Table {
-        String::from_utf8(read(path))
-            .ok()
-            .and_then(|text| text.parse().ok())
-            .unwrap_or_else(|| fail(format!("{} is not valid TOML", path.display())))
-    };
-    let workspace = parse(&repo.join("Cargo.toml"));
-    let mut sdk = parse(&repo.join("sdk/rust/Cargo.toml"));
+    let workspace = toml_table(&repo.join("Cargo.toml"));
+    let mut sdk = toml_table(&repo.join("sdk/rust/Cargo.toml"));
     let inherited = |section: &str| -> toml::Table {
         workspace
             .get("workspace")

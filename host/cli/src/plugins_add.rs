@@ -4,16 +4,14 @@
 //! later change to its files is refused instead of run.
 
 use crate::config::Setup;
-use crate::plugins_cmd::{Denied, plugin_host};
+use crate::plugins_cmd::{checking_host, plugin_dir};
 use anyhow::{Context as _, bail};
-use kaizen_plugins::interaction::NoUser;
 use kaizen_plugins::{
-    DEFAULT_MAX_MEMORY_MIB, Digest, LOCK_FILE, Location, LockEntry, MANIFEST_FILE, Manifest,
-    Origin, Pin, PluginLock, PluginSource, SandboxSettings, plugin_dirs, signature_path,
+    Digest, LOCK_FILE, Location, LockEntry, MANIFEST_FILE, Manifest, Origin, Pin, PluginLock,
+    PluginSource, plugin_dirs, signature_path,
 };
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// Where a plugin goes: the user's plugin directory, or the workspace's.
 pub struct Target {
@@ -99,25 +97,10 @@ impl PluginFiles {
 /// `kaizen plugins add PATH`.
 pub async fn add(path: &Path, target: &Target) -> anyhow::Result<()> {
     let (setup, root) = target.resolve()?;
-    let source = path
-        .canonicalize()
-        .with_context(|| format!("{} does not exist", path.display()))?;
-    if !source.join(MANIFEST_FILE).is_file() {
-        bail!(
-            "{} has no {MANIFEST_FILE}; give the plugin's directory (kaizen plugins new writes one)",
-            source.display()
-        );
-    }
+    let source = plugin_dir(path)?;
     let files = PluginFiles::read(&source)?;
     let name = files.manifest.plugin.name.clone();
-    let host = plugin_host(
-        &setup.kaizen_home,
-        DEFAULT_MAX_MEMORY_MIB,
-        Arc::new(NoUser),
-        SandboxSettings::default(),
-        &Denied::default(),
-        &setup.signatures,
-    )?;
+    let host = checking_host(&setup.kaizen_home, &setup.signatures)?;
     // What cannot run anywhere is refused; what the grants refuse is only
     // told (the user may grant it next).
     let label = source.join(&files.component).display().to_string();

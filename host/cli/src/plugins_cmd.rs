@@ -5,10 +5,11 @@ use crate::builtins;
 use crate::config::{Setup, kaizen_home};
 use crate::guard_setup::{self, PermissionSetup};
 use crate::trust::{AskTrust, PROTECTED_NAMES};
+use anyhow::Context as _;
 use kaizen_plugins::interaction::{Interaction, NoUser};
 use kaizen_plugins::{
     Capabilities, DEFAULT_MAX_MEMORY_MIB, EffectiveGrant, EngineOptions, HostOptions, LoadedPlugin,
-    Origin, PluginHost, PluginSet, ProtectedPaths, SandboxSettings, SignaturePolicy,
+    MANIFEST_FILE, Origin, PluginHost, PluginSet, ProtectedPaths, SandboxSettings, SignaturePolicy,
     existing_matches, sources_in,
 };
 use kaizen_runtime::permissions::{DeniedPaths, Permissions};
@@ -74,6 +75,35 @@ pub fn plugin_host(
         protected,
         signatures: signatures.clone(),
     })
+}
+
+/// A host for looking at components rather than serving a session:
+/// nobody answers their questions, no deny rule applies, and the default
+/// sandbox settings do (nothing it loads is asked to run a program).
+pub fn checking_host(home: &Path, signatures: &SignaturePolicy) -> anyhow::Result<PluginHost> {
+    plugin_host(
+        home,
+        DEFAULT_MAX_MEMORY_MIB,
+        Arc::new(NoUser),
+        SandboxSettings::default(),
+        &Denied::default(),
+        signatures,
+    )
+}
+
+/// The canonical path of the plugin directory `path`, which must hold a
+/// manifest.
+pub fn plugin_dir(path: &Path) -> anyhow::Result<PathBuf> {
+    let dir = path
+        .canonicalize()
+        .with_context(|| format!("{} does not exist", path.display()))?;
+    if !dir.join(MANIFEST_FILE).is_file() {
+        anyhow::bail!(
+            "{} has no {MANIFEST_FILE}: give a plugin project's directory (`kaizen plugins new NAME --lang LANG` makes one)",
+            dir.display()
+        );
+    }
+    Ok(dir)
 }
 
 /// What the user's deny rules keep from plugins and programs: the globs
@@ -387,15 +417,7 @@ fn flags(interaction: bool, agent: bool, llm: bool, parallel: bool) -> Vec<Strin
 
 /// `kaizen plugins inspect PATH`.
 pub async fn inspect(path: &Path, json: bool) -> anyhow::Result<()> {
-    // Inspection never runs a program: the default sandbox settings do.
-    let host = plugin_host(
-        &kaizen_home()?,
-        DEFAULT_MAX_MEMORY_MIB,
-        Arc::new(NoUser),
-        SandboxSettings::default(),
-        &Denied::default(),
-        &SignaturePolicy::default(),
-    )?;
+    let host = checking_host(&kaizen_home()?, &SignaturePolicy::default())?;
     let report = kaizen_plugins::inspect(&host, path)
         .await
         .map_err(anyhow::Error::msg)?;

@@ -175,60 +175,58 @@ async fn a_rust_plugin_from_new_to_run_and_build_errors_that_name_the_fix() {
     let manifest = built.project.join("plugin.toml");
     let source = std::fs::read_to_string(&lib).unwrap();
     let plugin_toml = std::fs::read_to_string(&manifest).unwrap();
-    let build_error = |what: &str| {
+    // The build's error once `file` holds `original` with `from` made `to`.
+    let build_error = |file: &Path, original: &str, from: &str, to: &str, what: &str| {
+        assert!(original.contains(from), "{what}: the template changed");
+        std::fs::write(file, original.replace(from, to)).unwrap();
         let out = built.kaizen(&["plugins", "build"]);
         assert!(!out.status.success(), "{what}: the build should fail");
         stderr(&out)
     };
 
     // A tool named like a built-in.
-    std::fs::write(
+    let err = build_error(
         &lib,
-        source.replace(
-            "const NAME: &'static str = \"WordCount\"",
-            "const NAME: &'static str = \"Read\"",
-        ),
-    )
-    .unwrap();
-    let err = build_error("a name clash");
+        &source,
+        "const NAME: &'static str = \"WordCount\"",
+        "const NAME: &'static str = \"Read\"",
+        "a name clash",
+    );
     assert!(
         err.contains("tool `Read` is provided by both `read` and `word-count`"),
         "{err}"
     );
 
     // A schema the host cannot compile.
-    std::fs::write(
+    let err = build_error(
         &lib,
-        source.replace(
-            "    /// The text to count.\n",
-            "    /// The text to count.\n    #[schemars(extend(\"pattern\" = \"(\"))]\n",
-        ),
-    )
-    .unwrap();
-    let err = build_error("a bad schema");
+        &source,
+        "    /// The text to count.\n",
+        "    /// The text to count.\n    #[schemars(extend(\"pattern\" = \"(\"))]\n",
+        "a bad schema",
+    );
     assert!(err.contains("schema"), "{err}");
 
     // An import the manifest does not request.
-    std::fs::write(
+    let err = build_error(
         &lib,
-        source.replace(
-            "        if input.text.is_empty() {",
-            "        let _ = kaizen_sdk::host::process::run(&kaizen_sdk::host::process::Command { program: \"true\".into(), args: Vec::new(), cwd: None, env: Vec::new(), stdin: None, timeout_ms: None });\n        if input.text.is_empty() {",
-        ),
-    )
-    .unwrap();
-    let err = build_error("an import not requested");
+        &source,
+        "        if input.text.is_empty() {",
+        "        let _ = kaizen_sdk::host::process::run(&kaizen_sdk::host::process::Command { program: \"true\".into(), args: Vec::new(), cwd: None, env: Vec::new(), stdin: None, timeout_ms: None });\n        if input.text.is_empty() {",
+        "an import not requested",
+    );
     assert!(err.contains("kaizen:plugin/process"), "{err}");
     assert!(err.contains("[capabilities]"), "{err}");
 
     // The manifest promises a kind the component does not export.
     std::fs::write(&lib, &source).unwrap();
-    std::fs::write(
+    let err = build_error(
         &manifest,
-        plugin_toml.replace("kinds = [\"tool\"]", "kinds = [\"tool\", \"hook\"]"),
-    )
-    .unwrap();
-    let err = build_error("a missing export");
+        &plugin_toml,
+        "kinds = [\"tool\"]",
+        "kinds = [\"tool\", \"hook\"]",
+        "a missing export",
+    );
     assert!(err.contains("kaizen:plugin/hooks"), "{err}");
     assert!(err.contains("hook"), "{err}");
 

@@ -6,7 +6,7 @@
 use crate::cache::ComponentCache;
 use crate::discovery::{Location, PluginSource, Precompiled};
 use crate::manifest::Manifest;
-use crate::pinning::{Digest, Found, Integrity, SignaturePolicy, Signed, check_listed, check_pin};
+use crate::pinning::{Digest, Found, Integrity, SignaturePolicy, Signed, check_pin, recorded};
 use anyhow::Context as _;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -107,7 +107,7 @@ fn read_dir_source(
 ) -> Result<SourceParts, SourceError> {
     let path = manifest.component_path(dir);
     let checked = (|| {
-        check_listed(&manifest.plugin.name, dir, &source.pin)?;
+        let recorded = recorded(&manifest.plugin.name, dir, &source.pin)?;
         let missing = |err| missing_component(&manifest, &path, err);
         let (hash, wasm) = match cache {
             // An unchanged component the cache knows is not read.
@@ -132,7 +132,10 @@ fn read_dir_source(
             manifest: Digest::of(text.as_bytes()),
             digest: Digest(hash),
         };
-        let pinned_by = check_pin(&found, &source.pin)?;
+        if let Some((lock, entry)) = recorded {
+            check_pin(&found, lock, entry)?;
+        }
+        let pinned_by = recorded.map(|(lock, _)| lock.to_path_buf());
         let signed = Signed {
             plugin,
             component: &path,

@@ -1,7 +1,6 @@
 """Hooks: the decorator, event names, matchers, merging decisions, failing
 open, and the component glue (against fake bindings)."""
 
-import importlib
 import json
 import sys
 import types
@@ -9,7 +8,6 @@ import unittest
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from unittest import mock
 
 KIT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(KIT))
@@ -230,7 +228,7 @@ class ComponentGlue(unittest.TestCase):
     """kaizen_sdk.component against fake bindings for hook worlds."""
 
     def load(self, kinds):
-        from kaizen_sdk import _bindings, registry
+        from kaizen_sdk import registry
 
         for reg, attr in ((registry.default_registry, "_tools"), (default_hooks, "_hooks")):
             store = getattr(reg, attr)
@@ -239,16 +237,11 @@ class ComponentGlue(unittest.TestCase):
                 store, dict) else store.__setitem__(slice(None), saved))
             store.clear()
         modules, app = _fake_bindings(kinds)
-        patcher = mock.patch.dict(sys.modules, {**modules, "app": app})
-        patcher.start()
-        self.addCleanup(patcher.stop)
-        sys.modules.pop("kaizen_sdk.component", None)
-        self.addCleanup(sys.modules.pop, "kaizen_sdk.component", None)
-        self.addCleanup(_bindings._cache.clear)
-        _bindings._cache.clear()
         self.log = modules["wit_world.imports.log"]
         self.wit = modules.get("wit_world.exports.hooks")
-        return importlib.import_module("kaizen_sdk.component")
+        import test_tool
+
+        return test_tool.import_component(self, modules, app)
 
     def test_a_hook_plugin_exports_hooks_only(self):
         component = self.load(["hook"])

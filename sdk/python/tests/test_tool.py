@@ -317,26 +317,34 @@ def _fake_bindings():
     }, app
 
 
+def import_component(case, modules, app):
+    """Imports kaizen_sdk.component afresh against the fake binding
+    `modules` and `app`, undoing it all when `case` ends."""
+    from kaizen_sdk import _bindings
+
+    patcher = mock.patch.dict(sys.modules, {**modules, "app": app})
+    patcher.start()
+    case.addCleanup(patcher.stop)
+    sys.modules.pop("kaizen_sdk.component", None)
+    case.addCleanup(sys.modules.pop, "kaizen_sdk.component", None)
+    case.addCleanup(_bindings._cache.clear)
+    _bindings._cache.clear()
+    return importlib.import_module("kaizen_sdk.component")
+
+
 class ComponentGlue(unittest.TestCase):
     """kaizen_sdk.component against fake bindings: specs, outputs and errors
     in the contract's types."""
 
     def setUp(self):
-        from kaizen_sdk import _bindings, registry
+        from kaizen_sdk import registry
 
         self.registry = registry.default_registry
         saved = dict(self.registry._tools)
         self.addCleanup(lambda: (self.registry._tools.clear(), self.registry._tools.update(saved)))
         self.registry._tools.clear()
         modules, app = _fake_bindings()
-        patcher = mock.patch.dict(sys.modules, {**modules, "app": app})
-        patcher.start()
-        self.addCleanup(patcher.stop)
-        sys.modules.pop("kaizen_sdk.component", None)
-        self.addCleanup(sys.modules.pop, "kaizen_sdk.component", None)
-        self.addCleanup(_bindings._cache.clear)
-        _bindings._cache.clear()
-        self.component = importlib.import_module("kaizen_sdk.component")
+        self.component = import_component(self, modules, app)
         self.log = modules["wit_world.imports.log"]
         self.types = modules["wit_world.imports.types"]
 

@@ -5,28 +5,18 @@
 
 use super::Project;
 use crate::builtins;
-use crate::plugins_cmd::{Denied, plugin_host};
+use crate::plugins_cmd::checking_host;
 use anyhow::bail;
-use kaizen_plugins::interaction::NoUser;
 use kaizen_plugins::{
-    DEFAULT_MAX_MEMORY_MIB, GrantPolicy, Location, Origin, Pin, PluginSet, PluginSource,
-    SandboxSettings, SignaturePolicy,
+    GrantPolicy, Location, Origin, Pin, PluginSet, PluginSource, SignaturePolicy,
 };
 use std::fmt::Write as _;
-use std::sync::Arc;
 
 /// Loads the project's component and prints what it provides; an error
 /// says why a session could not load it.
 pub async fn report(project: &Project) -> anyhow::Result<()> {
     let home = crate::config::kaizen_home()?;
-    let host = plugin_host(
-        &home,
-        DEFAULT_MAX_MEMORY_MIB,
-        Arc::new(NoUser),
-        SandboxSettings::default(),
-        &Denied::default(),
-        &SignaturePolicy::default(),
-    )?;
+    let host = checking_host(&home, &SignaturePolicy::default())?;
     let name = &project.manifest.plugin.name;
     let mut policy = GrantPolicy::new(&project.dir);
     policy.data_root = Some(home.join("data"));

@@ -8,6 +8,9 @@ use anyhow::{Context as _, bail};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The project's module when package.json names none, in this order.
+pub const MODULES: &[&str] = &["tool.js", "tool.ts", "index.js", "index.ts"];
+
 /// The kit's files a project carries a copy of, so that its tests run
 /// under plain Node with no install step.
 pub const PROJECT_KIT: &[&str] = &["index.js", "index.d.ts", "package.json"];
@@ -73,9 +76,16 @@ pub fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
         &format!("componentizing {main}"),
         "the error above names the cause",
     )?;
-    std::fs::copy(&built, &project.output)
-        .with_context(|| format!("writing {}", project.output.display()))?;
-    Ok(())
+    project.take(&built)
+}
+
+/// `node --test` in the project (it carries its copy of the kit).
+pub fn test(project: &Project) -> anyhow::Result<()> {
+    run(
+        Command::new("node").current_dir(&project.dir).arg("--test"),
+        "the tests",
+        "fix what the failures above say",
+    )
 }
 
 /// jco, installed from the kit's lock file into the toolchain cache.
@@ -113,10 +123,10 @@ fn main_module(dir: &Path) -> anyhow::Result<String> {
         .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
         .and_then(|package| package["main"].as_str().map(str::to_string));
     let main = declared.or_else(|| {
-        ["tool.js", "tool.ts", "index.js", "index.ts"]
-            .into_iter()
+        MODULES
+            .iter()
             .find(|name| dir.join(name).is_file())
-            .map(str::to_string)
+            .map(|name| name.to_string())
     });
     match main {
         Some(main) if dir.join(&main).is_file() => Ok(main),

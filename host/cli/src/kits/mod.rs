@@ -13,9 +13,8 @@ mod rust;
 mod toolchain;
 
 use anyhow::{Context as _, bail};
-use kaizen_plugins::{MANIFEST_FILE, Manifest, valid_plugin_name};
+use kaizen_plugins::{Manifest, valid_plugin_name};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// A language with a kit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -59,8 +58,8 @@ impl Lang {
         if dir.join("app.py").is_file() {
             return Ok(Self::Python);
         }
-        if ["package.json", "tool.js", "tool.ts", "index.js", "index.ts"]
-            .iter()
+        if std::iter::once(&"package.json")
+            .chain(js::MODULES)
             .any(|file| dir.join(file).is_file())
         {
             return Ok(Self::Js);
@@ -95,6 +94,15 @@ pub struct Project {
     pub manifest: Manifest,
     /// Where the component goes (the manifest's `component`).
     pub output: PathBuf,
+}
+
+impl Project {
+    /// Puts the built component `built` where the manifest says it is.
+    fn take(&self, built: &Path) -> anyhow::Result<()> {
+        std::fs::copy(built, &self.output)
+            .with_context(|| format!("copying {} to {}", built.display(), self.output.display()))?;
+        Ok(())
+    }
 }
 
 /// `kaizen plugins new NAME --lang LANG [--dir DIR]`.
@@ -151,15 +159,7 @@ pub fn new_project(name: &str, lang: Lang, dir: Option<&Path>) -> anyhow::Result
 
 /// The project in `dir`, its language and the kits.
 fn open(dir: &Path) -> anyhow::Result<(Project, Lang, Kit)> {
-    let dir = dir
-        .canonicalize()
-        .with_context(|| format!("{} does not exist", dir.display()))?;
-    if !dir.join(MANIFEST_FILE).is_file() {
-        bail!(
-            "{} has no {MANIFEST_FILE}: run this in a plugin project (`kaizen plugins new NAME --lang LANG` makes one)",
-            dir.display()
-        );
-    }
+    let dir = crate::plugins_cmd::plugin_dir(dir)?;
     let manifest = Manifest::load(&dir).map_err(|err| anyhow::anyhow!("{err}"))?;
     let lang = Lang::of_project(&dir)?;
     let home = crate::config::kaizen_home()?;
@@ -179,32 +179,12 @@ fn open(dir: &Path) -> anyhow::Result<(Project, Lang, Kit)> {
 /// with the kit that matches this kaizen.
 pub fn test(dir: &Path) -> anyhow::Result<()> {
     let (project, lang, kit) = open(dir)?;
-    let mut cmd = match lang {
-        Lang::Rust => {
-            rust::patch_sdk(&project.dir, &kit.root.join("sdk").join("rust"))?;
-            let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-            cmd.arg("test");
-            cmd
-        }
-        Lang::Python => {
-            let mut path = std::ffi::OsString::from(kit.root.join("sdk").join("python"));
-            if let Some(existing) = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty()) {
-                path.push(":");
-                path.push(existing);
-            }
-            let mut cmd = Command::new("python3");
-            cmd.args(["-m", "unittest"]).env("PYTHONPATH", path);
-            cmd
-        }
-        Lang::Js => {
-            let mut cmd = Command::new("node");
-            cmd.arg("--test");
-            cmd
-        }
-        Lang::C => return c::test(&project, &kit),
-    };
-    cmd.current_dir(&project.dir);
-    toolchain::run(&mut cmd, "the tests", "fix what the failures above say")
+    match lang {
+        Lang::Rust => rust::test(&project, &kit),
+        Lang::Python => python::test(&project, &kit),
+        Lang::Js => js::test(&project),
+        Lang::C => c::test(&project, &kit),
+    }
 }
 
 /// `kaizen plugins build [DIR]`.

@@ -94,9 +94,24 @@ pub fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
         "componentize-py",
         "the Python error above names the cause",
     )?;
-    std::fs::copy(&built, &project.output)
-        .with_context(|| format!("writing {}", project.output.display()))?;
-    Ok(())
+    project.take(&built)
+}
+
+/// `python3 -m unittest` in the project, with the kit on `PYTHONPATH`.
+pub fn test(project: &Project, kit: &Kit) -> anyhow::Result<()> {
+    let mut path = std::ffi::OsString::from(kit.root.join("sdk").join("python"));
+    if let Some(existing) = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty()) {
+        path.push(":");
+        path.push(existing);
+    }
+    run(
+        Command::new("python3")
+            .current_dir(&project.dir)
+            .args(["-m", "unittest"])
+            .env("PYTHONPATH", path),
+        "the tests",
+        "fix what the failures above say",
+    )
 }
 
 /// The project's modules and packages, without its tests and caches.

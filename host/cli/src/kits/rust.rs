@@ -16,7 +16,7 @@ const TARGET: &str = "wasm32-wasip2";
 pub fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
     ensure_target(&project.dir)?;
     patch_sdk(&project.dir, &kit.root.join("sdk").join("rust"))?;
-    let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    let mut cargo = cargo();
     cargo
         .current_dir(&project.dir)
         .args(["build", "--release", "--target", TARGET])
@@ -39,14 +39,22 @@ pub fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
     let built = built.context(
         "cargo built no .wasm library; Cargo.toml needs `crate-type = [\"cdylib\"]` under [lib]",
     )?;
-    std::fs::copy(&built, &project.output).with_context(|| {
-        format!(
-            "copying {} to {}",
-            built.display(),
-            project.output.display()
-        )
-    })?;
-    Ok(())
+    project.take(&built)
+}
+
+/// `cargo test` in the project, against the kit's SDK.
+pub fn test(project: &Project, kit: &Kit) -> anyhow::Result<()> {
+    patch_sdk(&project.dir, &kit.root.join("sdk").join("rust"))?;
+    run(
+        cargo().current_dir(&project.dir).arg("test"),
+        "the tests",
+        "fix what the failures above say",
+    )
+}
+
+/// The cargo that runs this kaizen (when it does), else the one on PATH.
+fn cargo() -> Command {
+    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
 }
 
 /// The `.wasm` file of a `cdylib` in one line of cargo's JSON messages.
@@ -104,7 +112,7 @@ fn ensure_target(dir: &Path) -> anyhow::Result<()> {
 
 /// Points `kaizen-sdk` at `sdk` in the project's `.cargo/config.toml`,
 /// keeping whatever else the file says.
-pub fn patch_sdk(dir: &Path, sdk: &Path) -> anyhow::Result<()> {
+fn patch_sdk(dir: &Path, sdk: &Path) -> anyhow::Result<()> {
     let path = dir.join(".cargo").join("config.toml");
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,

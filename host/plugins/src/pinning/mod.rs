@@ -103,11 +103,17 @@ pub(crate) struct Found<'a> {
     pub digest: Digest,
 }
 
-/// Refuses plugin `plugin` in `dir` when its directory's lock does not
-/// list it or cannot be read: nothing of it needs reading for that.
-pub(crate) fn check_listed(plugin: &str, dir: &Path, pin: &Pin) -> Result<(), String> {
+/// What the lock records of plugin `plugin` in `dir` (the lock file and
+/// the entry), `None` when no lock covers it; refused when its directory's
+/// lock does not list it or cannot be read, before anything of it is read.
+pub(crate) fn recorded<'p>(
+    plugin: &str,
+    dir: &Path,
+    pin: &'p Pin,
+) -> Result<Option<(&'p Path, &'p LockEntry)>, String> {
     match pin {
-        Pin::Unpinned | Pin::Recorded { .. } => Ok(()),
+        Pin::Unpinned => Ok(None),
+        Pin::Recorded { lock, entry } => Ok(Some((lock, entry))),
         Pin::Broken(err) => Err(format!("plugin `{plugin}` is not loaded: {err}")),
         Pin::Unlisted { lock } => Err(format!(
             "plugin `{plugin}` ({}) is not listed in {}, which pins every plugin of its directory; if you trust it, record it with `kaizen plugins add {}`, or remove the directory",
@@ -118,16 +124,11 @@ pub(crate) fn check_listed(plugin: &str, dir: &Path, pin: &Pin) -> Result<(), St
     }
 }
 
-/// Checks `found` against `pin`: the lock that pins it, `None` when
-/// unpinned. A plugin whose files differ from what was recorded is refused
-/// with both digests.
-pub(crate) fn check_pin(found: &Found<'_>, pin: &Pin) -> Result<Option<PathBuf>, String> {
+/// Checks `found` against `entry`, what `lock` recorded: a plugin whose
+/// files differ from it is refused with both digests.
+pub(crate) fn check_pin(found: &Found<'_>, lock: &Path, entry: &LockEntry) -> Result<(), String> {
     let plugin = found.plugin;
     let dir = found.dir.display();
-    check_listed(plugin, found.dir, pin)?;
-    let Pin::Recorded { lock, entry } = pin else {
-        return Ok(None);
-    };
     let changed = |what: &str, path: String, now: Digest, recorded: Digest| {
         format!(
             "plugin `{plugin}`: its {what} {path} has digest {now}, but {} recorded {recorded} when it was added: it changed since. Refusing to load it; if you changed it yourself, accept it with `kaizen plugins add {dir}`",
@@ -151,7 +152,7 @@ pub(crate) fn check_pin(found: &Found<'_>, pin: &Pin) -> Result<Option<PathBuf>,
             entry.component,
         ));
     }
-    Ok(Some(lock.clone()))
+    Ok(())
 }
 
 #[cfg(test)]
@@ -182,14 +183,13 @@ mod tests {
             lock: "/p/plugins.lock".into(),
             entry,
         };
-        let err = check_pin(&found(dir, &component, b"new"), &pin).unwrap_err();
+        let (lock, entry) = recorded("word-count", dir, &pin).unwrap().unwrap();
+        assert_eq!(lock, Path::new("/p/plugins.lock"));
+        let err = check_pin(&found(dir, &component, b"new"), lock, entry).unwrap_err();
         assert!(err.contains(&Digest::of(b"new").to_string()), "{err}");
         assert!(err.contains(&Digest::of(b"old").to_string()), "{err}");
         assert!(err.contains("kaizen plugins add /p/word-count"), "{err}");
-        assert_eq!(
-            check_pin(&found(dir, &component, b"old"), &pin).unwrap(),
-            Some(PathBuf::from("/p/plugins.lock"))
-        );
+        check_pin(&found(dir, &component, b"old"), lock, entry).unwrap();
     }
 
     #[test]
@@ -207,8 +207,7 @@ mod tests {
         let dir = Path::new("/p/word-count");
         let pin = Pin::of(dir, &Ok(Some(lock)));
         assert!(matches!(pin, Pin::Unlisted { .. }));
-        let component = dir.join("x.wasm");
-        let err = check_pin(&found(dir, &component, b""), &pin).unwrap_err();
+        let err = recorded("word-count", dir, &pin).unwrap_err();
         assert!(err.contains("not listed in /p/plugins.lock"), "{err}");
         assert!(matches!(Pin::of(dir, &Ok(None)), Pin::Unpinned));
     }
