@@ -16,7 +16,6 @@ the code mentions ``kaizen_sdk.session``  ``kaizen:plugin/session`` (always gran
 ``interaction = true``                    ``kaizen:plugin/interaction``
 ``process = { ... }``                     ``kaizen:plugin/process``
 ``agent = true``                          ``kaizen:plugin/agent``
-``llm = true``                            ``kaizen:plugin/llm``
 ``parallel = true``                       ``kaizen:plugin/parallel``
 ``http = [...]`` (not empty)              ``wasi:http/outgoing-handler`` (the kit's version)
 ========================================  ==========================================
@@ -24,8 +23,11 @@ the code mentions ``kaizen_sdk.session``  ``kaizen:plugin/session`` (always gran
 The WIT directory it lays out::
 
     <dir>/world.wit                 package kaizen-kit:python; world python-plugin
-    <dir>/deps/kaizen-plugin/*.wit  the contract (WIT, e.g. wit/v0.1.1)
+    <dir>/deps/kaizen-plugin/*.wit  the contract (WIT, e.g. wit/v0.1.2)
     <dir>/deps/*.wit                the kit's WASI WIT (wasi:http and what it uses)
+
+``llm = true`` is refused: ``llm`` is unstable in the contract and no host
+provides it yet.
 
 ``session`` is always granted, yet imported only when the plugin's code
 uses it (a source file mentions ``kaizen_sdk.session`` or imports
@@ -61,7 +63,6 @@ _FLAG_IMPORTS = (
     ("interaction", "interaction"),
     ("process", "process"),
     ("agent", "agent"),
-    ("llm", "llm"),
     ("parallel", "parallel"),
 )
 
@@ -91,7 +92,7 @@ def contract_version(wit_dir: Path) -> str:
         match = re.search(r"^\s*package\s+kaizen:plugin@([0-9][^;\s]*)\s*;", wit.read_text(), re.M)
         if match:
             return match.group(1)
-    raise BuildError(f"{wit_dir} holds no `package kaizen:plugin@...;` declaration; point WIT at wit/v0.1.1")
+    raise BuildError(f"{wit_dir} holds no `package kaizen:plugin@...;` declaration; point WIT at the contract's wit/vX.Y.Z directory")
 
 
 # `kaizen_sdk.session`, `from kaizen_sdk import (..., session)`,
@@ -124,7 +125,7 @@ def kinds_of(manifest: dict[str, Any]) -> list[str]:
         or len(set(kinds)) != len(kinds)
         or any(kind not in KINDS for kind in kinds)
     ):
-        planner = " Planners in Python are written against componentize-py's raw bindings." if (
+        planner = " Kaizen calls no planners yet: the contract's `planning` interface is unstable." if (
             isinstance(kinds, list) and "planner" in kinds
         ) else ""
         raise BuildError(
@@ -140,6 +141,11 @@ def imports_for(manifest: dict[str, Any], session: bool = False) -> list[str]:
     capability, then ``wasi:http``."""
     kinds_of(manifest)
     caps = manifest.get("capabilities", {})
+    if caps.get("llm") is True:
+        raise BuildError(
+            "plugin.toml requests llm = true, but the contract's `llm` interface is unstable: no Kaizen "
+            "provides it yet, and a component importing it would be refused. Remove `llm = true`"
+        )
     found = ["session"] if session else []
     for key, interface in _FLAG_IMPORTS:
         value = caps.get(key)

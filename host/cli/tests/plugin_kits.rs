@@ -299,7 +299,9 @@ fn the_javascript_kit_passes_its_own_tests_and_type_checks() {
 fn the_c_kit_passes_its_own_tests() {
     let bindings = tempfile::tempdir().unwrap();
     let mut resolve = wit_parser::Resolve::default();
-    let (package, _) = resolve.push_path(repo().join("wit/v0.1.1")).unwrap();
+    let (package, _) = resolve
+        .push_path(repo().join(format!("wit/v{}", kaizen_plugins::CONTRACT_VERSION)))
+        .unwrap();
     let world = resolve.select_world(&[package], Some("tool")).unwrap();
     let mut files = wit_bindgen_core::Files::default();
     wit_bindgen_c::Opts {

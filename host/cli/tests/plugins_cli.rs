@@ -192,11 +192,13 @@ fn inspect_shows_the_world_and_schemas_without_granting_anything() {
         .iter()
         .map(|i| i.as_str().unwrap())
         .collect();
-    assert!(
-        imports.contains(&"kaizen:plugin/process@0.1.1"),
-        "{imports:?}"
+    let version = kaizen_plugins::CONTRACT_VERSION;
+    let process = format!("kaizen:plugin/process@{version}");
+    assert!(imports.contains(&process.as_str()), "{imports:?}");
+    assert_eq!(
+        report["exports"][0],
+        format!("kaizen:plugin/tools@{version}")
     );
-    assert_eq!(report["exports"][0], "kaizen:plugin/tools@0.1.1");
     assert_eq!(report["tools"][0]["name"], "Run");
     assert_eq!(report["manifest"]["name"], "needs-process");
 

@@ -148,7 +148,7 @@ mod tests {
     fn every_event_converts_both_ways_and_old_components_miss_the_new_ones() {
         let mut old = 0;
         for event in HookEvent::ALL {
-            let wit = to_wit(event).expect("0.1.1 names every event");
+            let wit = to_wit(event).expect("the newest contract names every event");
             assert_eq!(from_wit(wit), event);
             if let Some(wit) = to_wit_v0_1_0(event) {
                 assert_eq!(from_wit_v0_1_0(wit), event);

@@ -386,7 +386,8 @@ fn check_component_bytes(wasm: &[u8], label: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Checks that the component exports what its manifest's kinds promise,
+/// Refuses kinds no host calls yet, and checks that the component exports
+/// what its manifest's kinds promise,
 /// in a contract version this host supports; returns that version (the
 /// component's own word, whatever its manifest says).
 fn check_exports(
@@ -395,6 +396,11 @@ fn check_exports(
     component: &Component,
     kinds: &[PluginKind],
 ) -> Result<String, String> {
+    if kinds.contains(&PluginKind::Planner) {
+        return Err(format!(
+            "plugin `{plugin}` declares kind `planner`, but this Kaizen calls no planners yet: the `planning` interface is unstable in kaizen:plugin@{CONTRACT_VERSION}. Remove `planner` from [plugin] kinds in its plugin.toml"
+        ));
+    }
     let exports: Vec<String> = component
         .component_type()
         .exports(engine)

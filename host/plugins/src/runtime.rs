@@ -30,7 +30,7 @@ pub(crate) struct LiveInstance {
 /// against.
 #[derive(Clone)]
 pub(crate) enum HooksExport {
-    /// 0.1.1 and later.
+    /// 0.1.1 and later (the same types).
     Current(guest_hooks::Guest),
     /// 0.1.0: fewer events and decision fields.
     V0_1_0(v0_1_0::guest_hooks::Guest),
@@ -69,7 +69,7 @@ impl PluginRuntime {
         sandboxes: Option<SessionSandboxes>,
     ) -> Arc<Self> {
         let tools_indices = guest_tools::GuestIndices::new(&pre).ok();
-        // Looked up by semver, a 0.1.1 name finds a 0.1.0 export too, whose
+        // Looked up by semver, a newer name finds a 0.1.0 export too, whose
         // types do not match: the version comes from the export's own name.
         let hooks_version = hooks_export_version(&pre);
         let hooks_indices = match hooks_version.as_deref() {

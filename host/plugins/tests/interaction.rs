@@ -102,9 +102,10 @@ async fn importing_interaction_without_requesting_it_fails_to_load() {
     // The same component, with a manifest that does not request it.
     let dir = h.custom_plugin("asker", "asker", &manifest("asker", ""));
     let err = h.load_dir(&dir).await.err().expect("must not load");
-    assert!(
-        err.message.contains("kaizen:plugin/interaction@0.1.1"),
-        "{err}"
+    let import = format!(
+        "kaizen:plugin/interaction@{}",
+        kaizen_plugins::CONTRACT_VERSION
     );
+    assert!(err.message.contains(&import), "{err}");
     assert!(err.message.contains("`interaction` capability"), "{err}");
 }

@@ -398,8 +398,15 @@ async fn the_session_memory_limit_is_explained_when_it_stops_a_program() {
     if !shares_limits(&sb) {
         return;
     }
-    let hog = "perl -e '$x = \"a\" x (80 * 1024 * 1024); sleep 5'";
-    let out = sh(&sb, &format!("{hog} & {hog} & wait; echo done")).await;
+    // Each hog stays well under its own limit (a 40 MiB string, copied
+    // once: about 100 MiB of address space), so only the session's shared
+    // limit can stop them, whichever order they run in.
+    let hog = "perl -e '$x = \"a\" x (40 * 1024 * 1024); sleep 3'";
+    let out = sh(
+        &sb,
+        &format!("{hog} & {hog} & {hog} & {hog} & wait; echo done"),
+    )
+    .await;
     assert!(
         text(&out).contains("reached their memory limit of 128 MiB together"),
         "{}",

@@ -4,8 +4,10 @@
 //! Using one makes the component import it, and the host refuses to load a
 //! component whose manifest and grant do not include that capability:
 //! `interaction = true`, `process = { programs = [...] }`, `agent = true`,
-//! `llm = true`, `parallel = true`. Interfaces a plugin never calls are dropped from the
-//! component, so depending on this crate requests nothing by itself.
+//! `parallel = true`. Interfaces a plugin never calls are dropped from the
+//! component, so depending on this crate requests nothing by itself. (`llm`
+//! is unstable in the contract and no host provides it yet, so it is not
+//! here.)
 //!
 //! ```no_run
 //! use kaizen_sdk::host::process::{Command, run};
@@ -21,5 +23,5 @@
 //! ```
 
 pub use crate::bindings::kaizen::plugin::{
-    agent, interaction, llm, log, parallel, process, session, types,
+    agent, interaction, log, parallel, process, session, types,
 };
