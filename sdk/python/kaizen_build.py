@@ -16,6 +16,7 @@ the code mentions ``kaizen_sdk.session``  ``kaizen:plugin/session`` (always gran
 ``interaction = true``                    ``kaizen:plugin/interaction``
 ``process = { ... }``                     ``kaizen:plugin/process``
 ``agent = true``                          ``kaizen:plugin/agent``
+``llm = true``                            ``kaizen:plugin/llm``
 ``parallel = true``                       ``kaizen:plugin/parallel``
 ``http = [...]`` (not empty)              ``wasi:http/outgoing-handler`` (the kit's version)
 ========================================  ==========================================
@@ -23,11 +24,8 @@ the code mentions ``kaizen_sdk.session``  ``kaizen:plugin/session`` (always gran
 The WIT directory it lays out::
 
     <dir>/world.wit                 package kaizen-kit:python; world python-plugin
-    <dir>/deps/kaizen-plugin/*.wit  the contract (WIT, e.g. wit/v0.1.2)
+    <dir>/deps/kaizen-plugin/*.wit  the contract (WIT, e.g. wit/v0.1.3)
     <dir>/deps/*.wit                the kit's WASI WIT (wasi:http and what it uses)
-
-``llm = true`` is refused: ``llm`` is unstable in the contract and no host
-provides it yet.
 
 ``session`` is always granted, yet imported only when the plugin's code
 uses it (a source file mentions ``kaizen_sdk.session`` or imports
@@ -63,6 +61,7 @@ _FLAG_IMPORTS = (
     ("interaction", "interaction"),
     ("process", "process"),
     ("agent", "agent"),
+    ("llm", "llm"),
     ("parallel", "parallel"),
 )
 
@@ -141,11 +140,6 @@ def imports_for(manifest: dict[str, Any], session: bool = False) -> list[str]:
     capability, then ``wasi:http``."""
     kinds_of(manifest)
     caps = manifest.get("capabilities", {})
-    if caps.get("llm") is True:
-        raise BuildError(
-            "plugin.toml requests llm = true, but the contract's `llm` interface is unstable: no Kaizen "
-            "provides it yet, and a component importing it would be refused. Remove `llm = true`"
-        )
     found = ["session"] if session else []
     for key, interface in _FLAG_IMPORTS:
         value = caps.get(key)

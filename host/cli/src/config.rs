@@ -5,6 +5,7 @@
 
 use crate::builtins;
 use crate::mcp_servers::McpServerEntry;
+use crate::model_config::{ModelsSection, PluginLlmSection, model_roles};
 use crate::trust::{AskTrust, TrustStatus, TrustStore, WorkspaceConfig};
 use anyhow::Context as _;
 use kaizen_llm::{Price, PriceTable};
@@ -12,6 +13,7 @@ use kaizen_plugins::{
     Access, Capabilities, GrantPolicy, HttpCredential, Origin, SandboxSettings, SignaturePolicy,
     TrustedKey,
 };
+use kaizen_runtime::{ModelRoles, PluginLlmPolicy};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -57,6 +59,12 @@ pub struct ConfigFile {
     /// workspace names its own in `.mcp.json`).
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, McpServerEntry>,
+    /// Which model plays each role (`planner = "gpt-4o-mini"`).
+    #[serde(default)]
+    pub models: ModelsSection,
+    /// Caps on plugins' completions (the user's config only).
+    #[serde(default, rename = "plugin-llm")]
+    pub plugin_llm: PluginLlmSection,
 }
 
 /// The `[mcp]` table.
@@ -326,6 +334,11 @@ pub struct Setup {
     pub mcp_servers: BTreeMap<String, McpServerEntry>,
     /// Which signatures plugins need (the user's config).
     pub signatures: SignaturePolicy,
+    /// Which model plays each role: the user's `[models]`, with a trusted
+    /// workspace's over it.
+    pub models: ModelRoles,
+    /// Caps on plugins' completions (the user's config).
+    pub plugin_llm: PluginLlmPolicy,
 }
 
 /// `KAIZEN_HOME`, else the user's data directory.
@@ -358,9 +371,17 @@ impl Setup {
         let user_file = kaizen_home.join(USER_CONFIG);
         let user = ConfigFile::load(&user_file)?;
         let signatures = user.plugins.signatures(&user_file)?;
+        let plugin_llm = user.plugin_llm.policy(&user_file)?;
+        let mut models = model_roles(&user_file, &user.models)?;
         let trust = decide_trust(&kaizen_home, &workspace, ask)?;
         let trusted = trust == TrustStatus::Trusted;
-        let project = ConfigFile::load(&workspace.join(PROJECT_CONFIG))?;
+        let project_file = workspace.join(PROJECT_CONFIG);
+        let project = ConfigFile::load(&project_file)?;
+        if trusted {
+            models
+                .0
+                .extend(model_roles(&project_file, &project.models)?.0);
+        }
 
         let mut setup = Self {
             policy: GrantPolicy {
@@ -384,6 +405,8 @@ impl Setup {
             mcp: user.mcp.clone(),
             mcp_servers: user.mcp_servers.clone(),
             signatures,
+            models,
+            plugin_llm,
         };
         setup.merge_user(&user);
         setup.merge_project(&project, trusted);
@@ -491,6 +514,14 @@ impl Setup {
             self.ignore(format!(
                 "{file}: [plugins] require-signature and trusted-keys (which keys to trust is set in the user's config only)"
             ));
+        }
+        if project.plugin_llm.is_set() {
+            self.ignore(format!(
+                "{file}: [plugin-llm] (what plugins' completions may use is set in the user's config only)"
+            ));
+        }
+        if !trusted && !project.models.is_empty() {
+            self.ignore(format!("{file}: [models] (the workspace is not trusted)"));
         }
         if project.sandbox.allow_degraded {
             self.ignore(format!(

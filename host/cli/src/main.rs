@@ -8,6 +8,7 @@ mod guard_setup;
 mod kits;
 mod mcp_cmd;
 mod mcp_servers;
+mod model_config;
 mod output;
 mod plugins_add;
 mod plugins_cmd;

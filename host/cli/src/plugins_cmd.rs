@@ -540,6 +540,7 @@ pub async fn call(
         // A fresh session: nothing was read before it.
         notes: Default::default(),
         sub_agents: Default::default(),
+        completions: Default::default(),
         history: Default::default(),
     };
     let mut latencies = Vec::with_capacity(repeat as usize);

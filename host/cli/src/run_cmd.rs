@@ -174,6 +174,8 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
     config.budget_usd = options.budget_usd;
     config.timeout = options.timeout.map(Duration::from_secs_f64);
     config.transcript_path = store.transcript_path(&state.session_id).ok();
+    config.models = setup.models.clone();
+    config.plugin_llm = setup.plugin_llm.clone();
     let agent = Agent {
         provider: provider.as_ref(),
         tools: &plugins.registry,

@@ -107,6 +107,7 @@ async fn main() {
         cwd: workspace.clone(),
         notes: Default::default(),
         sub_agents: Default::default(),
+        completions: Default::default(),
         history: Default::default(),
     };
 

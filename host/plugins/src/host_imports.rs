@@ -1,7 +1,5 @@
 //! The contract's host interfaces `log`, `session`, `interaction` and
-//! `agent` (`process` is in `process_host`). `llm` is defined in the
-//! contract; until the host implements it, a component importing it is
-//! refused at load time (see `linking`).
+//! `agent` (`process` is in `process_host`, `llm` in `llm_host`).
 
 use crate::bindings::{agent, interaction, log, session, types};
 use crate::capability::Access;

@@ -30,6 +30,7 @@ mod http_rule;
 mod inspect;
 pub mod interaction;
 mod linking;
+mod llm_host;
 mod manifest;
 mod outcome;
 mod pinning;

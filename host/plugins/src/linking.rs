@@ -2,7 +2,7 @@
 //! Imports are checked before instantiation so that a missing capability
 //! is a load error that names it, never a trap at call time.
 
-use crate::bindings::{agent, interaction, log, parallel, process, session, types};
+use crate::bindings::{agent, interaction, llm, log, parallel, process, session, types};
 use crate::grant::EffectiveGrant;
 use crate::guarded_fs::HasGuardedFs;
 use crate::manifest::{CONTRACT_VERSION, SUPPORTED_CONTRACTS};
@@ -47,6 +47,9 @@ pub(crate) fn linker_for(
     if grant.parallel {
         parallel::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |state| state)?;
     }
+    if grant.llm {
+        llm::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |state| state)?;
+    }
     Ok(linker)
 }
 
@@ -57,8 +60,12 @@ struct Needed {
     implemented: bool,
 }
 
+/// The first contract version whose `llm` the host provides; before it,
+/// `llm` was an unstable draft.
+const LLM_SINCE: &str = "0.1.3";
+
 fn needed_for(import: &str, grant: &EffectiveGrant) -> Option<Needed> {
-    let (interface, _version) = import.split_once('@').unwrap_or((import, ""));
+    let (interface, version) = import.split_once('@').unwrap_or((import, ""));
     let need = |capability, granted, implemented| {
         Some(Needed {
             capability,
@@ -70,13 +77,19 @@ fn needed_for(import: &str, grant: &EffectiveGrant) -> Option<Needed> {
         "kaizen:plugin/interaction" => need("interaction", grant.interaction, true),
         "kaizen:plugin/process" => need("process", grant.process.is_some(), true),
         "kaizen:plugin/agent" => need("agent", grant.agent, true),
-        "kaizen:plugin/llm" => need("llm", grant.llm, false),
+        "kaizen:plugin/llm" => need("llm", grant.llm, at_least(version, LLM_SINCE)),
         "kaizen:plugin/parallel" => need("parallel", grant.parallel, true),
         "wasi:http/outgoing-handler" | "wasi:http/types" => {
             need("http", !grant.http.is_empty(), true)
         }
         _ => None,
     }
+}
+
+/// True when dotted version `version` is `least` or later.
+fn at_least(version: &str, least: &str) -> bool {
+    let parts = |v: &str| -> Vec<u64> { v.split('.').map(|p| p.parse().unwrap_or(0)).collect() };
+    parts(version) >= parts(least)
 }
 
 /// Checks every import of `component` against `grant`; the error names
@@ -110,7 +123,7 @@ pub(crate) fn check_imports(
         }
         if !needed.implemented {
             return Err(format!(
-                "plugin `{plugin}` imports `{import}` (the `{cap}` capability), which this version of Kaizen does not provide yet, so the plugin cannot be loaded",
+                "plugin `{plugin}` imports `{import}` (the `{cap}` capability), an unstable draft that this version of Kaizen does not provide, so the plugin cannot be loaded; rebuild it against wit/v{CONTRACT_VERSION}",
                 cap = needed.capability
             ));
         }

@@ -366,6 +366,7 @@ impl PluginRuntime {
             .map(|sandboxes| sandboxes.access(&ctx.session_id));
         state.notes = ctx.notes.clone();
         state.sub_agents = ctx.sub_agents.clone();
+        state.completions = ctx.completions.clone();
         state.history = ctx.history.clone();
         state.call_id.clone_from(&ctx.call_id);
         state.fan_out = (may_fan_out && self.identity.grant.parallel).then(|| FanOut {

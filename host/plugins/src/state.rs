@@ -11,7 +11,7 @@ use crate::http_policy::HttpPolicy;
 use crate::interaction::Interaction;
 use crate::process_host::ProcessAccess;
 use crate::tail_output::TailOutput;
-use kaizen_tools::{FileHistoryLink, SessionNotes, SubAgentLink};
+use kaizen_tools::{CompletionLink, FileHistoryLink, SessionNotes, SubAgentLink};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -56,6 +56,8 @@ pub(crate) struct PluginState {
     pub notes: Arc<SessionNotes>,
     /// Where the current call may start sub-agents; set for each call.
     pub sub_agents: SubAgentLink,
+    /// Where the current call may ask for completions; set for each call.
+    pub completions: CompletionLink,
     /// Where files are kept before the current call changes them; set
     /// for each call.
     pub history: FileHistoryLink,
@@ -145,6 +147,7 @@ impl PluginState {
             interaction: identity.interaction.clone(),
             notes: Arc::default(),
             sub_agents: SubAgentLink::default(),
+            completions: CompletionLink::default(),
             history: FileHistoryLink::default(),
             grant: grant.clone(),
             fan_out: None,

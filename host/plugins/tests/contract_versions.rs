@@ -163,11 +163,12 @@ async fn an_unknown_version_is_refused_naming_the_supported_ones() {
 }
 
 #[tokio::test]
-async fn the_unstable_llm_import_is_refused_in_every_version() {
+async fn llm_drafts_are_refused_and_the_stable_llm_loads_when_granted() {
     let mut h = Harness::new();
     for (version, features) in [
         ("0.1.1", &[][..]),
-        (kaizen_plugins::CONTRACT_VERSION, &["llm"][..]),
+        ("0.1.2", &["llm"][..]),
+        ("0.1.3", &[][..]),
     ] {
         let name = format!("llm-{}", version.replace('.', "-"));
         let body =
@@ -177,7 +178,11 @@ async fn the_unstable_llm_import_is_refused_in_every_version() {
         let manifest = std::fs::read_to_string(dir.join("plugin.toml")).unwrap();
         let manifest = format!("{manifest}[capabilities]\nllm = true\n");
         std::fs::write(dir.join("plugin.toml"), manifest).unwrap();
-        // Requested and granted, and still refused: no host provides it yet.
+        let import = format!("kaizen:plugin/llm@{version}");
+        // Requested but not granted: refused, naming the capability.
+        let err = h.load_dir(&dir).await.err().expect("must not load");
+        assert!(err.message.contains(&import), "{err}");
+        assert!(err.message.contains("`llm` capability"), "{err}");
         h.policy.grants.insert(
             name,
             kaizen_plugins::Capabilities {
@@ -185,10 +190,19 @@ async fn the_unstable_llm_import_is_refused_in_every_version() {
                 ..Default::default()
             },
         );
-        let err = h.load_dir(&dir).await.err().expect("must not load");
-        let import = format!("kaizen:plugin/llm@{version}");
-        assert!(err.message.contains(&import), "{err}");
-        assert!(err.message.contains("does not provide yet"), "{err}");
+        let loaded = h.load_dir(&dir).await;
+        if version == "0.1.3" {
+            // The dummy's `tools` traps, so it loads as far as asking for
+            // them: the import itself was linked.
+            let err = loaded.err().expect("the dummy traps in `tools`");
+            assert!(err.message.contains("listing the tools failed"), "{err}");
+        } else {
+            // Granted, and still refused: the drafts were never provided.
+            let err = loaded.err().expect("must not load");
+            assert!(err.message.contains(&import), "{err}");
+            assert!(err.message.contains("unstable draft"), "{err}");
+            assert!(err.message.contains("wit/v0.1.3"), "{err}");
+        }
     }
 }
 

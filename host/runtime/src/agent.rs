@@ -6,6 +6,7 @@
 use crate::act::{PendingCall, arguments_value, result_block, result_text, run_calls};
 use crate::admit::Gatekeeper;
 use crate::bounded::{Cut, bounded, bounded_with_grace};
+use crate::completions::{ModelRoles, PluginLlmPolicy};
 use crate::events::{Event, Observer};
 use crate::guard::Guard;
 use crate::hook_points::stopped_by;
@@ -65,6 +66,11 @@ pub struct AgentConfig {
     pub interrupt_grace: Duration,
     /// The session's log, for hooks' `transcript_path`.
     pub transcript_path: Option<PathBuf>,
+    /// Which model plays each role (`sub-agent`, and the roles plugins'
+    /// completions ask for).
+    pub models: ModelRoles,
+    /// The operator's caps on plugins' completions.
+    pub plugin_llm: PluginLlmPolicy,
 }
 
 impl AgentConfig {
@@ -81,6 +87,8 @@ impl AgentConfig {
             instructions: None,
             interrupt_grace: DEFAULT_INTERRUPT_GRACE,
             transcript_path: None,
+            models: ModelRoles::default(),
+            plugin_llm: PluginLlmPolicy::default(),
         }
     }
 }
@@ -472,6 +480,7 @@ impl Agent<'_> {
             todos: std::mem::take(&mut state.todos),
         }));
         let (sub_agents, requests) = sub_agent::channel();
+        let (completions, completion_requests) = crate::completions::channel();
         let ctx = CallContext {
             session_id: state.session_id.clone(),
             call_id: String::new(),
@@ -487,6 +496,7 @@ impl Agent<'_> {
                 Some(journal) => FileHistoryLink::new(Arc::new(self.step_files(journal, state))),
                 None => FileHistoryLink::default(),
             },
+            completions,
         };
         let tally = Arc::new(Meter::default());
         let sub_scope = Scope {
@@ -502,9 +512,10 @@ impl Agent<'_> {
             approver: None,
             stopped: Default::default(),
         };
-        let work = self.serving_sub_agents(
+        let work = self.serving_step(
             run_calls(&gate, calls),
             requests,
+            completion_requests,
             state,
             &sub_scope,
             interrupt,
@@ -513,7 +524,7 @@ impl Agent<'_> {
         // a resumed session neither repeats nor loses it.
         let run =
             bounded_with_grace(work, scope.deadline, interrupt, self.config.interrupt_grace).await;
-        // Sub-agents' spending belongs to this session, and what finished
+        // Sub-agents' and completions' spending belongs to this session, and what finished
         // calls noted is kept, even when the step was cut.
         let (sub_agent_usage, sub_agent_cost_usd) = tally.take();
         let changes = notes.changes();

@@ -61,6 +61,7 @@ impl DirectSession {
             cwd: self.workspace.clone(),
             notes: self.notes.clone(),
             sub_agents: Default::default(),
+            completions: Default::default(),
             history: Default::default(),
         };
         let base = PayloadBase {

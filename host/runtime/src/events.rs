@@ -112,6 +112,24 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
+    /// A plugin's completion (the `llm` import) ran; its cost is in the
+    /// run's totals.
+    PluginCompletion {
+        /// The plugin that asked.
+        plugin: String,
+        /// The tool call it asked within.
+        call_id: String,
+        /// The model role it asked for.
+        role: String,
+        /// The model that answered.
+        model: String,
+        /// Prompt tokens.
+        input_tokens: u64,
+        /// Generated tokens.
+        output_tokens: u64,
+        /// Its price in USD.
+        cost_usd: f64,
+    },
     /// A message for the user from a hook.
     Notice {
         /// Who says it.

@@ -48,7 +48,9 @@ pub enum Entry {
         /// What the calls noted.
         #[serde(default)]
         notes: NoteChanges,
-        /// What sub-agents started by the calls spent.
+        /// What the calls' model use spent: the sub-agents they started
+        /// and their plugins' completions. (The name is the log's since
+        /// before completions.)
         #[serde(default)]
         sub_agent_usage: Usage,
         /// Their price.

@@ -13,6 +13,7 @@ mod admit;
 mod agent;
 mod bounded;
 mod checkpoint_writer;
+mod completions;
 mod direct;
 mod events;
 mod guard;
@@ -31,6 +32,7 @@ pub use agent::{
     Agent, AgentConfig, DEFAULT_BUDGET_USD, DEFAULT_INTERRUPT_GRACE, DEFAULT_MAX_CYCLES,
     DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_TOKENS, Pricing,
 };
+pub use completions::{DEFAULT_BUDGET_SHARE, ModelRoles, PluginLlmCaps, PluginLlmPolicy};
 pub use direct::DirectSession;
 pub use events::{Event, Observer, Silent};
 pub use guard::{DEFAULT_MAX_STOP_CONTINUATIONS, Guard};

@@ -6,11 +6,12 @@
 //! tool's result. A sub-agent cannot start sub-agents of its own.
 
 use crate::agent::Agent;
+use crate::completions::{self, PluginSpending};
 use crate::events::{Event, Observer};
 use crate::journal::{Journal, ParentFiles};
 use crate::state::SessionState;
-use futures::StreamExt;
 use futures::stream::FuturesUnordered;
+use futures::{FutureExt, StreamExt};
 use kaizen_hooks::{HookAction, HookEvent};
 use kaizen_llm::Usage;
 use kaizen_tools::{
@@ -108,6 +109,9 @@ pub(crate) struct Scope {
     /// In a sub-agent's run: the id (its parent's tool call) and type
     /// hooks see.
     pub agent: Option<(String, String)>,
+    /// What each plugin's completions spent, against its share of the
+    /// budget.
+    pub plugins: Arc<PluginSpending>,
 }
 
 impl Scope {
@@ -119,6 +123,7 @@ impl Scope {
             tally: None,
             may_delegate: true,
             agent: None,
+            plugins: Arc::default(),
         }
     }
 
@@ -179,12 +184,14 @@ impl Observer for Nested<'_> {
 }
 
 impl Agent<'_> {
-    /// Drives `calls` to their end while serving the sub-agents they ask
-    /// for, several at once when calls run concurrently.
-    pub(crate) async fn serving_sub_agents<T>(
+    /// Drives `calls` to their end while serving the sub-agents and the
+    /// completions they ask for, several at once when calls run
+    /// concurrently.
+    pub(crate) async fn serving_step<T>(
         &self,
         calls: impl Future<Output = T>,
         mut requests: mpsc::UnboundedReceiver<Job>,
+        mut completions: mpsc::UnboundedReceiver<completions::Job>,
         parent: &SessionState,
         scope: &Scope,
         interrupt: &CancellationToken,
@@ -195,7 +202,10 @@ impl Agent<'_> {
             tokio::select! {
                 done = &mut calls => return done,
                 Some(job) = requests.recv() => {
-                    running.push(self.sub_agent(job, parent, scope, interrupt));
+                    running.push(self.sub_agent(job, parent, scope, interrupt).boxed());
+                }
+                Some(job) = completions.recv() => {
+                    running.push(self.plugin_completion(job, scope, interrupt).boxed());
                 }
                 Some(()) = running.next(), if !running.is_empty() => {}
             }
@@ -223,6 +233,11 @@ impl Agent<'_> {
             call_id: job.call_id.clone(),
         };
         let mut config = self.config.clone();
+        config.model = self
+            .config
+            .models
+            .model_for("sub-agent", &self.config.model)
+            .to_string();
         config.instructions = Some(match &self.config.instructions {
             Some(own) => format!("{own}\n\n{}", kind.instructions),
             None => kind.instructions.to_string(),

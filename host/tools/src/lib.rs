@@ -7,14 +7,20 @@
 //! [`ToolError`] whose message a model can act on. Each call's
 //! [`CallContext`] carries the session's [`SessionNotes`] (files read, the
 //! todo list), which tools share and the loop keeps in its session state,
-//! and a [`SubAgentLink`] through which a tool can hand work to a sub-agent.
+//! a [`SubAgentLink`] through which a tool can hand work to a sub-agent,
+//! and a [`CompletionLink`] to the session's model.
 
+mod completion;
 mod history;
 mod registry;
 mod session;
 mod spec;
 mod sub_agent;
 
+pub use completion::{
+    Completion, CompletionError, CompletionFuture, CompletionLink, CompletionRequest, Completions,
+    MODEL_ROLES, PromptMessage,
+};
 pub use history::{FileHistory, FileHistoryLink};
 pub use registry::{DEFAULT_MAX_OUTPUT_BYTES, RegistryError, ToolRegistry};
 pub use session::{FileRecord, NoteChanges, Notes, SessionNotes};

@@ -1,5 +1,6 @@
 //! The tool abstraction: specs, call context, outputs and errors.
 
+use crate::completion::CompletionLink;
 use crate::history::FileHistoryLink;
 use crate::session::SessionNotes;
 use crate::sub_agent::SubAgentLink;
@@ -83,6 +84,10 @@ pub struct CallContext {
     /// Where the call may start sub-agents; empty when it may not.
     #[serde(skip)]
     pub sub_agents: SubAgentLink,
+    /// Where the call's plugin may ask the session's model for a
+    /// completion; empty when there is no model.
+    #[serde(skip)]
+    pub completions: CompletionLink,
     /// Where files are kept before the call changes them.
     #[serde(skip)]
     pub history: FileHistoryLink,

@@ -26,7 +26,7 @@ tools and hooks both (``kinds = ["tool", "hook"]``).
 
 Host interfaces: :mod:`kaizen_sdk.log` and :mod:`kaizen_sdk.session`
 (always granted), :mod:`kaizen_sdk.http` (with an ``http`` grant) and the
-raw ``interaction``, ``process``, ``agent`` and ``parallel``
+raw ``interaction``, ``process``, ``agent``, ``parallel`` and ``llm``
 modules in :mod:`kaizen_sdk.host` (with their grants). The build imports an
 interface only when the manifest requests it (session: when the code
 mentions ``kaizen_sdk.session``).

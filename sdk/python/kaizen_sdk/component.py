@@ -35,7 +35,7 @@ importlib.import_module(APP_MODULE)
 # Only modules imported now exist at run time, so every host interface the
 # world has is imported here, for the kit's wrappers to find later.
 for _name in (
-    "log", "session", "interaction", "process", "agent", "parallel",
+    "log", "session", "interaction", "process", "agent", "parallel", "llm",
     "outgoing_handler", "wasi_http_types", "streams", "poll", "error", "monotonic_clock",
 ):  # fmt: skip
     _bindings.imported(_name)

@@ -13,6 +13,7 @@ module             manifest ``[capabilities]``             what it does
 ``process``        ``process = { programs = [...] }``      run programs in the sandbox
 ``agent``          ``agent = true``                        run a sub-agent
 ``parallel``       ``parallel = true``                     fan calls out to own tools
+``llm``            ``llm = true``                          a completion from the session's model
 =================  =====================================  ===========================
 
 The build imports a module's interface only when the manifest requests its
@@ -40,6 +41,7 @@ CAPABILITIES = {
     "process": 'process = { programs = ["git"] }',
     "agent": "agent = true",
     "parallel": "parallel = true",
+    "llm": "llm = true",
 }
 
 

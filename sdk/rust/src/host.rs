@@ -4,10 +4,9 @@
 //! Using one makes the component import it, and the host refuses to load a
 //! component whose manifest and grant do not include that capability:
 //! `interaction = true`, `process = { programs = [...] }`, `agent = true`,
-//! `parallel = true`. Interfaces a plugin never calls are dropped from the
-//! component, so depending on this crate requests nothing by itself. (`llm`
-//! is unstable in the contract and no host provides it yet, so it is not
-//! here.)
+//! `llm = true`, `parallel = true`. Interfaces a plugin never calls are
+//! dropped from the component, so depending on this crate requests nothing
+//! by itself. ([`crate::llm`] wraps `llm`.)
 //!
 //! ```no_run
 //! use kaizen_sdk::host::process::{Command, run};
@@ -23,5 +22,5 @@
 //! ```
 
 pub use crate::bindings::kaizen::plugin::{
-    agent, interaction, log, parallel, process, session, types,
+    agent, interaction, llm, log, parallel, process, session, types,
 };

@@ -73,8 +73,9 @@
 //! notes (files read, the todo list); both are always granted. Files are plain
 //! `std::fs` on the preopened directories the plugin was granted; outbound
 //! HTTP goes through `wasi:http` ([`http`] is a small blocking client for
-//! it). The other host interfaces (asking the
-//! user, running programs, sub-agents, model completions) are in [`host`];
+//! it), and [`llm`] asks the session's model for a completion. The other
+//! host interfaces (asking the user, running programs, sub-agents) are in
+//! [`host`];
 //! a component imports only the interfaces it calls, and the host refuses
 //! to load one that imports a capability it was not granted. [`raw`] is the
 //! `tools` export at the contract level, for plugins that implement it by
@@ -96,6 +97,7 @@ pub mod hook;
 pub mod hook_bindings;
 pub mod host;
 pub mod http;
+pub mod llm;
 pub mod log;
 mod macros;
 mod output;

@@ -114,6 +114,7 @@ impl Harness {
             cwd: self.workspace(),
             notes: Default::default(),
             sub_agents: Default::default(),
+            completions: Default::default(),
             history: Default::default(),
         }
     }

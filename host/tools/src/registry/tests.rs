@@ -55,6 +55,7 @@ fn ctx() -> CallContext {
         cwd: "/w".into(),
         notes: Default::default(),
         sub_agents: Default::default(),
+        completions: Default::default(),
         history: Default::default(),
     }
 }

@@ -1,0 +1,173 @@
+//! `[models]` (which model plays each role) and `[plugin-llm]` (the
+//! operator's caps on plugins' completions) in the config files.
+
+use kaizen_runtime::{DEFAULT_BUDGET_SHARE, ModelRoles, PluginLlmCaps, PluginLlmPolicy};
+use kaizen_tools::MODEL_ROLES;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The `[models]` table: a model name by role (`planner = "gpt-4o-mini"`).
+pub type ModelsSection = BTreeMap<String, String>;
+
+/// Checks `[models]` of `file` and returns it as roles.
+pub fn model_roles(file: &Path, models: &ModelsSection) -> anyhow::Result<ModelRoles> {
+    for (role, model) in models {
+        if role == "main" {
+            anyhow::bail!(
+                "{}: [models] main: the main model is the session's; choose it with --model",
+                file.display()
+            );
+        }
+        check_role(file, "[models]", role)?;
+        if model.trim().is_empty() {
+            anyhow::bail!("{}: [models] {role} is empty; name a model", file.display());
+        }
+    }
+    Ok(ModelRoles(models.clone()))
+}
+
+/// The `[plugin-llm]` table.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct PluginLlmSection {
+    /// The roles any plugin may ask for (default: every role).
+    pub roles: Option<Vec<String>>,
+    /// The fraction of a run's budget one plugin's completions may spend.
+    pub budget_share: Option<f64>,
+    /// Caps of single plugins, over the ones above.
+    #[serde(default)]
+    pub plugins: BTreeMap<String, PluginLlmEntry>,
+}
+
+/// `[plugin-llm.plugins.NAME]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct PluginLlmEntry {
+    /// The roles this plugin may ask for.
+    pub roles: Option<Vec<String>>,
+    /// Its share of a run's budget.
+    pub budget_share: Option<f64>,
+}
+
+impl PluginLlmSection {
+    /// True when the table sets anything.
+    pub fn is_set(&self) -> bool {
+        self.roles.is_some() || self.budget_share.is_some() || !self.plugins.is_empty()
+    }
+
+    /// The checked caps; `file` names the config file in errors.
+    pub fn policy(&self, file: &Path) -> anyhow::Result<PluginLlmPolicy> {
+        let default = caps(
+            file,
+            "[plugin-llm]",
+            self.roles.as_ref(),
+            self.budget_share,
+            &PluginLlmCaps {
+                roles: None,
+                budget_share: DEFAULT_BUDGET_SHARE,
+            },
+        )?;
+        let mut plugins = BTreeMap::new();
+        for (name, entry) in &self.plugins {
+            let table = format!("[plugin-llm.plugins.{name}]");
+            let own = caps(
+                file,
+                &table,
+                entry.roles.as_ref(),
+                entry.budget_share,
+                &default,
+            )?;
+            plugins.insert(name.clone(), own);
+        }
+        Ok(PluginLlmPolicy { default, plugins })
+    }
+}
+
+fn caps(
+    file: &Path,
+    table: &str,
+    roles: Option<&Vec<String>>,
+    share: Option<f64>,
+    base: &PluginLlmCaps,
+) -> anyhow::Result<PluginLlmCaps> {
+    if let Some(roles) = roles {
+        for role in roles {
+            check_role(file, table, role)?;
+        }
+    }
+    if let Some(share) = share
+        && !(0.0..=1.0).contains(&share)
+    {
+        anyhow::bail!(
+            "{}: {table} budget-share = {share}: give a fraction of the run's budget from 0 to 1",
+            file.display()
+        );
+    }
+    Ok(PluginLlmCaps {
+        roles: roles.cloned().or_else(|| base.roles.clone()),
+        budget_share: share.unwrap_or(base.budget_share),
+    })
+}
+
+fn check_role(file: &Path, table: &str, role: &str) -> anyhow::Result<()> {
+    if MODEL_ROLES.contains(&role) {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "{}: {table}: there is no model role `{role}`; the roles are {}",
+        file.display(),
+        MODEL_ROLES.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn section(text: &str) -> PluginLlmSection {
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn plugins_take_the_defaults_unless_they_have_their_own() {
+        let file = Path::new("config.toml");
+        let policy = section(
+            "roles = [\"planner\"]\nbudget-share = 0.1\n[plugins.judge]\nroles = [\"evaluator\"]\n",
+        )
+        .policy(file)
+        .unwrap();
+        assert_eq!(policy.default.roles, Some(vec!["planner".to_string()]));
+        let judge = policy.caps_for("judge");
+        assert_eq!(judge.roles, Some(vec!["evaluator".to_string()]));
+        assert_eq!(judge.budget_share, 0.1);
+        assert_eq!(policy.caps_for("other").budget_share, 0.1);
+        let unset = PluginLlmSection::default().policy(file).unwrap();
+        assert_eq!(unset.default.roles, None);
+        assert_eq!(unset.default.budget_share, DEFAULT_BUDGET_SHARE);
+    }
+
+    #[test]
+    fn unknown_roles_and_odd_shares_are_refused() {
+        let file = Path::new("config.toml");
+        let err = section("roles = [\"oracle\"]").policy(file).unwrap_err();
+        assert!(
+            err.to_string().contains("no model role `oracle`"),
+            "{err:#}"
+        );
+        let err = section("[plugins.x]\nbudget-share = 2.0")
+            .policy(file)
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("[plugin-llm.plugins.x] budget-share = 2"),
+            "{err:#}"
+        );
+        let models = ModelsSection::from([("main".to_string(), "m".to_string())]);
+        let err = model_roles(file, &models).unwrap_err();
+        assert!(err.to_string().contains("--model"), "{err:#}");
+        let models = ModelsSection::from([("evaluator".to_string(), "small".to_string())]);
+        let roles = model_roles(file, &models).unwrap();
+        assert_eq!(roles.model_for("evaluator", "big"), "small");
+    }
+}

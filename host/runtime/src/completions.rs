@@ -1,0 +1,296 @@
+//! Plugins' completions (the contract's `llm`): a tool call asks for one by
+//! model role, and the step that runs the call serves it through the
+//! session's provider, so it shares the session's budget, deadline and
+//! interrupt. The operator's [`PluginLlmPolicy`] caps the roles each plugin
+//! may use and its share of the run's budget; [`ModelRoles`] says which
+//! model plays each role.
+
+use crate::agent::Agent;
+use crate::bounded::{Cut, bounded};
+use crate::events::Event;
+use crate::sub_agent::Scope;
+use kaizen_llm::{Block, Message, Request, Role, StreamEvent};
+use kaizen_tools::{
+    Completion, CompletionError, CompletionFuture, CompletionLink, CompletionRequest, Completions,
+    MODEL_ROLES,
+};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+/// The share of the run's budget one plugin's completions may spend
+/// unless the operator says otherwise.
+pub const DEFAULT_BUDGET_SHARE: f64 = 0.25;
+
+/// Which model plays each role; a role without one is played by the
+/// session's model.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelRoles(pub BTreeMap<String, String>);
+
+impl ModelRoles {
+    /// The model for `role`, or `main_model`.
+    pub fn model_for<'a>(&'a self, role: &str, main_model: &'a str) -> &'a str {
+        self.0.get(role).map_or(main_model, String::as_str)
+    }
+}
+
+/// What one plugin's completions may do.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PluginLlmCaps {
+    /// The roles it may ask for; `None` means every role.
+    pub roles: Option<Vec<String>>,
+    /// The fraction of the run's budget its completions may spend.
+    pub budget_share: f64,
+}
+
+impl Default for PluginLlmCaps {
+    fn default() -> Self {
+        Self {
+            roles: None,
+            budget_share: DEFAULT_BUDGET_SHARE,
+        }
+    }
+}
+
+/// The operator's caps on plugins' completions: defaults, and per plugin.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PluginLlmPolicy {
+    /// For plugins without caps of their own.
+    pub default: PluginLlmCaps,
+    /// By plugin name.
+    pub plugins: BTreeMap<String, PluginLlmCaps>,
+}
+
+impl PluginLlmPolicy {
+    /// The caps of plugin `name`.
+    pub fn caps_for(&self, name: &str) -> &PluginLlmCaps {
+        self.plugins.get(name).unwrap_or(&self.default)
+    }
+}
+
+/// What each plugin's completions spent in a run, in USD.
+#[derive(Debug, Default)]
+pub(crate) struct PluginSpending(Mutex<HashMap<String, f64>>);
+
+impl PluginSpending {
+    fn spent(&self, plugin: &str) -> f64 {
+        let spent = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        spent.get(plugin).copied().unwrap_or(0.0)
+    }
+
+    fn add(&self, plugin: &str, cost: f64) {
+        let mut spent = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        *spent.entry(plugin.to_string()).or_default() += cost;
+    }
+}
+
+/// A completion a tool call asked for, waiting to run.
+pub(crate) struct Job {
+    caller: String,
+    call_id: String,
+    request: CompletionRequest,
+    reply: oneshot::Sender<Result<Completion, CompletionError>>,
+}
+
+/// The tools' end of a step's completion channel.
+struct Requests(mpsc::UnboundedSender<Job>);
+
+impl Completions for Requests {
+    fn complete(
+        &self,
+        caller: &str,
+        call_id: &str,
+        request: CompletionRequest,
+    ) -> CompletionFuture {
+        let (reply, answer) = oneshot::channel();
+        let sent = self.0.send(Job {
+            caller: caller.to_string(),
+            call_id: call_id.to_string(),
+            request,
+            reply,
+        });
+        Box::pin(async move {
+            let gone =
+                || CompletionError::Cancelled("the step that ran this call has ended".to_string());
+            sent.map_err(|_| gone())?;
+            answer.await.map_err(|_| gone())?
+        })
+    }
+}
+
+/// A link for one step's tool calls and the receiver the step serves.
+pub(crate) fn channel() -> (CompletionLink, mpsc::UnboundedReceiver<Job>) {
+    let (sender, receiver) = mpsc::unbounded_channel();
+    (CompletionLink::new(Arc::new(Requests(sender))), receiver)
+}
+
+impl Agent<'_> {
+    /// Runs one plugin's completion and answers its caller.
+    pub(crate) async fn plugin_completion(
+        &self,
+        job: Job,
+        scope: &Scope,
+        interrupt: &CancellationToken,
+    ) {
+        let answer = self
+            .complete_for(&job.caller, &job.call_id, job.request, scope, interrupt)
+            .await;
+        let _ = job.reply.send(answer);
+    }
+
+    async fn complete_for(
+        &self,
+        caller: &str,
+        call_id: &str,
+        request: CompletionRequest,
+        scope: &Scope,
+        interrupt: &CancellationToken,
+    ) -> Result<Completion, CompletionError> {
+        let role = request.model_role.as_deref().unwrap_or("main");
+        let caps = self.config.plugin_llm.caps_for(caller);
+        admit(caller, role, caps)?;
+        let budget = self.config.budget_usd;
+        let spent = scope.spent.cost();
+        if spent >= budget {
+            return Err(CompletionError::BudgetExceeded(format!(
+                "the run spent ${spent:.4} of its ${budget:.4} budget"
+            )));
+        }
+        let share = caps.budget_share * budget;
+        let own = scope.plugins.spent(caller);
+        if own >= share {
+            return Err(CompletionError::BudgetExceeded(format!(
+                "plugin `{caller}` spent ${own:.4} on completions, its share of the run's budget (${share:.4}, budget-share = {})",
+                caps.budget_share
+            )));
+        }
+        let model = self.config.models.model_for(role, &self.config.model);
+        let messages = request
+            .messages
+            .into_iter()
+            .map(|message| Message {
+                role: if message.assistant {
+                    Role::Assistant
+                } else {
+                    Role::User
+                },
+                content: vec![Block::Text {
+                    text: message.content,
+                }],
+            })
+            .collect();
+        let request = Request {
+            model: model.to_string(),
+            system: request.system.unwrap_or_default(),
+            messages,
+            tools: Vec::new(),
+            max_tokens: request
+                .max_tokens
+                .unwrap_or(self.config.max_tokens)
+                .min(self.config.max_tokens),
+            temperature: request.temperature,
+        };
+        // A plugin's completion is not the answer: its text is not
+        // streamed, only its cost reported.
+        let sink = |_: StreamEvent| {};
+        let call = self.provider.complete(&request, &sink);
+        let response = match bounded(call, scope.deadline, interrupt).await {
+            Ok(Ok(response)) => response,
+            Ok(Err(err)) => return Err(CompletionError::Provider(err.message)),
+            Err(Cut::Timeout) => {
+                return Err(CompletionError::Cancelled(
+                    "the run's time limit ran out".into(),
+                ));
+            }
+            Err(Cut::Interrupted) => {
+                return Err(CompletionError::Cancelled("the run was interrupted".into()));
+            }
+        };
+        let cost = (self.pricing)(&response.model, &response.usage);
+        scope.charge(&response.usage, cost);
+        scope.plugins.add(caller, cost);
+        self.observer.on_event(&Event::PluginCompletion {
+            plugin: caller.to_string(),
+            call_id: call_id.to_string(),
+            role: role.to_string(),
+            model: response.model.clone(),
+            input_tokens: response.usage.input_tokens,
+            output_tokens: response.usage.output_tokens,
+            cost_usd: cost,
+        });
+        Ok(Completion {
+            text: response.text(),
+            model: response.model,
+            input_tokens: response.usage.input_tokens,
+            output_tokens: response.usage.output_tokens,
+            cost_usd: cost,
+        })
+    }
+}
+
+/// Refuses an unknown role, or one the operator did not grant `caller`.
+fn admit(caller: &str, role: &str, caps: &PluginLlmCaps) -> Result<(), CompletionError> {
+    if !MODEL_ROLES.contains(&role) {
+        return Err(CompletionError::Refused(format!(
+            "there is no model role `{role}`; use one of: {}",
+            MODEL_ROLES.join(", ")
+        )));
+    }
+    if let Some(roles) = &caps.roles
+        && !roles.iter().any(|granted| granted == role)
+    {
+        let granted = if roles.is_empty() {
+            "none".to_string()
+        } else {
+            roles.join(", ")
+        };
+        return Err(CompletionError::Refused(format!(
+            "plugin `{caller}` may use the model roles {granted}, not `{role}` (the operator's [plugin-llm] settings)"
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_are_checked_against_the_list_and_the_caps() {
+        let all = PluginLlmCaps::default();
+        assert!(admit("p", "evaluator", &all).is_ok());
+        let err = admit("p", "oracle", &all).unwrap_err();
+        assert!(
+            err.to_string().contains("main, planner, evaluator"),
+            "{err}"
+        );
+        let some = PluginLlmCaps {
+            roles: Some(vec!["planner".into()]),
+            ..PluginLlmCaps::default()
+        };
+        assert!(admit("p", "planner", &some).is_ok());
+        let err = admit("p", "main", &some).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("plugin `p` may use the model roles planner, not `main`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_role_without_a_model_is_played_by_the_main_model() {
+        let roles = ModelRoles(BTreeMap::from([("evaluator".into(), "small".into())]));
+        assert_eq!(roles.model_for("evaluator", "big"), "small");
+        assert_eq!(roles.model_for("planner", "big"), "big");
+    }
+
+    #[test]
+    fn spending_is_kept_per_plugin() {
+        let spending = PluginSpending::default();
+        spending.add("a", 0.5);
+        spending.add("a", 0.25);
+        assert_eq!(spending.spent("a"), 0.75);
+        assert_eq!(spending.spent("b"), 0.0);
+    }
+}
