@@ -24,7 +24,7 @@ the code mentions ``kaizen_sdk.session``  ``kaizen:plugin/session`` (always gran
 The WIT directory it lays out::
 
     <dir>/world.wit                 package kaizen-kit:python; world python-plugin
-    <dir>/deps/kaizen-plugin/*.wit  the contract (WIT, e.g. wit/v0.1.3)
+    <dir>/deps/kaizen-plugin/*.wit  the contract (WIT, e.g. wit/v0.1.4)
     <dir>/deps/*.wit                the kit's WASI WIT (wasi:http and what it uses)
 
 ``session`` is always granted, yet imported only when the plugin's code
@@ -124,7 +124,7 @@ def kinds_of(manifest: dict[str, Any]) -> list[str]:
         or len(set(kinds)) != len(kinds)
         or any(kind not in KINDS for kind in kinds)
     ):
-        planner = " Kaizen calls no planners yet: the contract's `planning` interface is unstable." if (
+        planner = " Planners in Python are written against componentize-py's raw bindings of the `planner` world." if (
             isinstance(kinds, list) and "planner" in kinds
         ) else ""
         raise BuildError(

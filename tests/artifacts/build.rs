@@ -6,7 +6,8 @@
 //!   `tests/plugins` workspace, built once by `kaizen-guest-build` into
 //!   `<target>/wasm-guests`, shared by every profile of the main workspace.
 //! - Python plugins (a directory with `app.py`) are built with
-//!   componentize-py against the `tool` world; componentize-py is installed
+//!   componentize-py against the `tool`, `hook` or `planner` world (see
+//!   `python_world`); componentize-py is installed
 //!   with pip into a venv under `<target>/wasm-guests` on first use.
 //! - The assembled directories are `<target>/wasm-guests/plugins/<name>/`.
 //!
@@ -31,13 +32,19 @@ const COMPONENTIZE_PY_VERSION: &str = "0.25.1";
 /// The module every Python test plugin is built from.
 const PYTHON_MODULE: &str = "app";
 
-/// The world a Python plugin is built against: `hook` for a hook plugin,
-/// else `tool` (both import only `log`).
-fn python_world(plugin: &Plugin) -> &'static str {
-    if plugin.kinds.iter().any(|kind| kind == "hook") {
-        "hook"
+/// The world a Python plugin is built against, and the contract version
+/// whose WIT it is built from: `planner` (0.1.4, the first with a stable
+/// `planning`) for a planner, `hook` for a hook plugin, else `tool` (0.1.0,
+/// so that the suites keep a component of the oldest version). Each world
+/// imports only `log`.
+fn python_world(plugin: &Plugin) -> (&'static str, &'static str) {
+    let is = |kind: &str| plugin.kinds.iter().any(|k| k == kind);
+    if is("planner") {
+        ("planner", "v0.1.4")
+    } else if is("hook") {
+        ("hook", "v0.1.0")
     } else {
-        "tool"
+        ("tool", "v0.1.0")
     }
 }
 
@@ -45,7 +52,7 @@ fn main() {
     let manifest_dir = manifest_dir();
     let repo = manifest_dir.ancestors().nth(2).unwrap_or(&manifest_dir);
     let sources = repo.join("tests/plugins");
-    let wit = repo.join("wit/v0.1.0");
+    let wit = repo.join("wit");
     for path in [&repo.join("sdk/rust"), &repo.join("wit")] {
         rerun_if_changed(path);
     }
@@ -67,7 +74,7 @@ fn main() {
         .map(|(plugin, wasm)| match wasm {
             Some(wasm) => wasm,
             None if plugin.dir.join(format!("{PYTHON_MODULE}.py")).is_file() => {
-                build_python(plugin, &wit, guests.path())
+                build_python(plugin, &wit.join(python_world(plugin).1), guests.path())
             }
             None => fail(format!(
                 "{}: neither a Rust plugin (Cargo.toml) nor a Python one ({PYTHON_MODULE}.py)",
@@ -124,7 +131,7 @@ fn build_python(plugin: &Plugin, wit: &Path, guests: &Path) -> PathBuf {
         .arg(wit)
         .args([
             "-w",
-            python_world(plugin),
+            python_world(plugin).0,
             "componentize",
             PYTHON_MODULE,
             "-p",

@@ -32,10 +32,23 @@ pub fn sources() -> Vec<PluginSource> {
     sources_where(|_| true)
 }
 
+/// The built-in planners: loaded for a run only when it uses one.
+pub const PLANNERS: &[&str] = &[
+    "react",
+    "plan-execute-verify",
+    "tree-of-thoughts",
+    "reflexion",
+];
+
 /// A source for every built-in plugin but the hooks `enabled` does not
-/// name.
-pub fn sources_for_run(enabled: &[String]) -> Vec<PluginSource> {
-    sources_where(|name| !HOOKS.contains(&name) || enabled.iter().any(|e| e == name))
+/// name and the planners other than `planner`.
+pub fn sources_for_run(enabled: &[String], planner: Option<&str>) -> Vec<PluginSource> {
+    sources_where(|name| {
+        if PLANNERS.contains(&name) {
+            return planner == Some(name);
+        }
+        !HOOKS.contains(&name) || enabled.iter().any(|e| e == name)
+    })
 }
 
 fn sources_where(keep: impl Fn(&str) -> bool) -> Vec<PluginSource> {
@@ -70,10 +83,17 @@ fn sources_where(keep: impl Fn(&str) -> bool) -> Vec<PluginSource> {
 /// - `task`: `agent`, to start sub-agents (which spend from the session's
 ///   budget);
 /// - `bash`: `bash` as its one program, without network;
-/// - `audit`: its data directory, for its log.
+/// - `audit`: its data directory, for its log;
+/// - the planners that ask the model (`plan-execute-verify`,
+///   `tree-of-thoughts`, `reflexion`): `llm`, within `[plugin-llm]`'s
+///   caps.
 pub fn default_grants() -> Vec<(&'static str, Capabilities)> {
     let strings = |items: &[&str]| items.iter().map(|s| s.to_string()).collect();
-    vec![
+    let llm = Capabilities {
+        llm: true,
+        ..Capabilities::default()
+    };
+    let mut grants = vec![
         (
             "webfetch",
             Capabilities {
@@ -120,7 +140,11 @@ pub fn default_grants() -> Vec<(&'static str, Capabilities)> {
                 ..Capabilities::default()
             },
         ),
-    ]
+    ];
+    for planner in ["plan-execute-verify", "tree-of-thoughts", "reflexion"] {
+        grants.push((planner, llm.clone()));
+    }
+    grants
 }
 
 /// The search providers' keys, added by the host to `websearch`'s requests

@@ -5,7 +5,11 @@
 
 use crate::builtins;
 use crate::mcp_servers::McpServerEntry;
-use crate::model_config::{ModelsSection, PluginLlmSection, model_roles};
+use crate::model_config::{
+    FallbacksSection, ModelsSection, PluginLlmSection, SubAgentModelsSection, check_fallbacks,
+    model_roles,
+};
+use crate::planner_setup::{PlannerSection, PlannersSection};
 use crate::trust::{AskTrust, TrustStatus, TrustStore, WorkspaceConfig};
 use anyhow::Context as _;
 use kaizen_llm::{Price, PriceTable};
@@ -65,6 +69,18 @@ pub struct ConfigFile {
     /// Caps on plugins' completions (the user's config only).
     #[serde(default, rename = "plugin-llm")]
     pub plugin_llm: PluginLlmSection,
+    /// Sub-agents' models by type.
+    #[serde(default, rename = "sub-agent-models")]
+    pub sub_agent_models: SubAgentModelsSection,
+    /// Models to fall back on, by role.
+    #[serde(default)]
+    pub fallbacks: FallbacksSection,
+    /// The planner runs use, and its bounds.
+    #[serde(default)]
+    pub planner: PlannerSection,
+    /// Planners' settings, by planner name.
+    #[serde(default)]
+    pub planners: PlannersSection,
 }
 
 /// The `[mcp]` table.
@@ -339,6 +355,15 @@ pub struct Setup {
     pub models: ModelRoles,
     /// Caps on plugins' completions (the user's config).
     pub plugin_llm: PluginLlmPolicy,
+    /// Fallback chains by role: the user's `[fallbacks]`, with a trusted
+    /// workspace's over it.
+    pub fallbacks: FallbacksSection,
+    /// The planner and its bounds: the user's `[planner]`, with a trusted
+    /// workspace's over it.
+    pub planner: PlannerSection,
+    /// Planners' settings: the user's `[planners.NAME]`, with a trusted
+    /// workspace's tables over them.
+    pub planners: PlannersSection,
 }
 
 /// `KAIZEN_HOME`, else the user's data directory.
@@ -372,15 +397,23 @@ impl Setup {
         let user = ConfigFile::load(&user_file)?;
         let signatures = user.plugins.signatures(&user_file)?;
         let plugin_llm = user.plugin_llm.policy(&user_file)?;
-        let mut models = model_roles(&user_file, &user.models)?;
+        let mut models = model_roles(&user_file, &user.models, &user.sub_agent_models)?;
         let trust = decide_trust(&kaizen_home, &workspace, ask)?;
         let trusted = trust == TrustStatus::Trusted;
         let project_file = workspace.join(PROJECT_CONFIG);
         let project = ConfigFile::load(&project_file)?;
+        let mut planner = user.planner.clone();
+        let mut planners = user.planners.clone();
+        check_fallbacks(&user_file, &user.fallbacks)?;
+        let mut fallbacks = user.fallbacks.clone();
         if trusted {
-            models
-                .0
-                .extend(model_roles(&project_file, &project.models)?.0);
+            check_fallbacks(&project_file, &project.fallbacks)?;
+            fallbacks.extend(project.fallbacks.clone());
+            let theirs = model_roles(&project_file, &project.models, &project.sub_agent_models)?;
+            models.roles.extend(theirs.roles);
+            models.sub_agents.extend(theirs.sub_agents);
+            planner.merge(&project.planner);
+            planners.extend(project.planners.clone());
         }
 
         let mut setup = Self {
@@ -407,6 +440,9 @@ impl Setup {
             signatures,
             models,
             plugin_llm,
+            fallbacks,
+            planner,
+            planners,
         };
         setup.merge_user(&user);
         setup.merge_project(&project, trusted);
@@ -520,8 +556,18 @@ impl Setup {
                 "{file}: [plugin-llm] (what plugins' completions may use is set in the user's config only)"
             ));
         }
-        if !trusted && !project.models.is_empty() {
+        if !trusted && !project.fallbacks.is_empty() {
+            self.ignore(format!(
+                "{file}: [fallbacks] (the workspace is not trusted)"
+            ));
+        }
+        if !trusted && (!project.models.is_empty() || !project.sub_agent_models.is_empty()) {
             self.ignore(format!("{file}: [models] (the workspace is not trusted)"));
+        }
+        if !trusted && (project.planner.is_set() || !project.planners.is_empty()) {
+            self.ignore(format!(
+                "{file}: [planner] and [planners] (the workspace is not trusted)"
+            ));
         }
         if project.sandbox.allow_degraded {
             self.ignore(format!(

@@ -10,6 +10,7 @@ mod mcp_cmd;
 mod mcp_servers;
 mod model_config;
 mod output;
+mod planner_setup;
 mod plugins_add;
 mod plugins_cmd;
 mod run_cmd;
@@ -326,6 +327,11 @@ struct RunArgs {
     /// With --fork: the cycle to fork after (0: before the first model call).
     #[arg(long, value_name = "CYCLE", requires = "fork")]
     at: Option<u32>,
+    /// The planner that shapes each THINK step: react, plan-execute-verify,
+    /// tree-of-thoughts, reflexion, another planner plugin by name, or a
+    /// plugin directory (default: `[planner] name` in the config, else none).
+    #[arg(long, value_name = "NAME|PATH")]
+    planner: Option<String>,
     #[command(flatten)]
     permissions: PermissionArgs,
 }
@@ -496,6 +502,7 @@ impl RunArgs {
             record: self.record,
             replay: self.replay,
             plugins: self.workspace.into(),
+            planner: self.planner,
             permissions: self.permissions,
             session: match (self.resume, self.fork) {
                 (Some(id), _) => session::Choice::Resume(id),

@@ -25,7 +25,8 @@ pub async fn serve(
     flags: &PermissionArgs,
     http: Option<SocketAddr>,
 ) -> anyhow::Result<()> {
-    let loaded = plugins_cmd::load_with(selection, Arc::new(NoUser), None, flags, true).await?;
+    let loaded =
+        plugins_cmd::load_with(selection, Arc::new(NoUser), None, flags, Some(None)).await?;
     for failure in &loaded.plugins.failed {
         tracing::warn!("{}", failure.summary());
     }

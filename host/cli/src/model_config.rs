@@ -10,8 +10,17 @@ use std::path::Path;
 /// The `[models]` table: a model name by role (`planner = "gpt-4o-mini"`).
 pub type ModelsSection = BTreeMap<String, String>;
 
-/// Checks `[models]` of `file` and returns it as roles.
-pub fn model_roles(file: &Path, models: &ModelsSection) -> anyhow::Result<ModelRoles> {
+/// The `[sub-agent-models]` table: a model name by sub-agent type
+/// (`Explore = "gpt-4o-mini"`), over the `sub-agent` role's.
+pub type SubAgentModelsSection = BTreeMap<String, String>;
+
+/// Checks `[models]` and `[sub-agent-models]` of `file` and returns them as
+/// roles.
+pub fn model_roles(
+    file: &Path,
+    models: &ModelsSection,
+    sub_agents: &SubAgentModelsSection,
+) -> anyhow::Result<ModelRoles> {
     for (role, model) in models {
         if role == "main" {
             anyhow::bail!(
@@ -24,7 +33,51 @@ pub fn model_roles(file: &Path, models: &ModelsSection) -> anyhow::Result<ModelR
             anyhow::bail!("{}: [models] {role} is empty; name a model", file.display());
         }
     }
-    Ok(ModelRoles(models.clone()))
+    if let Some((kind, _)) = sub_agents.iter().find(|(_, model)| model.trim().is_empty()) {
+        anyhow::bail!(
+            "{}: [sub-agent-models] {kind} is empty; name a model",
+            file.display()
+        );
+    }
+    Ok(ModelRoles {
+        roles: models.clone(),
+        sub_agents: sub_agents.clone(),
+    })
+}
+
+/// The `[fallbacks]` table: by role (`main` included), the models to try
+/// in order when the role's model keeps failing.
+pub type FallbacksSection = BTreeMap<String, Vec<String>>;
+
+/// Checks `[fallbacks]` of `file`.
+pub fn check_fallbacks(file: &Path, fallbacks: &FallbacksSection) -> anyhow::Result<()> {
+    for (role, chain) in fallbacks {
+        check_role(file, "[fallbacks]", role)?;
+        if chain.is_empty() || chain.iter().any(|model| model.trim().is_empty()) {
+            anyhow::bail!(
+                "{}: [fallbacks] {role}: list the models to try, e.g. [\"gpt-4o-mini\"]",
+                file.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Fallback chains by model: each role's chain under the model that plays
+/// the role (`main_model` for `main`).
+pub fn chains(
+    fallbacks: &FallbacksSection,
+    roles: &ModelRoles,
+    main_model: &str,
+) -> std::collections::HashMap<String, Vec<String>> {
+    let mut chains = std::collections::HashMap::new();
+    for (role, chain) in fallbacks {
+        let model = roles.model_for(role, main_model);
+        chains
+            .entry(model.to_string())
+            .or_insert_with(|| chain.clone());
+    }
+    chains
 }
 
 /// The `[plugin-llm]` table.
@@ -164,10 +217,11 @@ mod tests {
             "{err:#}"
         );
         let models = ModelsSection::from([("main".to_string(), "m".to_string())]);
-        let err = model_roles(file, &models).unwrap_err();
+        let none = SubAgentModelsSection::new();
+        let err = model_roles(file, &models, &none).unwrap_err();
         assert!(err.to_string().contains("--model"), "{err:#}");
         let models = ModelsSection::from([("evaluator".to_string(), "small".to_string())]);
-        let roles = model_roles(file, &models).unwrap();
+        let roles = model_roles(file, &models, &none).unwrap();
         assert_eq!(roles.model_for("evaluator", "big"), "small");
     }
 }

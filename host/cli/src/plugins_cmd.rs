@@ -152,21 +152,24 @@ pub struct Loaded {
 /// workspace.
 pub async fn load(selection: &Selection) -> anyhow::Result<(Setup, PluginHost, PluginSet)> {
     let flags = PermissionArgs::default();
-    let loaded = load_with(selection, Arc::new(NoUser), None, &flags, false).await?;
+    let loaded = load_with(selection, Arc::new(NoUser), None, &flags, None).await?;
     Ok((loaded.setup, loaded.host, loaded.plugins))
 }
 
 /// [`load`], with `interaction` answering plugins' questions and `ask`
 /// deciding whether an untrusted workspace's config is trusted (see
-/// [`Setup::new`]). What of the workspace's config did not apply is told
-/// on stderr.
+/// [`Setup::new`]). `run_planner` is `None` for a listing (every
+/// built-in), and for a run the planner `--planner` names, if any (the
+/// built-in planners load only when the run uses one). What of the
+/// workspace's config did not apply is told on stderr.
 pub async fn load_with(
     selection: &Selection,
     interaction: Arc<dyn Interaction>,
     ask: Option<AskTrust<'_>>,
     flags: &PermissionArgs,
-    for_run: bool,
+    run_planner: Option<Option<&str>>,
 ) -> anyhow::Result<Loaded> {
+    let for_run = run_planner.is_some();
     let setup = Setup::new(
         selection.cwd.as_deref(),
         &selection.plugins,
@@ -187,9 +190,12 @@ pub async fn load_with(
         &setup.signatures,
     )?;
     // Listings show every built-in; a run loads the built-in hooks it uses.
-    let mut sources = match for_run {
-        true => builtins::sources_for_run(&setup.hooks.builtins),
-        false => builtins::sources(),
+    let mut sources = match run_planner {
+        Some(flag) => {
+            let planner = flag.or(setup.planner.name.as_deref());
+            builtins::sources_for_run(&setup.hooks.builtins, planner)
+        }
+        None => builtins::sources(),
     };
     sources.extend(sources_in(&setup.plugin_roots));
     let mut plugins = PluginSet::load(&host, &sources, &setup.policy).await;

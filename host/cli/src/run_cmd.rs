@@ -1,12 +1,15 @@
 //! `kaizen run`: one task, start to finish, through the agent loop.
 
+use crate::config::Setup;
 use crate::output::{OutputFormat, Printer};
+use crate::planner_setup::{PlannerChoice, planner_for};
 use crate::plugins_cmd::{self, Selection as PluginSelection};
 use crate::session::{self, Choice};
 use crate::terminal::{TerminalApprover, TerminalInteraction};
 use anyhow::Context as _;
 use kaizen_llm::{
-    HttpSettings, Provider, Recorder, ReplayProvider, Usage, process_env, select_provider,
+    FallbackProvider, HttpSettings, Provider, ProviderFactory, Recorder, ReplayProvider, Usage,
+    process_env, select_provider,
 };
 use kaizen_plugins::interaction::{Interaction, NoUser};
 use kaizen_runtime::permissions::{Approver, PermissionMode};
@@ -41,6 +44,8 @@ pub struct RunOptions {
     pub replay: Option<PathBuf>,
     /// Workspace and plugins.
     pub plugins: PluginSelection,
+    /// `--planner`.
+    pub planner: Option<String>,
     /// A new session, `--resume` or `--fork`.
     pub session: Choice,
     /// `--permission-mode`, `--allowedTools`, `--disallowedTools`.
@@ -99,7 +104,7 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
             })
         }
     };
-    let (model, provider) = provider_for(&options)?;
+    let (model, primary) = provider_for(&options)?;
     let printer = Arc::new(Printer::new(options.format));
     let interrupt = CancellationToken::new();
     let terminal = terminal_for(&options, &printer, &interrupt);
@@ -110,15 +115,25 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
     // Only a person at a terminal can be asked to trust a workspace.
     let at_terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let ask = at_terminal.then_some(&crate::terminal::ask_trust as crate::trust::AskTrust<'_>);
+    let choice = options
+        .planner
+        .as_deref()
+        .map(PlannerChoice::parse)
+        .transpose()
+        .map_err(usage)?;
+    if let Some(PlannerChoice::Dir { dir, .. }) = &choice {
+        options.plugins.plugins.push(dir.clone());
+    }
     let loaded = plugins_cmd::load_with(
         &options.plugins,
         interaction,
         ask,
         &options.permissions,
-        true,
+        Some(choice.as_ref().map(PlannerChoice::name)),
     )
     .await?;
     let (setup, plugins) = (loaded.setup, loaded.plugins);
+    let provider = with_fallbacks(primary, &setup, &model);
     let warnings = sandbox_warnings(&setup, &plugins);
     for warning in &warnings {
         eprintln!("kaizen: warning: {warning}");
@@ -176,6 +191,15 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
     config.transcript_path = store.transcript_path(&state.session_id).ok();
     config.models = setup.models.clone();
     config.plugin_llm = setup.plugin_llm.clone();
+    let planner_name = choice
+        .as_ref()
+        .map(|choice| choice.name().to_string())
+        .or_else(|| setup.planner.name.clone());
+    if let Some(name) = planner_name {
+        let planner =
+            planner_for(&name, &setup.planner, &setup.planners, &plugins).map_err(usage)?;
+        config.planner = Some(planner);
+    }
     let agent = Agent {
         provider: provider.as_ref(),
         tools: &plugins.registry,
@@ -247,6 +271,19 @@ fn terminal_for(
     let interactive =
         options.task.is_some() && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     interactive.then(|| Arc::new(TerminalInteraction::new(printer.clone(), interrupt.clone())))
+}
+
+/// `primary`, falling back along the config's `[fallbacks]` chains when
+/// there are any (a replay never falls back).
+fn with_fallbacks(primary: Box<dyn Provider>, setup: &Setup, model: &str) -> Box<dyn Provider> {
+    let chains = crate::model_config::chains(&setup.fallbacks, &setup.models, model);
+    if chains.is_empty() {
+        return primary;
+    }
+    let make: ProviderFactory = Box::new(|model: &str| {
+        select_provider(Some(model), None, &process_env, &HttpSettings::default())
+    });
+    Box::new(FallbackProvider::new(primary, chains, make))
 }
 
 /// The model name and a provider: a replay, or one chosen from flags and

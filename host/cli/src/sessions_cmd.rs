@@ -82,6 +82,15 @@ fn print_entry(entry: &Entry, cycle: &mut u32) {
             ..
         } => print_message("results", message),
         Entry::Results { message: None, .. } => println!("(the step was cut off)"),
+        Entry::Planner {
+            cost_usd, todos, ..
+        } => {
+            let todos = todos
+                .as_ref()
+                .map(|todos| format!(", set {} todos", todos.len()))
+                .unwrap_or_default();
+            println!("(the planner: ${cost_usd:.4}{todos})");
+        }
         Entry::End { status, error } => match error {
             Some(error) => println!("── ended: {} ({error})", status.as_str()),
             None => println!("── ended: {}", status.as_str()),

@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 
 mod anthropic;
+mod fallback;
 mod http;
 mod ollama;
 mod openai;
@@ -24,6 +25,7 @@ mod wire;
 pub use anthropic::{
     ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_VERSION, AnthropicConfig, AnthropicProvider,
 };
+pub use fallback::{FallbackProvider, ProviderFactory};
 pub use http::{ApiKey, HttpSettings};
 pub use ollama::{OLLAMA_DEFAULT_HOST, OllamaConfig, OllamaProvider, ollama_host_url};
 pub use openai::{OPENAI_DEFAULT_BASE_URL, OpenAiConfig, OpenAiProvider};

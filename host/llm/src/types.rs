@@ -188,6 +188,16 @@ pub enum StreamEvent {
         /// What failed.
         error: String,
     },
+    /// Model `from` kept failing; the request goes to `to`, the next of
+    /// its fallback chain.
+    FallingBack {
+        /// The model that failed.
+        from: String,
+        /// The model tried next.
+        to: String,
+        /// How `from` failed.
+        error: String,
+    },
 }
 
 /// Receives [`StreamEvent`]s during a call.

@@ -4,6 +4,7 @@
 use crate::cache::{CacheOutcome, ComponentCache};
 use crate::capability::secret_in_value;
 use crate::component_hook::{ComponentHook, HookSettings};
+use crate::component_planner::ComponentPlanner;
 use crate::component_tool::{ComponentTool, convert_spec};
 use crate::discovery::{PluginSource, Precompiled};
 use crate::engine::{EngineOptions, PluginEngine};
@@ -11,7 +12,7 @@ use crate::fs_guard::{FsGuard, ProtectedPaths};
 use crate::grant::{EffectiveGrant, GrantPolicy};
 use crate::http_credential::InjectedHeader;
 use crate::interaction::{Interaction, NoUser};
-use crate::linking::{check_imports, linker_for};
+use crate::linking::{at_least, check_imports, linker_for};
 use crate::manifest::{CONTRACT_VERSION, Manifest, PluginKind, SUPPORTED_CONTRACTS};
 use crate::pinning::{Integrity, SignaturePolicy};
 use crate::process_host::{SandboxSettings, SessionSandboxes};
@@ -19,6 +20,7 @@ use crate::runtime::PluginRuntime;
 use crate::source::{SourceParts, Wasm, read_source};
 use crate::state::PluginIdentity;
 use kaizen_hooks::{Hook, Subscription};
+use kaizen_planning::Planner;
 use kaizen_tools::{Tool, ToolSpec};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -102,6 +104,14 @@ impl LoadedPlugin {
                 Arc::new(tool) as Arc<dyn Tool>
             })
             .collect()
+    }
+
+    /// The plugin as a planner; `None` unless it is of kind `planner`.
+    pub fn planner_handle(&self) -> Option<Arc<dyn Planner>> {
+        if !self.manifest.plugin.kinds.contains(&PluginKind::Planner) {
+            return None;
+        }
+        Some(Arc::new(ComponentPlanner::new(self.runtime.clone())))
     }
 
     /// The plugin as a hook, run as `settings` say; `None` unless it is of
@@ -386,21 +396,19 @@ fn check_component_bytes(wasm: &[u8], label: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Refuses kinds no host calls yet, and checks that the component exports
-/// what its manifest's kinds promise,
-/// in a contract version this host supports; returns that version (the
-/// component's own word, whatever its manifest says).
+/// Checks that the component exports what its manifest's kinds promise,
+/// in a contract version this host supports (for a planner, one since
+/// `planning` is stable); returns that version (the component's own word,
+/// whatever its manifest says).
+/// The first contract version whose `planning` the host calls.
+const PLANNING_SINCE: &str = "0.1.4";
+
 fn check_exports(
     plugin: &str,
     engine: &wasmtime::Engine,
     component: &Component,
     kinds: &[PluginKind],
 ) -> Result<String, String> {
-    if kinds.contains(&PluginKind::Planner) {
-        return Err(format!(
-            "plugin `{plugin}` declares kind `planner`, but this Kaizen calls no planners yet: the `planning` interface is unstable in kaizen:plugin@{CONTRACT_VERSION}. Remove `planner` from [plugin] kinds in its plugin.toml"
-        ));
-    }
     let exports: Vec<String> = component
         .component_type()
         .exports(engine)
@@ -422,6 +430,16 @@ fn check_exports(
             return Err(format!(
                 "plugin `{plugin}` declares kind `{kind}` but its component does not export {wanted} in a version this Kaizen supports ({}; it exports {listed}); build it from the `{kind}` world of wit/v{CONTRACT_VERSION}",
                 SUPPORTED_CONTRACTS.join(", ")
+            ));
+        }
+        if *kind == PluginKind::Planner
+            && let Some(draft) = exports.iter().find_map(|name| {
+                let version = name.strip_prefix("kaizen:plugin/planning@")?;
+                (!at_least(version, PLANNING_SINCE)).then_some(name)
+            })
+        {
+            return Err(format!(
+                "plugin `{plugin}` exports `{draft}`, a draft of the planning interface that no Kaizen calls; rebuild it from the `planner` world of wit/v{CONTRACT_VERSION}"
             ));
         }
     }

@@ -14,6 +14,7 @@ mod bindings;
 mod cache;
 mod capability;
 mod component_hook;
+mod component_planner;
 mod component_tool;
 mod discovery;
 mod engine;

@@ -87,7 +87,7 @@ fn needed_for(import: &str, grant: &EffectiveGrant) -> Option<Needed> {
 }
 
 /// True when dotted version `version` is `least` or later.
-fn at_least(version: &str, least: &str) -> bool {
+pub(crate) fn at_least(version: &str, least: &str) -> bool {
     let parts = |v: &str| -> Vec<u64> { v.split('.').map(|p| p.parse().unwrap_or(0)).collect() };
     parts(version) >= parts(least)
 }

@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 pub const MANIFEST_FILE: &str = "plugin.toml";
 
 /// The newest contract version this host implements (`kaizen:plugin@…`).
-pub const CONTRACT_VERSION: &str = "0.1.3";
+pub const CONTRACT_VERSION: &str = "0.1.4";
 
 /// Every contract version this host loads components of, oldest first.
-pub const SUPPORTED_CONTRACTS: &[&str] = &["0.1.0", "0.1.1", "0.1.2", "0.1.3"];
+pub const SUPPORTED_CONTRACTS: &[&str] = &["0.1.0", "0.1.1", "0.1.2", "0.1.3", "0.1.4"];
 
 /// What a plugin provides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]

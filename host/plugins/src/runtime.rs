@@ -2,7 +2,7 @@
 //! session for a stateful plugin; limits armed on every call; any trap
 //! discards the instance so the next call starts clean.
 
-use crate::bindings::{guest_hooks, guest_tools, v0_1_0};
+use crate::bindings::{guest_hooks, guest_planning, guest_tools, v0_1_0};
 use crate::engine::PluginEngine;
 use crate::fan_out::FanOut;
 use crate::hook_versions;
@@ -21,9 +21,10 @@ use wasmtime::{Store, UpdateDeadline};
 /// A live instance with its store, and the contract interfaces it
 /// exports.
 pub(crate) struct LiveInstance {
-    store: Store<PluginState>,
+    pub store: Store<PluginState>,
     tools: Option<guest_tools::Guest>,
     hooks: Option<HooksExport>,
+    pub planning: Option<guest_planning::Guest>,
 }
 
 /// A component's `hooks` export, in the contract version it was built
@@ -42,7 +43,7 @@ enum HooksIndices {
     V0_1_0(v0_1_0::guest_hooks::GuestIndices),
 }
 
-type SessionSlot = Arc<tokio::sync::Mutex<Option<LiveInstance>>>;
+pub(crate) type SessionSlot = Arc<tokio::sync::Mutex<Option<LiveInstance>>>;
 
 /// Everything needed to instantiate and call one plugin.
 pub(crate) struct PluginRuntime {
@@ -50,6 +51,7 @@ pub(crate) struct PluginRuntime {
     pre: InstancePre<PluginState>,
     tools_indices: Option<guest_tools::GuestIndices>,
     hooks_indices: Option<HooksIndices>,
+    planning_indices: Option<guest_planning::GuestIndices>,
     stateful: bool,
     sessions: Mutex<HashMap<String, SessionSlot>>,
     /// Per-session OS sandboxes, for a plugin granted `process`.
@@ -69,6 +71,7 @@ impl PluginRuntime {
         sandboxes: Option<SessionSandboxes>,
     ) -> Arc<Self> {
         let tools_indices = guest_tools::GuestIndices::new(&pre).ok();
+        let planning_indices = guest_planning::GuestIndices::new(&pre).ok();
         // Looked up by semver, a newer name finds a 0.1.0 export too, whose
         // types do not match: the version comes from the export's own name.
         let hooks_version = hooks_export_version(&pre);
@@ -86,6 +89,7 @@ impl PluginRuntime {
             pre,
             tools_indices,
             hooks_indices,
+            planning_indices,
             stateful,
             sessions: Mutex::default(),
             sandboxes,
@@ -115,7 +119,7 @@ impl PluginRuntime {
         Ok(store)
     }
 
-    async fn instantiate(&self, cwd: Option<&Path>) -> Result<LiveInstance, ToolError> {
+    pub(crate) async fn instantiate(&self, cwd: Option<&Path>) -> Result<LiveInstance, ToolError> {
         let plugin = &self.identity.name;
         let mut store = self.new_store(cwd).map_err(|err| {
             ToolError::new(
@@ -151,10 +155,19 @@ impl PluginRuntime {
             )),
             None => None,
         };
+        let planning = match &self.planning_indices {
+            Some(indices) => Some(
+                indices
+                    .load(&mut store, &instance)
+                    .map_err(|e| trap(e, &store))?,
+            ),
+            None => None,
+        };
         Ok(LiveInstance {
             store,
             tools,
             hooks,
+            planning,
         })
     }
 
@@ -395,7 +408,7 @@ impl PluginRuntime {
         }
     }
 
-    fn session_slot(&self, session: &str) -> SessionSlot {
+    pub(crate) fn session_slot(&self, session: &str) -> SessionSlot {
         let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
         sessions.entry(session.to_string()).or_default().clone()
     }
@@ -424,7 +437,10 @@ fn hooks_export_version(pre: &InstancePre<PluginState>) -> Option<String> {
 
 /// Runs `call` until it finishes, or returns `None` once the clock has
 /// run out while the guest sits in a host wait the epoch cannot interrupt.
-async fn watchdog<F: std::future::Future>(call: F, clock: &ClockShared) -> Option<F::Output> {
+pub(crate) async fn watchdog<F: std::future::Future>(
+    call: F,
+    clock: &ClockShared,
+) -> Option<F::Output> {
     // Leave the epoch deadline the first chance to stop guest code.
     const GRACE: Duration = Duration::from_millis(250);
     tokio::pin!(call);
@@ -440,7 +456,7 @@ async fn watchdog<F: std::future::Future>(call: F, clock: &ClockShared) -> Optio
     }
 }
 
-fn stuck_in_host(plugin: &str, tool: &str, limit: Duration) -> ToolError {
+pub(crate) fn stuck_in_host(plugin: &str, tool: &str, limit: Duration) -> ToolError {
     ToolError::new(
         kaizen_tools::ToolErrorKind::Timeout,
         format!(

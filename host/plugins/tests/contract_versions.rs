@@ -1,7 +1,7 @@
 //! The contract's versions: components of every supported version load
 //! side by side, and what a host does not provide (an unknown version,
-//! the unstable `llm` and `planning`) is refused with a message that says
-//! what it does provide.
+//! the drafts of `llm` and `planning` from before they were stable) is
+//! refused with a message that says what it does provide.
 
 mod common;
 
@@ -201,27 +201,38 @@ async fn llm_drafts_are_refused_and_the_stable_llm_loads_when_granted() {
             let err = loaded.err().expect("must not load");
             assert!(err.message.contains(&import), "{err}");
             assert!(err.message.contains("unstable draft"), "{err}");
-            assert!(err.message.contains("wit/v0.1.3"), "{err}");
+            let newest = format!("wit/v{}", kaizen_plugins::CONTRACT_VERSION);
+            assert!(err.message.contains(&newest), "{err}");
         }
     }
 }
 
 #[tokio::test]
-async fn a_planner_is_refused_while_planning_is_unstable() {
+async fn planners_load_since_planning_is_stable_and_drafts_are_refused() {
     let h = Harness::new();
-    let newest = kaizen_plugins::CONTRACT_VERSION;
-    let body = format!("include kaizen:plugin/planner@{newest};");
-    let wit = contract_wit(newest);
-    let dir = dummy_plugin(
-        &h,
-        "planner",
-        &wit,
-        &body,
-        &["planning"],
-        "kinds = [\"planner\"]",
-    );
-    let err = h.load_dir(&dir).await.err().expect("must not load");
-    assert!(err.message.contains("kind `planner`"), "{err}");
-    assert!(err.message.contains("unstable"), "{err}");
-    assert!(err.message.contains("Remove `planner`"), "{err}");
+    for (version, features) in [("0.1.2", &["planning"][..]), ("0.1.4", &[][..])] {
+        let name = format!("planner-{}", version.replace('.', "-"));
+        let body = format!("include kaizen:plugin/planner@{version};");
+        let wit = contract_wit(version);
+        let kinds = "kinds = [\"planner\"]";
+        let dir = dummy_plugin(&h, &name, &wit, &body, features, kinds);
+        let loaded = h.load_dir(&dir).await;
+        if version == "0.1.2" {
+            let err = loaded.err().expect("a draft must not load");
+            assert!(
+                err.message.contains("kaizen:plugin/planning@0.1.2"),
+                "{err}"
+            );
+            assert!(
+                err.message.contains("a draft of the planning interface"),
+                "{err}"
+            );
+            assert!(err.message.contains("wit/v0.1.4"), "{err}");
+        } else {
+            let plugin = loaded.unwrap_or_else(|err| panic!("{err}"));
+            assert_eq!(plugin.contract, "0.1.4");
+            assert!(plugin.planner_handle().is_some());
+            assert!(plugin.tool_handles().is_empty());
+        }
+    }
 }

@@ -5,19 +5,20 @@
 
 use crate::act::{PendingCall, arguments_value, result_block, result_text, run_calls};
 use crate::admit::Gatekeeper;
-use crate::bounded::{Cut, bounded, bounded_with_grace};
+use crate::bounded::{Cut, bounded_with_grace};
 use crate::completions::{ModelRoles, PluginLlmPolicy};
 use crate::events::{Event, Observer};
 use crate::guard::Guard;
 use crate::hook_points::stopped_by;
 use crate::hooks::PayloadBase;
 use crate::journal::{Entry, Journal, StepFiles};
+use crate::planner_driver::PlannerSetup;
 use crate::prompt::{system_prompt, today};
 use crate::result::{RunResult, RunStart};
 use crate::state::{DENIED, SessionState, Status, ToolCallRecord};
 use crate::sub_agent::{self, Meter, Scope};
 use kaizen_hooks::{HookAction, HookEvent};
-use kaizen_llm::{Message, Provider, Request, Response, Role, StreamEvent, ToolDefinition, Usage};
+use kaizen_llm::{Message, Provider, Role, ToolDefinition, Usage};
 use kaizen_tools::{CallContext, FileHistoryLink, Notes, SessionNotes, SubAgentLink, ToolRegistry};
 use serde_json::json;
 use std::future::Future;
@@ -71,6 +72,9 @@ pub struct AgentConfig {
     pub models: ModelRoles,
     /// The operator's caps on plugins' completions.
     pub plugin_llm: PluginLlmPolicy,
+    /// The planner that shapes the run's THINK steps (not its
+    /// sub-agents'); none for plain ReAct.
+    pub planner: Option<PlannerSetup>,
 }
 
 impl AgentConfig {
@@ -89,6 +93,7 @@ impl AgentConfig {
             transcript_path: None,
             models: ModelRoles::default(),
             plugin_llm: PluginLlmPolicy::default(),
+            planner: None,
         }
     }
 }
@@ -295,6 +300,7 @@ impl Agent<'_> {
         model_used: &mut String,
     ) -> Ending {
         let mut continuations = 0;
+        let mut planner = self.planner_driver(scope);
         loop {
             if let Some(ending) = self.limit_reached(state, start, scope) {
                 return ending;
@@ -313,8 +319,22 @@ impl Agent<'_> {
             if let HookAction::Stop(reason) = &hooks.action {
                 return stopped_by(&hooks.decided_by, reason);
             }
-            // THINK
-            let (response, cost) = match self.think(state, system, tools, scope, interrupt).await {
+            // THINK, as the planner shapes it
+            let shaping = self
+                .before_think(state, &mut planner, tools, scope, interrupt)
+                .await;
+            let thought = self
+                .think_shaped(
+                    state,
+                    system,
+                    tools,
+                    &shaping,
+                    &mut planner,
+                    scope,
+                    interrupt,
+                )
+                .await;
+            let (response, cost) = match thought {
                 Ok(answer) => answer,
                 Err(ending) => return ending,
             };
@@ -341,6 +361,7 @@ impl Agent<'_> {
             self.commit_step(state, turn, base).await;
             self.observer.on_event(&Event::Assistant {
                 cycle: state.cycles,
+                model: model_used.clone(),
                 text: text.clone(),
             });
             if self.guard.hooks.wants(HookEvent::PostThink) {
@@ -355,6 +376,12 @@ impl Agent<'_> {
                 }
             }
             if calls.is_empty() {
+                if self
+                    .revise(state, &mut planner, tools, &text, scope, interrupt)
+                    .await
+                {
+                    continue;
+                }
                 match self.may_stop(state, base, &text, continuations).await {
                     Ok(()) => return (Status::Complete, None),
                     Err(None) => {
@@ -414,47 +441,6 @@ impl Agent<'_> {
             ));
         }
         None
-    }
-
-    /// One model call, charged to the scope's budget; the response and its
-    /// price.
-    async fn think(
-        &self,
-        state: &mut SessionState,
-        system: &str,
-        tools: &mut Vec<ToolDefinition>,
-        scope: &Scope,
-        interrupt: &CancellationToken,
-    ) -> Result<(Response, f64), Ending> {
-        // The history moves into the request and back: copying it on every
-        // call would make a long session quadratic.
-        let request = Request {
-            model: self.config.model.clone(),
-            system: system.to_string(),
-            messages: std::mem::take(&mut state.messages),
-            tools: std::mem::take(tools),
-            max_tokens: self.config.max_tokens,
-            temperature: None,
-        };
-        let sink = |event: StreamEvent| match event {
-            StreamEvent::TextDelta(text) => self.observer.on_event(&Event::TextDelta { text }),
-            StreamEvent::Retrying { attempt, error } => {
-                self.observer.on_event(&Event::Retry { attempt, error })
-            }
-            StreamEvent::ToolCallStarted { .. } => {}
-        };
-        let call = self.provider.complete(&request, &sink);
-        let outcome = bounded(call, scope.deadline, interrupt).await;
-        state.messages = request.messages;
-        *tools = request.tools;
-        let response = match outcome {
-            Ok(Ok(response)) => response,
-            Ok(Err(err)) => return Err((Status::Error, Some(err.message))),
-            Err(cut) => return Err(self.cut_ending(cut, "waiting for the model")),
-        };
-        let cost = (self.pricing)(&response.model, &response.usage);
-        scope.charge(&response.usage, cost);
-        Ok((response, cost))
     }
 
     /// Runs the calls and adds their results to the conversation.
@@ -607,7 +593,7 @@ impl Agent<'_> {
         }
     }
 
-    fn cut_ending(&self, cut: Cut, during: &str) -> Ending {
+    pub(crate) fn cut_ending(&self, cut: Cut, during: &str) -> Ending {
         match cut {
             Cut::Timeout => (
                 Status::Timeout,

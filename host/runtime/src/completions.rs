@@ -24,14 +24,28 @@ use tokio_util::sync::CancellationToken;
 pub const DEFAULT_BUDGET_SHARE: f64 = 0.25;
 
 /// Which model plays each role; a role without one is played by the
-/// session's model.
+/// session's model. Sub-agents may have a model by type, over the
+/// `sub-agent` role's.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ModelRoles(pub BTreeMap<String, String>);
+pub struct ModelRoles {
+    /// By role.
+    pub roles: BTreeMap<String, String>,
+    /// By sub-agent type (`Explore`, `general-purpose`).
+    pub sub_agents: BTreeMap<String, String>,
+}
 
 impl ModelRoles {
     /// The model for `role`, or `main_model`.
     pub fn model_for<'a>(&'a self, role: &str, main_model: &'a str) -> &'a str {
-        self.0.get(role).map_or(main_model, String::as_str)
+        self.roles.get(role).map_or(main_model, String::as_str)
+    }
+
+    /// The model a sub-agent of type `kind` runs on.
+    pub fn sub_agent_model<'a>(&'a self, kind: &str, main_model: &'a str) -> &'a str {
+        match self.sub_agents.get(kind) {
+            Some(model) => model,
+            None => self.model_for("sub-agent", main_model),
+        }
     }
 }
 
@@ -192,8 +206,12 @@ impl Agent<'_> {
             temperature: request.temperature,
         };
         // A plugin's completion is not the answer: its text is not
-        // streamed, only its cost reported.
-        let sink = |_: StreamEvent| {};
+        // streamed, only its cost reported (and a fallback, if any).
+        let sink = |event: StreamEvent| {
+            if let StreamEvent::FallingBack { from, to, error } = event {
+                self.observer.on_event(&Event::Fallback { from, to, error });
+            }
+        };
         let call = self.provider.complete(&request, &sink);
         let response = match bounded(call, scope.deadline, interrupt).await {
             Ok(Ok(response)) => response,
@@ -280,9 +298,14 @@ mod tests {
 
     #[test]
     fn a_role_without_a_model_is_played_by_the_main_model() {
-        let roles = ModelRoles(BTreeMap::from([("evaluator".into(), "small".into())]));
+        let roles = ModelRoles {
+            roles: BTreeMap::from([("evaluator".into(), "small".into())]),
+            sub_agents: BTreeMap::from([("Explore".into(), "tiny".into())]),
+        };
         assert_eq!(roles.model_for("evaluator", "big"), "small");
         assert_eq!(roles.model_for("planner", "big"), "big");
+        assert_eq!(roles.sub_agent_model("Explore", "big"), "tiny");
+        assert_eq!(roles.sub_agent_model("general-purpose", "big"), "big");
     }
 
     #[test]

@@ -27,6 +27,8 @@ pub enum Event {
     Assistant {
         /// The 1-based cycle that produced it.
         cycle: u32,
+        /// The model that answered (after a fallback, the fallback's).
+        model: String,
         /// The text (may be empty when the turn only calls tools).
         text: String,
     },
@@ -62,6 +64,16 @@ pub enum Event {
         /// The next attempt's number.
         attempt: u32,
         /// What failed.
+        error: String,
+    },
+    /// Model `from` kept failing after its retries; the call went to `to`,
+    /// the next model of its fallback chain.
+    Fallback {
+        /// The model that failed.
+        from: String,
+        /// The model tried next.
+        to: String,
+        /// How `from` failed.
         error: String,
     },
     /// Something happened in a sub-agent started by the tool call
@@ -129,6 +141,18 @@ pub enum Event {
         output_tokens: u64,
         /// Its price in USD.
         cost_usd: f64,
+    },
+    /// The run's planner did something, or failed (and was switched off).
+    Planner {
+        /// The planner.
+        planner: String,
+        /// `plan`, `select` or `verify`.
+        stage: String,
+        /// `shaped`, `chosen`, `accepted`, `revise`, `bounded` or `failed`.
+        outcome: String,
+        /// What it did, or why it failed.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
     },
     /// A message for the user from a hook.
     Notice {

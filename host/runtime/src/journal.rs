@@ -57,6 +57,19 @@ pub enum Entry {
         #[serde(default)]
         sub_agent_cost_usd: f64,
     },
+    /// A planner's work around a model call: what its completions and the
+    /// candidate responses not chosen cost, and the todo list it set.
+    Planner {
+        /// Their tokens.
+        #[serde(default)]
+        usage: Usage,
+        /// Their price.
+        #[serde(default)]
+        cost_usd: f64,
+        /// The todo list the planner set, if it did.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        todos: Option<Vec<serde_json::Value>>,
+    },
     /// The run ended.
     End {
         /// How.
@@ -163,6 +176,17 @@ impl SessionState {
                 self.todos = kept.todos;
                 self.tool_calls.extend(calls.iter().cloned());
                 self.messages.extend(message.iter().cloned());
+            }
+            Entry::Planner {
+                usage,
+                cost_usd,
+                todos,
+            } => {
+                self.usage.add(usage);
+                self.cost_usd += cost_usd;
+                if let Some(todos) = todos {
+                    self.todos.clone_from(todos);
+                }
             }
             Entry::End { status, .. } => self.status = Some(*status),
         }

@@ -21,12 +21,14 @@ mod hook_points;
 mod hooks;
 mod journal;
 pub mod permissions;
+mod planner_driver;
 mod prompt;
 mod recorder;
 mod result;
 pub mod session_store;
 mod state;
 mod sub_agent;
+mod think;
 
 pub use agent::{
     Agent, AgentConfig, DEFAULT_BUDGET_USD, DEFAULT_INTERRUPT_GRACE, DEFAULT_MAX_CYCLES,
@@ -38,6 +40,7 @@ pub use events::{Event, Observer, Silent};
 pub use guard::{DEFAULT_MAX_STOP_CONTINUATIONS, Guard};
 pub use hooks::{DEFAULT_HOOK_TIMEOUT, Dispatch, HookDispatcher, HookReport};
 pub use journal::{Entry, Journal, lost_results};
+pub use planner_driver::{DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_REVISIONS, PlannerSetup};
 pub use prompt::{INSTRUCTION_FILES, system_prompt, today};
 pub use recorder::{CheckpointPolicy, LogRecord, Restored, SessionRecorder, restore, restore_at};
 pub use result::{PermissionDenial, RUNTIME_NAME, RunResult, TokensUsed};

@@ -159,7 +159,7 @@ impl SessionRecorder {
                 state.cycles >= inner.checkpointed_cycles + self.policy.every_cycles
                     || inner.checkpointed_at.elapsed() >= self.policy.every
             }
-            Entry::Start { .. } | Entry::User { .. } => false,
+            Entry::Start { .. } | Entry::User { .. } | Entry::Planner { .. } => false,
         }
     }
 }

@@ -236,7 +236,7 @@ impl Agent<'_> {
         config.model = self
             .config
             .models
-            .model_for("sub-agent", &self.config.model)
+            .sub_agent_model(&job.request.subagent_type, &self.config.model)
             .to_string();
         config.instructions = Some(match &self.config.instructions {
             Some(own) => format!("{own}\n\n{}", kind.instructions),

@@ -4,7 +4,7 @@
  * A plugin is a WebAssembly component that provides one or more tools. In C,
  * a tool is a function taking a `kaizen_call *`; the plugin lists its tools
  * once with KAIZEN_TOOLS, and the kit implements the contract's `tools`
- * export (kaizen:plugin/tools@0.1.3) around them. A whole plugin:
+ * export (kaizen:plugin/tools@0.1.4) around them. A whole plugin:
  *
  *     #include "kaizen.h"
  *

@@ -1,4 +1,4 @@
-// Types of the Kaizen JavaScript kit (kaizen:plugin@0.1.3).
+// Types of the Kaizen JavaScript kit (kaizen:plugin@0.1.4).
 //
 // `defineTool` infers the type of `call`'s input from the JSON Schema
 // written inline (or from a TypeBox schema's static type), so TypeScript
@@ -6,7 +6,7 @@
 // without a schema library.
 
 /** The contract version these shapes follow. */
-export declare const CONTRACT: "0.1.3";
+export declare const CONTRACT: "0.1.4";
 
 /** Why a call failed, as the contract's `error-kind` spells it. */
 export type ErrorKindName =

@@ -26,8 +26,8 @@
 // by the entry module the build generates (see `component.js`), through a
 // well-known global, so that any copy of this file finds it.
 
-/** The contract version these shapes follow (`kaizen:plugin@0.1.3`). */
-export const CONTRACT = "0.1.3";
+/** The contract version these shapes follow (`kaizen:plugin@0.1.4`). */
+export const CONTRACT = "0.1.4";
 
 /** Why a call failed, as the contract's `error-kind` spells it. */
 export const ErrorKind = Object.freeze({

@@ -16,7 +16,7 @@ from kaizen_build import BuildError, world_wit  # noqa: E402
 
 def manifest(**capabilities):
     return {
-        "plugin": {"name": "x", "version": "0.1.0", "contract": "0.1.3", "kinds": ["tool"]},
+        "plugin": {"name": "x", "version": "0.1.0", "contract": "0.1.4", "kinds": ["tool"]},
         "capabilities": capabilities,
     }
 
@@ -28,7 +28,7 @@ def body(text):
 
 class Worlds(unittest.TestCase):
     def test_a_plain_tool_imports_only_log(self):
-        self.assertEqual(body(world_wit(manifest(), "0.1.3")), ["include kaizen:plugin/tool@0.1.3;"])
+        self.assertEqual(body(world_wit(manifest(), "0.1.4")), ["include kaizen:plugin/tool@0.1.4;"])
 
     def test_each_capability_adds_its_import(self):
         m = manifest(
@@ -42,31 +42,31 @@ class Worlds(unittest.TestCase):
             env=["LANG"],
         )
         self.assertEqual(
-            body(world_wit(m, "0.1.3", session=True, wasi_http="0.2.12")),
+            body(world_wit(m, "0.1.4", session=True, wasi_http="0.2.12")),
             [
-                "include kaizen:plugin/tool@0.1.3;",
-                "import kaizen:plugin/session@0.1.3;",
-                "import kaizen:plugin/interaction@0.1.3;",
-                "import kaizen:plugin/process@0.1.3;",
-                "import kaizen:plugin/agent@0.1.3;",
-                "import kaizen:plugin/llm@0.1.3;",
-                "import kaizen:plugin/parallel@0.1.3;",
+                "include kaizen:plugin/tool@0.1.4;",
+                "import kaizen:plugin/session@0.1.4;",
+                "import kaizen:plugin/interaction@0.1.4;",
+                "import kaizen:plugin/process@0.1.4;",
+                "import kaizen:plugin/agent@0.1.4;",
+                "import kaizen:plugin/llm@0.1.4;",
+                "import kaizen:plugin/parallel@0.1.4;",
                 "import wasi:http/outgoing-handler@0.2.12;",
             ],
         )
 
     def test_false_flags_and_empty_http_add_nothing(self):
         m = manifest(interaction=False, agent=False, http=[])
-        self.assertEqual(body(world_wit(m, "0.1.3")), ["include kaizen:plugin/tool@0.1.3;"])
+        self.assertEqual(body(world_wit(m, "0.1.4")), ["include kaizen:plugin/tool@0.1.4;"])
 
     def test_the_contract_must_match_the_wit(self):
-        with self.assertRaisesRegex(BuildError, 'set contract = "0.1.3" in plugin.toml'):
-            world_wit({**manifest(), "plugin": {"contract": "0.1.0", "kinds": ["tool"]}}, "0.1.3")
+        with self.assertRaisesRegex(BuildError, 'set contract = "0.1.4" in plugin.toml'):
+            world_wit({**manifest(), "plugin": {"contract": "0.1.0", "kinds": ["tool"]}}, "0.1.4")
 
     def test_the_contract_may_be_left_out(self):
         m = manifest()
         del m["plugin"]["contract"]
-        self.assertEqual(body(world_wit(m, "0.1.3")), ["include kaizen:plugin/tool@0.1.3;"])
+        self.assertEqual(body(world_wit(m, "0.1.4")), ["include kaizen:plugin/tool@0.1.4;"])
 
     def test_hooks_tools_or_both(self):
         for kinds, includes in [
@@ -77,9 +77,9 @@ class Worlds(unittest.TestCase):
             m = manifest(agent=True)
             m["plugin"]["kinds"] = kinds
             self.assertEqual(
-                body(world_wit(m, "0.1.3")),
-                [f"include kaizen:plugin/{kind}@0.1.3;" for kind in includes]
-                + ["import kaizen:plugin/agent@0.1.3;"],
+                body(world_wit(m, "0.1.4")),
+                [f"include kaizen:plugin/{kind}@0.1.4;" for kind in includes]
+                + ["import kaizen:plugin/agent@0.1.4;"],
                 kinds,
             )
 
@@ -88,10 +88,10 @@ class Worlds(unittest.TestCase):
             m = manifest()
             m["plugin"]["kinds"] = kinds
             with self.assertRaisesRegex(BuildError, "builds tool and hook plugins", msg=kinds):
-                world_wit(m, "0.1.3")
+                world_wit(m, "0.1.4")
         m["plugin"]["kinds"] = ["planner"]
-        with self.assertRaisesRegex(BuildError, "Kaizen calls no planners yet"):
-            world_wit(m, "0.1.3")
+        with self.assertRaisesRegex(BuildError, "Planners in Python are written against"):
+            world_wit(m, "0.1.4")
 
 
 class SessionUse(unittest.TestCase):
@@ -123,7 +123,7 @@ class Layout(unittest.TestCase):
             (tmp / "src").mkdir()
             (tmp / "src" / "app.py").write_text("from kaizen_sdk import tool, session\n")
             (tmp / "plugin.toml").write_text(
-                '[plugin]\nname = "x"\nversion = "0.1.0"\ncontract = "0.1.3"\nkinds = ["tool"]\n'
+                '[plugin]\nname = "x"\nversion = "0.1.0"\ncontract = "0.1.4"\nkinds = ["tool"]\n'
                 '[capabilities]\nhttp = ["api.example.com"]\n'
             )
             kit_wit = tmp / "kit-wit"
@@ -131,11 +131,11 @@ class Layout(unittest.TestCase):
             (kit_wit / "deps" / "http.wit").write_text("package wasi:http@0.2.12;\n")
             (kit_wit / "deps" / "io.wit").write_text("package wasi:io@0.2.12;\n")
             world = kaizen_build.prepare(
-                tmp / "plugin.toml", REPO / "wit/v0.1.3", kit_wit, tmp / "src", tmp / "wit"
+                tmp / "plugin.toml", REPO / "wit/v0.1.4", kit_wit, tmp / "src", tmp / "wit"
             )
             self.assertEqual(world, "python-plugin")
             text = (tmp / "wit" / "world.wit").read_text()
-            self.assertIn("import kaizen:plugin/session@0.1.3;", text)
+            self.assertIn("import kaizen:plugin/session@0.1.4;", text)
             self.assertIn("import wasi:http/outgoing-handler@0.2.12;", text)
             deps = sorted(p.name for p in (tmp / "wit" / "deps").iterdir())
             self.assertEqual(deps, ["http.wit", "io.wit", "kaizen-plugin"])
@@ -146,15 +146,15 @@ class Layout(unittest.TestCase):
             tmp = Path(tmp)
             (tmp / "src").mkdir()
             (tmp / "plugin.toml").write_text(
-                '[plugin]\nname = "x"\nversion = "0.1.0"\ncontract = "0.1.3"\nkinds = ["tool"]\n'
+                '[plugin]\nname = "x"\nversion = "0.1.0"\ncontract = "0.1.4"\nkinds = ["tool"]\n'
             )
             kaizen_build.prepare(
-                tmp / "plugin.toml", REPO / "wit/v0.1.3", KIT / "wit", tmp / "src", tmp / "wit"
+                tmp / "plugin.toml", REPO / "wit/v0.1.4", KIT / "wit", tmp / "src", tmp / "wit"
             )
             self.assertEqual([p.name for p in (tmp / "wit" / "deps").iterdir()], ["kaizen-plugin"])
 
     def test_the_contract_version_is_read_from_the_wit(self):
-        self.assertEqual(kaizen_build.contract_version(REPO / "wit/v0.1.3"), "0.1.3")
+        self.assertEqual(kaizen_build.contract_version(REPO / "wit/v0.1.4"), "0.1.4")
         with tempfile.TemporaryDirectory() as tmp:
             with self.assertRaisesRegex(BuildError, "no `package kaizen:plugin@"):
                 kaizen_build.contract_version(Path(tmp))

@@ -59,7 +59,7 @@ class Decorator(unittest.TestCase):
         self.assertEqual(EVENTS["UserPromptSubmit"], "user-prompt")
         self.assertEqual(EVENTS["PostToolUseFailure"], "post-tool-use-failure")
         self.assertEqual(EVENTS["PermissionRequest"], "permission-request")
-        wit = (KIT.parents[1] / "wit" / "v0.1.3" / "hook.wit").read_text()
+        wit = (KIT.parents[1] / "wit" / "v0.1.4" / "hook.wit").read_text()
         enum = wit.split("enum hook-event {", 1)[1].split("}", 1)[0]
         members = [line.strip().rstrip(",") for line in enum.splitlines() if line.strip().endswith(",")]
         self.assertEqual(sorted(members), sorted(EVENTS.values()))

@@ -4,7 +4,7 @@
 //! stable path to the generated code.
 
 wit_bindgen::generate!({
-    path: "../../wit/v0.1.3",
+    path: "../../wit/v0.1.4",
     world: "tool-all",
     // `export!` is used from the plugin's crate, not from this one.
     pub_export_macro: true,

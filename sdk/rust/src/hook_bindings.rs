@@ -3,7 +3,7 @@
 //! (the `tool-all` world): a component exports one or the other.
 
 wit_bindgen::generate!({
-    path: "../../wit/v0.1.3",
+    path: "../../wit/v0.1.4",
     world: "hook-all",
     pub_export_macro: true,
     export_macro_name: "export_hook_bindings",

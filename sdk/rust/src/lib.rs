@@ -102,6 +102,10 @@ pub mod log;
 mod macros;
 mod output;
 pub mod paths;
+pub mod planner;
+#[doc(hidden)]
+#[allow(missing_docs, clippy::all)]
+pub mod planner_bindings;
 pub mod raw;
 pub mod session;
 mod tool;

@@ -1,0 +1,112 @@
+//! Model roles and fallbacks through the real `kaizen run` on the scripted
+//! model server: a main model that keeps failing with 503 falls back to
+//! another vendor's model, reported in `stream-json` and the result; and
+//! `Task`'s sub-agents run on the `sub-agent` role's model.
+
+mod common;
+
+use common::run::run_command;
+use kaizen_model_server::{Fault, ModelServer, Reply, Script, Wire};
+use serde_json::{Value, json};
+
+/// `kaizen run` with `config` as the user's config, both OpenAI's and
+/// Anthropic's variables pointing at `server`: the output lines.
+async fn run(server: &ModelServer, config: &str) -> Vec<Value> {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    let mut cmd = run_command(
+        home.path(),
+        ws.path(),
+        Some((server, Wire::OpenAi)),
+        &[
+            "--model",
+            "gpt-4o-mini",
+            "--output-format",
+            "stream-json",
+            "Answer.",
+        ],
+    );
+    cmd.current_dir(ws.path())
+        .env("ANTHROPIC_API_KEY", common::run::KEY)
+        .env("ANTHROPIC_BASE_URL", server.anthropic_base_url());
+    let output = tokio::process::Command::from(cmd).output().await.unwrap();
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+fn overloaded() -> Fault {
+    Fault::Status {
+        code: 503,
+        // Retried at once: the test is about what follows the retries.
+        retry_after: Some(0),
+        message: Some("overloaded".into()),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failing_main_model_falls_back_to_the_next_of_its_chain() {
+    let script = (0..4)
+        .fold(Script::new(), |script, _| script.fault(overloaded()))
+        .reply(Reply::text("Answered by the fallback.").with_model("claude-haiku-4-5"));
+    let server = ModelServer::start(script).await.unwrap();
+    let lines = run(&server, "[fallbacks]\nmain = [\"claude-haiku-4-5\"]\n").await;
+
+    // Four attempts on the main model (its retries), then the fallback on
+    // Anthropic's wire.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    assert!(requests[..4].iter().all(|r| r.wire == Wire::OpenAi));
+    assert_eq!(requests[4].wire, Wire::Anthropic);
+    assert_eq!(requests[4].body["model"], "claude-haiku-4-5");
+
+    let fallback = lines
+        .iter()
+        .find(|line| line["type"] == "fallback")
+        .expect("a fallback event");
+    assert_eq!(fallback["from"], "gpt-4o-mini");
+    assert_eq!(fallback["to"], "claude-haiku-4-5");
+    assert!(
+        fallback["error"].as_str().unwrap().contains("503"),
+        "{fallback}"
+    );
+    let assistant = lines
+        .iter()
+        .find(|line| line["type"] == "assistant")
+        .unwrap();
+    assert_eq!(assistant["model"], "claude-haiku-4-5");
+    let result = lines.last().unwrap();
+    assert_eq!(result["status"], "complete", "{result}");
+    assert_eq!(result["output"], "Answered by the fallback.");
+    assert_eq!(result["model_used"], "claude-haiku-4-5");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_chain_the_failure_stands() {
+    let script = (0..4).fold(Script::new(), |script, _| script.fault(overloaded()));
+    let server = ModelServer::start(script).await.unwrap();
+    let lines = run(&server, "").await;
+    assert_eq!(server.requests().len(), 4);
+    assert!(lines.iter().all(|line| line["type"] != "fallback"));
+    let result = lines.last().unwrap();
+    assert_eq!(result["status"], "error", "{result}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sub_agents_run_on_the_sub_agent_roles_model() {
+    let task = json!({"description": "Look", "prompt": "Say hi.", "subagent_type": "Explore"});
+    let script = Script::new()
+        .reply(Reply::tool("Task", &task.to_string()))
+        .reply(Reply::text("hi"))
+        .reply(Reply::text("The sub-agent said hi."));
+    let server = ModelServer::start(script).await.unwrap();
+    let lines = run(&server, "[models]\nsub-agent = \"gpt-4o-mini-sub\"\n").await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[0].body["model"], "gpt-4o-mini");
+    assert_eq!(requests[1].body["model"], "gpt-4o-mini-sub");
+    assert_eq!(requests[2].body["model"], "gpt-4o-mini");
+    assert_eq!(lines.last().unwrap()["status"], "complete");
+}

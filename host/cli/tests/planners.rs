@@ -1,0 +1,309 @@
+//! Planners through the real `kaizen run` on the scripted model server:
+//! the built-in `reflexion`, `plan-execute-verify` and `tree-of-thoughts`
+//! shape the run with their extra model calls (each visible in what the
+//! server got and counted in the result), revisions stay bounded, and a
+//! planner that crashes is reported while the run goes on as plain ReAct.
+
+mod common;
+
+use common::run::run_command;
+use kaizen_model_server::{ModelServer, Recorded, Reply, Script, Wire};
+use serde_json::{Value, json};
+
+/// What one run printed and what the server got.
+struct Ran {
+    lines: Vec<Value>,
+    requests: Vec<Recorded>,
+    stderr: String,
+}
+
+impl Ran {
+    fn result(&self) -> &Value {
+        let last = self.lines.last().expect("a result line");
+        assert_eq!(last["type"], "result", "{last}");
+        last
+    }
+
+    fn planner_events(&self) -> Vec<(String, String)> {
+        self.lines
+            .iter()
+            .filter(|line| line["type"] == "planner")
+            .map(|line| {
+                (
+                    line["stage"].as_str().unwrap().to_string(),
+                    line["outcome"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    }
+}
+
+/// `kaizen run --planner PLANNER` with `config` as the user's config.
+async fn run(planner: &str, config: &str, replies: Vec<Reply>) -> Ran {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    let script = replies.into_iter().fold(Script::new(), Script::reply);
+    let server = ModelServer::start(script).await.unwrap();
+    let mut cmd = run_command(
+        home.path(),
+        ws.path(),
+        Some((&server, Wire::OpenAi)),
+        &[
+            "--model",
+            "gpt-4o-mini",
+            "--output-format",
+            "stream-json",
+            "--planner",
+            planner,
+            "Answer the question.",
+        ],
+    );
+    cmd.current_dir(ws.path());
+    let output = tokio::process::Command::from(cmd).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    let lines = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect();
+    Ran {
+        lines,
+        requests: server.requests(),
+        stderr,
+    }
+}
+
+/// The text of each message of a request (OpenAI wire), by role.
+fn texts(request: &Recorded, role: &str) -> Vec<String> {
+    request.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == role)
+        .map(|m| match &m["content"] {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+fn system(request: &Recorded) -> String {
+    texts(request, "system").join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reflexion_adds_a_critique_after_a_failed_step_only() {
+    let replies = vec![
+        Reply::tool(
+            "Read",
+            &json!({"file_path": "/nonexistent/notes.txt"}).to_string(),
+        ),
+        Reply::text("The file was missing: list the directory before reading."),
+        Reply::text("There are no notes."),
+    ];
+    let ran = run("reflexion", "", replies).await;
+    assert_eq!(ran.result()["status"], "complete", "{}", ran.stderr);
+    assert_eq!(ran.requests.len(), 3, "{}", ran.stderr);
+    // The critic's request: the failed call and its error.
+    let critic = &ran.requests[1];
+    assert!(system(critic).contains("failed"), "{}", system(critic));
+    let asked = texts(critic, "user").join("\n");
+    assert!(asked.contains("Read"), "{asked}");
+    assert!(asked.contains("/nonexistent/notes.txt"), "{asked}");
+    assert!(critic.body.get("tools").is_none());
+    // The critique is in the next THINK's conversation.
+    let next = texts(&ran.requests[2], "user").join("\n");
+    assert!(
+        next.contains("Reflection on the failed step")
+            && next.contains("list the directory before reading"),
+        "{next}"
+    );
+    assert_eq!(
+        ran.planner_events(),
+        [
+            ("plan".into(), "shaped".into()),
+            ("verify".into(), "accepted".into()),
+        ]
+    );
+    // Two THINKs and the critique, all counted.
+    assert_eq!(ran.result()["cycles_used"], 2);
+    let completions: Vec<&Value> = ran
+        .lines
+        .iter()
+        .filter(|line| line["type"] == "plugin_completion")
+        .collect();
+    assert_eq!(completions.len(), 1);
+    assert_eq!(completions[0]["plugin"], "reflexion");
+    assert_eq!(completions[0]["role"], "planner");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn plan_execute_verify_plans_into_the_todo_list_and_revises_within_its_bound() {
+    let replies = vec![
+        // The plan.
+        Reply::text("1. Look at the question\n2. Answer it"),
+        // THINK 1: an answer at once.
+        Reply::text("42."),
+        // The check: something is missing.
+        Reply::text("REVISE\nThe question was not looked at."),
+        // THINK 2, after the revision message.
+        Reply::text("Having looked: 42."),
+        // The check again: still not satisfied, but the bound is 1.
+        Reply::text("REVISE\nStill not convinced."),
+    ];
+    let config = "[planner]\nmax-revisions = 1\n";
+    let ran = run("plan-execute-verify", config, replies).await;
+    assert_eq!(ran.result()["status"], "complete", "{}", ran.stderr);
+    assert_eq!(ran.requests.len(), 5, "{}", ran.stderr);
+    // The plan became the todo list, and THINK 1 was told the current step.
+    let todos = ran
+        .lines
+        .iter()
+        .find(|line| line["type"] == "todos")
+        .expect("a todos event");
+    assert_eq!(todos["todos"][0]["content"], "Look at the question");
+    assert_eq!(todos["todos"][0]["status"], "in_progress");
+    assert_eq!(todos["todos"][1]["content"], "Answer it");
+    let think = system(&ran.requests[1]);
+    assert!(
+        think.contains("The current step: Look at the question"),
+        "{think}"
+    );
+    // The checker saw the plan and the answer; its finding reached THINK 2.
+    let check = texts(&ran.requests[2], "user").join("\n");
+    assert!(
+        check.contains("Answer it") && check.contains("42."),
+        "{check}"
+    );
+    let revised = texts(&ran.requests[3], "user").join("\n");
+    assert!(
+        revised.contains("The question was not looked at."),
+        "{revised}"
+    );
+    assert_eq!(
+        ran.planner_events(),
+        [
+            ("plan".into(), "shaped".into()),
+            ("verify".into(), "revise".into()),
+            ("plan".into(), "shaped".into()),
+            ("verify".into(), "bounded".into()),
+        ]
+    );
+    assert_eq!(ran.result()["output"], "Having looked: 42.");
+    assert_eq!(ran.result()["cycles_used"], 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tree_of_thoughts_keeps_the_candidate_the_evaluator_scored_best() {
+    let replies = vec![
+        // Two candidates, asked for at once (either may get either reply).
+        Reply::text("Candidate one.").with_usage(10, 3),
+        Reply::text("Candidate two.").with_usage(10, 3),
+        // The evaluator's scores, one call per candidate in order.
+        Reply::text("3").with_usage(20, 1),
+        Reply::text("9").with_usage(20, 1),
+    ];
+    let config = "[planners.tree-of-thoughts]\nbeam-width = 2\nmax-depth = 1\n";
+    let ran = run("tree-of-thoughts", config, replies).await;
+    assert_eq!(ran.result()["status"], "complete", "{}", ran.stderr);
+    assert_eq!(ran.requests.len(), 4, "{}", ran.stderr);
+    // Both candidates were asked on the same conversation.
+    assert_eq!(
+        ran.requests[0].body["messages"],
+        ran.requests[1].body["messages"]
+    );
+    // The second score (9) was for the candidate the fourth request showed.
+    let scored = texts(&ran.requests[3], "user").join("\n");
+    let best = ["Candidate one.", "Candidate two."]
+        .into_iter()
+        .find(|text| scored.contains(text))
+        .unwrap_or_else(|| panic!("no candidate in {scored}"));
+    assert_eq!(ran.result()["output"], best);
+    assert_eq!(
+        ran.planner_events(),
+        [
+            ("plan".into(), "shaped".into()),
+            ("select".into(), "chosen".into()),
+            ("verify".into(), "accepted".into()),
+        ]
+    );
+    // One cycle; every call's tokens in the result.
+    assert_eq!(ran.result()["cycles_used"], 1);
+    assert_eq!(ran.result()["tokens_used"]["input"], 60);
+    assert_eq!(ran.result()["tokens_used"]["output"], 8);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_crashing_planner_is_reported_and_the_run_goes_on_without_it() {
+    let planner = kaizen_test_artifacts::plugin_dir("crash-planner");
+    let replies = vec![
+        Reply::tool("Glob", &json!({"pattern": "*"}).to_string()),
+        Reply::text("Nothing here."),
+    ];
+    let ran = run(planner.to_str().unwrap(), "", replies).await;
+    assert_eq!(ran.result()["status"], "complete", "{}", ran.stderr);
+    assert!(system(&ran.requests[0]).contains("CRASH-PLANNER-WAS-HERE"));
+    assert!(!system(&ran.requests[1]).contains("CRASH-PLANNER-WAS-HERE"));
+    assert_eq!(
+        ran.planner_events(),
+        [
+            ("plan".into(), "shaped".into()),
+            ("plan".into(), "failed".into()),
+        ]
+    );
+    let failed = ran
+        .lines
+        .iter()
+        .find(|line| line["type"] == "planner" && line["outcome"] == "failed")
+        .unwrap();
+    let detail = failed["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("crash planner crashes on cycle 2"),
+        "{detail}"
+    );
+    assert!(detail.contains("goes on without the planner"), "{detail}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unknown_planner_is_a_usage_error_naming_the_planners() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let out = common::kaizen(
+        home.path(),
+        ws.path(),
+        &["run", "--replay", "/dev/null", "--planner", "oracle", "x"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("there is no planner `oracle`"), "{err}");
+    assert!(err.contains("plan-execute-verify"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_planner_in_python_shapes_the_run() {
+    let planner = kaizen_test_artifacts::plugin_dir("py-planner");
+    let replies = vec![Reply::text(""), Reply::text("The answer, in words.")];
+    let ran = run(planner.to_str().unwrap(), "", replies).await;
+    assert_eq!(ran.result()["status"], "complete", "{}", ran.stderr);
+    assert_eq!(ran.requests.len(), 2, "{}", ran.stderr);
+    let first = system(&ran.requests[0]);
+    assert!(
+        first.contains(
+            "PY-PLANNER: cycle 1, 1 message(s) so far. Stay on the task: Answer the question."
+        ),
+        "{first}"
+    );
+    assert!(system(&ran.requests[1]).contains("PY-PLANNER: cycle 2"));
+    let sent_back = texts(&ran.requests[1], "user").join("\n");
+    assert!(sent_back.contains("the answer was empty"), "{sent_back}");
+    assert_eq!(ran.result()["output"], "The answer, in words.");
+    assert_eq!(
+        ran.planner_events(),
+        [
+            ("plan".into(), "shaped".into()),
+            ("verify".into(), "revise".into()),
+            ("plan".into(), "shaped".into()),
+            ("verify".into(), "accepted".into()),
+        ]
+    );
+}
