@@ -4,6 +4,7 @@
 mod audit_cmd;
 mod builtins;
 mod config;
+mod eval_cmd;
 mod guard_setup;
 mod kits;
 mod mcp_cmd;
@@ -43,6 +44,12 @@ enum Command {
     /// ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL), or OLLAMA_HOST. Exit codes:
     /// 0 complete, 1 error, 2 usage, 3 a limit was reached, 130 interrupted.
     Run(Box<RunArgs>),
+    /// Run task folders (task.toml, workspace/, check.sh) with each
+    /// planner and report, per task and planner, whether the check passed,
+    /// the model calls, tokens and cost. Each run is `kaizen run` in a
+    /// fresh copy of the task's workspace, on the model the flags and
+    /// environment choose.
+    Eval(Box<EvalArgs>),
     /// List, inspect and check plugins.
     #[command(subcommand)]
     Plugins(PluginsCommand),
@@ -336,6 +343,66 @@ struct RunArgs {
     permissions: PermissionArgs,
 }
 
+/// `kaizen eval`'s arguments.
+#[derive(Args)]
+struct EvalArgs {
+    /// Task folders, or folders holding task folders.
+    #[arg(required = true)]
+    tasks: Vec<PathBuf>,
+    /// A planner to run each task with (repeatable; `none` is the plain
+    /// loop, the default).
+    #[arg(long, value_name = "NAME|PATH")]
+    planner: Vec<String>,
+    /// The model (as for `kaizen run`).
+    #[arg(long)]
+    model: Option<String>,
+    /// The provider (as for `kaizen run`).
+    #[arg(long)]
+    provider: Option<String>,
+    /// Model calls per run at most (a task's own max-cycles is lower still).
+    #[arg(long, default_value_t = 30)]
+    max_cycles: u32,
+    /// USD per run at most.
+    #[arg(long, default_value_t = kaizen_runtime::DEFAULT_BUDGET_USD)]
+    budget_usd: f64,
+    /// Seconds per run at most.
+    #[arg(long, value_name = "SECS", default_value_t = 600.0)]
+    timeout: f64,
+    /// The runs' permission mode: nobody is there to approve, and each run
+    /// works in a scratch copy in the OS sandbox.
+    #[arg(long, value_name = "MODE", default_value = "bypassPermissions")]
+    permission_mode: String,
+    /// One JSON object per line (per run, then per planner) instead of a
+    /// table.
+    #[arg(long)]
+    json: bool,
+}
+
+impl EvalArgs {
+    fn into_options(self) -> eval_cmd::EvalOptions {
+        let mut flags = vec![
+            "--budget-usd".to_string(),
+            self.budget_usd.to_string(),
+            "--timeout".to_string(),
+            self.timeout.to_string(),
+            "--permission-mode".to_string(),
+            self.permission_mode,
+        ];
+        for (flag, value) in [("--model", self.model), ("--provider", self.provider)] {
+            if let Some(value) = value {
+                flags.extend([flag.to_string(), value]);
+            }
+        }
+        eval_cmd::EvalOptions {
+            tasks: self.tasks,
+            planners: self.planner,
+            run_flags: flags,
+            max_cycles: self.max_cycles,
+            json: self.json,
+        }
+    }
+}
+
 /// How tool calls are permitted (Claude Code's flags and spellings).
 #[derive(Args, Clone, Default)]
 pub struct PermissionArgs {
@@ -406,6 +473,15 @@ fn main() -> ExitCode {
 /// Runs one command; returns the exit code.
 async fn dispatch(command: Command) -> u8 {
     let result = match command {
+        Command::Eval(args) => {
+            return match eval_cmd::eval(args.into_options()).await {
+                Ok(code) => code,
+                Err(err) => {
+                    eprintln!("kaizen: {err:#}");
+                    2
+                }
+            };
+        }
         Command::Run(args) => {
             return match run_cmd::run(args.into_options()).await {
                 Ok(code) => code,

@@ -5,36 +5,15 @@
 
 mod common;
 
-use common::run::run_command;
+use common::run::stream_run;
 use kaizen_model_server::{Fault, ModelServer, Reply, Script, Wire};
 use serde_json::{Value, json};
 
-/// `kaizen run` with `config` as the user's config, both OpenAI's and
-/// Anthropic's variables pointing at `server`: the output lines.
-async fn run(server: &ModelServer, config: &str) -> Vec<Value> {
-    let home = tempfile::tempdir().unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    std::fs::write(home.path().join("config.toml"), config).unwrap();
-    let mut cmd = run_command(
-        home.path(),
-        ws.path(),
-        Some((server, Wire::OpenAi)),
-        &[
-            "--model",
-            "gpt-4o-mini",
-            "--output-format",
-            "stream-json",
-            "Answer.",
-        ],
-    );
-    cmd.current_dir(ws.path())
-        .env("ANTHROPIC_API_KEY", common::run::KEY)
-        .env("ANTHROPIC_BASE_URL", server.anthropic_base_url());
-    let output = tokio::process::Command::from(cmd).output().await.unwrap();
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
+/// `kaizen run` with `config` as the user's config against `server`'s
+/// script: the output lines.
+async fn run(script: Script, config: &str) -> (Vec<Value>, ModelServer) {
+    let ran = stream_run(config, script, &["Answer."]).await;
+    (ran.lines, ran.server)
 }
 
 fn overloaded() -> Fault {
@@ -51,8 +30,7 @@ async fn a_failing_main_model_falls_back_to_the_next_of_its_chain() {
     let script = (0..4)
         .fold(Script::new(), |script, _| script.fault(overloaded()))
         .reply(Reply::text("Answered by the fallback.").with_model("claude-haiku-4-5"));
-    let server = ModelServer::start(script).await.unwrap();
-    let lines = run(&server, "[fallbacks]\nmain = [\"claude-haiku-4-5\"]\n").await;
+    let (lines, server) = run(script, "[fallbacks]\nmain = [\"claude-haiku-4-5\"]\n").await;
 
     // Four attempts on the main model (its retries), then the fallback on
     // Anthropic's wire.
@@ -86,8 +64,7 @@ async fn a_failing_main_model_falls_back_to_the_next_of_its_chain() {
 #[tokio::test(flavor = "multi_thread")]
 async fn without_a_chain_the_failure_stands() {
     let script = (0..4).fold(Script::new(), |script, _| script.fault(overloaded()));
-    let server = ModelServer::start(script).await.unwrap();
-    let lines = run(&server, "").await;
+    let (lines, server) = run(script, "").await;
     assert_eq!(server.requests().len(), 4);
     assert!(lines.iter().all(|line| line["type"] != "fallback"));
     let result = lines.last().unwrap();
@@ -101,8 +78,7 @@ async fn sub_agents_run_on_the_sub_agent_roles_model() {
         .reply(Reply::tool("Task", &task.to_string()))
         .reply(Reply::text("hi"))
         .reply(Reply::text("The sub-agent said hi."));
-    let server = ModelServer::start(script).await.unwrap();
-    let lines = run(&server, "[models]\nsub-agent = \"gpt-4o-mini-sub\"\n").await;
+    let (lines, server) = run(script, "[models]\nsub-agent = \"gpt-4o-mini-sub\"\n").await;
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     assert_eq!(requests[0].body["model"], "gpt-4o-mini");

@@ -6,8 +6,8 @@
 
 mod common;
 
-use common::run::run_command;
-use kaizen_model_server::{ModelServer, Recorded, Reply, Script, Wire};
+use common::run::{replies, stream_run};
+use kaizen_model_server::{Recorded, Reply};
 use serde_json::{Value, json};
 
 /// What one run printed and what the server got.
@@ -39,37 +39,17 @@ impl Ran {
 }
 
 /// `kaizen run --planner PLANNER` with `config` as the user's config.
-async fn run(planner: &str, config: &str, replies: Vec<Reply>) -> Ran {
-    let home = tempfile::tempdir().unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    std::fs::write(home.path().join("config.toml"), config).unwrap();
-    let script = replies.into_iter().fold(Script::new(), Script::reply);
-    let server = ModelServer::start(script).await.unwrap();
-    let mut cmd = run_command(
-        home.path(),
-        ws.path(),
-        Some((&server, Wire::OpenAi)),
-        &[
-            "--model",
-            "gpt-4o-mini",
-            "--output-format",
-            "stream-json",
-            "--planner",
-            planner,
-            "Answer the question.",
-        ],
-    );
-    cmd.current_dir(ws.path());
-    let output = tokio::process::Command::from(cmd).output().await.unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    let lines = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
-        .collect();
+async fn run(planner: &str, config: &str, script: Vec<Reply>) -> Ran {
+    let ran = stream_run(
+        config,
+        replies(script),
+        &["--planner", planner, "Answer the question."],
+    )
+    .await;
     Ran {
-        lines,
-        requests: server.requests(),
-        stderr,
+        requests: ran.server.requests(),
+        stderr: ran.stderr(),
+        lines: ran.lines,
     }
 }
 
@@ -305,5 +285,54 @@ async fn a_planner_in_python_shapes_the_run() {
             ("plan".into(), "shaped".into()),
             ("verify".into(), "accepted".into()),
         ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_planners_calls_spend_the_runs_budget_and_its_share() {
+    // The plan costs more than the run's budget: the first step runs, and
+    // the run stops before the next.
+    let replies = vec![
+        Reply::text("1. Look around").with_usage(2_000_000, 100),
+        Reply::tool("Glob", &json!({"pattern": "*"}).to_string()).with_usage(10, 5),
+        Reply::text("Never asked."),
+    ];
+    let ran = stream_run(
+        "",
+        common::run::replies(replies),
+        &[
+            "--planner",
+            "plan-execute-verify",
+            "--budget-usd",
+            "0.01",
+            "Look.",
+        ],
+    )
+    .await;
+    let result = ran.lines.last().unwrap();
+    assert_eq!(result["status"], "budget_exceeded", "{result}");
+    assert_eq!(result["cycles_used"], 1);
+    assert_eq!(ran.server.requests().len(), 2);
+    assert!(result["cost_usd"].as_f64().unwrap() > 0.01, "{result}");
+
+    // A spent share: the critique is refused, and the run goes on without
+    // it.
+    let replies = vec![
+        Reply::tool("Read", &json!({"file_path": "/nonexistent"}).to_string()),
+        Reply::text("Gone."),
+    ];
+    let config = "[plugin-llm.plugins.reflexion]\nbudget-share = 0.0\n";
+    let ran = stream_run(
+        config,
+        common::run::replies(replies),
+        &["--planner", "reflexion", "Read it."],
+    )
+    .await;
+    assert_eq!(ran.lines.last().unwrap()["status"], "complete");
+    assert_eq!(ran.server.requests().len(), 2);
+    assert!(
+        ran.lines
+            .iter()
+            .all(|line| line["type"] != "plugin_completion")
     );
 }

@@ -6,41 +6,22 @@
 
 mod common;
 
-use common::run::{results_sent, run_command};
-use kaizen_model_server::{ModelServer, Reply, Script, Wire};
+use common::run::{replies, results_sent, stream_run};
+use kaizen_model_server::{ModelServer, Reply};
 use serde_json::{Value, json};
 
 /// `kaizen run` with the `summarize` plugin and `config` as the user's
-/// config, against a server answering `replies`: the output's lines and
+/// config, against a server answering `script`: the output, its lines and
 /// the server.
-async fn run(config: &str, replies: Vec<Reply>) -> (std::process::Output, Vec<Value>, ModelServer) {
-    let home = tempfile::tempdir().unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    std::fs::write(home.path().join("config.toml"), config).unwrap();
-    let script = replies.into_iter().fold(Script::new(), Script::reply);
-    let server = ModelServer::start(script).await.unwrap();
+async fn run(config: &str, script: Vec<Reply>) -> (std::process::Output, Vec<Value>, ModelServer) {
     let plugin = kaizen_test_artifacts::plugin_dir("summarize");
-    let mut cmd = run_command(
-        home.path(),
-        ws.path(),
-        Some((&server, Wire::OpenAi)),
-        &[
-            "--model",
-            "gpt-4o-mini",
-            "--output-format",
-            "stream-json",
-            "--plugins",
-            plugin.to_str().unwrap(),
-            "Summarize the notes.",
-        ],
-    );
-    cmd.current_dir(ws.path());
-    let output = tokio::process::Command::from(cmd).output().await.unwrap();
-    let lines = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
-    (output, lines, server)
+    let args = [
+        "--plugins",
+        plugin.to_str().unwrap(),
+        "Summarize the notes.",
+    ];
+    let ran = stream_run(config, replies(script), &args).await;
+    (ran.output, ran.lines, ran.server)
 }
 
 fn summarize(arguments: Value) -> String {

@@ -153,6 +153,10 @@ pub enum Event {
         /// What it did, or why it failed.
         #[serde(skip_serializing_if = "Option::is_none")]
         detail: Option<String>,
+        /// For `select`: how many candidate responses were asked for (each
+        /// a model call).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        candidates: Option<u32>,
     },
     /// A message for the user from a hook.
     Notice {

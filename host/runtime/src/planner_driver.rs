@@ -194,8 +194,13 @@ impl Agent<'_> {
             .await;
         let chosen = match answer {
             Ok(index) if (index as usize) < answers.len() => {
-                let detail = format!("candidate {index} of {}", answers.len());
-                self.planner_event(driver, "select", "chosen", Some(detail));
+                self.observer.on_event(&Event::Planner {
+                    planner: driver.setup.planner.name().to_string(),
+                    stage: "select".into(),
+                    outcome: "chosen".into(),
+                    detail: Some(format!("candidate {index} of {}", answers.len())),
+                    candidates: Some(answers.len() as u32),
+                });
                 index as usize
             }
             Ok(index) => {
@@ -257,14 +262,7 @@ impl Agent<'_> {
                 return false;
             }
         };
-        if cost > 0.0 || usage != Usage::default() {
-            let entry = Entry::Planner {
-                usage,
-                cost_usd: cost,
-                todos: None,
-            };
-            self.commit(state, entry);
-        }
+        self.commit_spending(state, usage, cost);
         match verdict {
             Verdict::Accept => {
                 self.planner_event(driver, "verify", "accepted", None);
@@ -327,12 +325,25 @@ impl Agent<'_> {
         (answer, usage, cost)
     }
 
+    /// Keeps what a planner call's completions spent, if anything.
+    fn commit_spending(&self, state: &mut SessionState, usage: Usage, cost: f64) {
+        if cost > 0.0 || usage != Usage::default() {
+            let entry = Entry::Planner {
+                usage,
+                cost_usd: cost,
+                todos: None,
+            };
+            self.commit(state, entry);
+        }
+    }
+
     fn planner_event(&self, driver: &Driver, stage: &str, outcome: &str, detail: Option<String>) {
         self.observer.on_event(&Event::Planner {
             planner: driver.setup.planner.name().to_string(),
             stage: stage.into(),
             outcome: outcome.into(),
             detail,
+            candidates: None,
         });
     }
 
@@ -347,14 +358,7 @@ impl Agent<'_> {
         usage: Usage,
         cost: f64,
     ) {
-        if cost > 0.0 || usage != Usage::default() {
-            let entry = Entry::Planner {
-                usage,
-                cost_usd: cost,
-                todos: None,
-            };
-            self.commit(state, entry);
-        }
+        self.commit_spending(state, usage, cost);
         driver.failed = true;
         let detail = format!("{reason}; the run goes on without the planner");
         self.planner_event(driver, stage, "failed", Some(detail));

@@ -1,18 +1,20 @@
-//! `kaizen-model-server --script FILE.json [--port N] [--log FILE.jsonl] [--no-pace]`
+//! `kaizen-model-server --script FILE.json [--port N] [--log FILE.jsonl] [--no-pace] [--by-position]`
 //!
 //! Serves a scripted model on 127.0.0.1, printing
 //! `listening on http://127.0.0.1:PORT` once ready, until killed. With
 //! `--log`, every request received is appended to the file as one JSON line
 //! (a `Recorded`). With `--no-pace`, streamed answers go out without the
-//! default 1 ms pauses and split events (a zero-latency model).
+//! default 1 ms pauses and split events (a zero-latency model). With
+//! `--by-position`, each request gets the turn at its position in the
+//! conversation (a deterministic model, as `kaizen eval`'s offline runs
+//! use).
 
 use kaizen_model_server::{ModelServer, Options, Script};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str =
-    "usage: kaizen-model-server --script FILE.json [--port N] [--log FILE.jsonl] [--no-pace]";
+const USAGE: &str = "usage: kaizen-model-server --script FILE.json [--port N] [--log FILE.jsonl] [--no-pace] [--by-position]";
 
 struct Args {
     script: PathBuf,
@@ -33,6 +35,7 @@ fn parse_args() -> Result<Args, String> {
             }
             "--log" => options.log = Some(PathBuf::from(value("--log")?)),
             "--no-pace" => options.pace = None,
+            "--by-position" => options.by_position = true,
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unexpected argument: {other}")),
         }

@@ -20,6 +20,11 @@ use serde::{Deserialize, Serialize};
 pub struct Script {
     /// The turns, first answered first.
     pub turns: Vec<Turn>,
+    /// The answer to every request that offers no tools (a plugin's or a
+    /// planner's own completion), which then leaves the turns alone; none
+    /// means such requests take turns like any other.
+    #[serde(default)]
+    pub aside: Option<Reply>,
 }
 
 /// One scripted answer.

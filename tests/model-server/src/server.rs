@@ -100,6 +100,16 @@ struct State {
     pace: Option<Duration>,
     by_position: bool,
     position_marker: Option<String>,
+    aside: Option<Reply>,
+}
+
+/// Whether the last recorded request offers tools (any wire: `tools`).
+fn recorded_tools(requests: &[Recorded]) -> bool {
+    requests
+        .last()
+        .and_then(|r| r.body.get("tools"))
+        .and_then(Value::as_array)
+        .is_some_and(|tools| !tools.is_empty())
 }
 
 fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
@@ -124,6 +134,7 @@ impl ModelServer {
         let addr = listener.local_addr()?;
         let state = Arc::new(Mutex::new(State {
             turns: script.turns.into(),
+            aside: script.aside,
             requests: Vec::new(),
             calls_emitted: 0,
             log,
@@ -286,7 +297,10 @@ async fn handle(req: Request<Incoming>, state: Arc<Mutex<State>>) -> Answer {
             let message = format!("request body is not valid JSON: {e}");
             return Ok(error(wire, 400, &message, None));
         }
-        let turn = if st.by_position {
+        let offers_tools = recorded_tools(&st.requests);
+        let turn = if let Some(aside) = st.aside.clone().filter(|_| !offers_tools) {
+            Some(Turn::Reply(aside))
+        } else if st.by_position {
             st.turns.get(position).cloned()
         } else {
             st.turns.pop_front()

@@ -5,7 +5,7 @@
 //! writes it).
 
 use super::toolchain::{installed, run};
-use super::{Kit, Project};
+use super::{Kit, Project, copy_tree};
 use anyhow::{Context as _, bail};
 use std::path::Path;
 use std::process::Command;
@@ -137,24 +137,6 @@ fn copy_sources(project: &Path, src: &Path) -> anyhow::Result<()> {
             && path.join("__init__.py").is_file()
         {
             copy_tree(&path, &src.join(&name))?;
-        }
-    }
-    Ok(())
-}
-
-/// Copies the directory `from` to `to`, leaving out `__pycache__`.
-fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let path = entry.path();
-        let target = to.join(entry.file_name());
-        if path.is_dir() {
-            if entry.file_name() != "__pycache__" {
-                copy_tree(&path, &target)?;
-            }
-        } else {
-            std::fs::copy(&path, &target).with_context(|| format!("copying {}", path.display()))?;
         }
     }
     Ok(())

@@ -240,3 +240,58 @@ pub fn every_event_session(home: &Path, workspace: &Path) -> Vec<kaizen_model_se
         Reply::text("Finished. DONE"),
     ]
 }
+
+/// What a `stream-json` run printed, and the server it ran against.
+pub struct StreamRun {
+    /// The process's output.
+    pub output: Output,
+    /// Its stdout, one JSON value per line.
+    pub lines: Vec<Value>,
+    /// The scripted model (for the requests it got).
+    pub server: ModelServer,
+}
+
+impl StreamRun {
+    /// Its stderr.
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.output.stderr).into_owned()
+    }
+}
+
+/// `kaizen run --model gpt-4o-mini --output-format stream-json ARGS` in a
+/// fresh workspace with `config` as the user's config, against a server
+/// answering `script`; OpenAI's and Anthropic's variables both point at it.
+pub async fn stream_run(
+    config: &str,
+    script: kaizen_model_server::Script,
+    args: &[&str],
+) -> StreamRun {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    let server = ModelServer::start(script).await.unwrap();
+    let mut all = vec!["--model", "gpt-4o-mini", "--output-format", "stream-json"];
+    all.extend(args);
+    let mut cmd = run_command(home.path(), ws.path(), Some((&server, Wire::OpenAi)), &all);
+    cmd.current_dir(ws.path())
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("ANTHROPIC_BASE_URL", server.anthropic_base_url());
+    let output = tokio::process::Command::from(cmd).output().await.unwrap();
+    let lines = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect();
+    StreamRun {
+        output,
+        lines,
+        server,
+    }
+}
+
+/// A script answering `replies` in turn.
+pub fn replies(replies: Vec<kaizen_model_server::Reply>) -> kaizen_model_server::Script {
+    replies.into_iter().fold(
+        kaizen_model_server::Script::new(),
+        kaizen_model_server::Script::reply,
+    )
+}

@@ -1,0 +1,2 @@
+def mul(a, b):
+    return a+b

@@ -1,0 +1,2 @@
+def old_name():
+    return 42

@@ -1,0 +1,3 @@
+from a import old_name
+
+print(old_name())

@@ -1,0 +1,110 @@
+//! `kaizen eval` on the task set in `evals/tasks`, offline: each task's
+//! `script.json` drives the scripted model server as a deterministic model
+//! (the turn by the conversation's position; planners' own completions get
+//! the script's `aside` reply), and every planner must pass every task's
+//! check, each with the model calls its strategy adds.
+
+mod common;
+
+use kaizen_model_server::{ModelServer, Options, Script};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+const PLANNERS: &[&str] = &[
+    "none",
+    "react",
+    "reflexion",
+    "plan-execute-verify",
+    "tree-of-thoughts",
+];
+
+fn tasks() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../evals/tasks");
+    let mut tasks: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|dir| dir.join("task.toml").is_file())
+        .collect();
+    tasks.sort();
+    tasks
+}
+
+/// `kaizen eval TASK --planner ... --json` against the task's scripted
+/// model: its rows by planner, and how many requests the model got.
+async fn eval(task: &Path) -> (BTreeMap<String, Value>, usize) {
+    let script: Script =
+        serde_json::from_str(&std::fs::read_to_string(task.join("script.json")).unwrap()).unwrap();
+    let options = Options {
+        by_position: true,
+        pace: None,
+        ..Options::default()
+    };
+    let server = ModelServer::start_with(script, options).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut args = vec![
+        "eval".to_string(),
+        task.display().to_string(),
+        "--json".into(),
+        "--model".into(),
+        "gpt-4o-mini".into(),
+    ];
+    for planner in PLANNERS {
+        args.extend(["--planner".to_string(), planner.to_string()]);
+    }
+    // As `common::command` sets it up, without its `--cwd`: each run
+    // works in a scratch copy of the task's workspace.
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_kaizen"));
+    cmd.args(&args)
+        .env("KAIZEN_HOME", home.path())
+        .env("KAIZEN_CACHE_DIR", common::cache_dir())
+        .env("CLAUDE_CONFIG_DIR", home.path().join("no-claude-settings"))
+        .env("OPENAI_API_KEY", common::run::KEY)
+        .env("OPENAI_BASE_URL", server.openai_base_url())
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OLLAMA_HOST");
+    let output = tokio::process::Command::from(cmd).output().await.unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let rows = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|row| row.get("task").is_some())
+        .map(|row| (row["planner"].as_str().unwrap().to_string(), row))
+        .collect();
+    (rows, server.requests().len())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_planner_passes_every_scripted_task() {
+    let tasks = tasks();
+    assert!(tasks.len() >= 10, "{} tasks", tasks.len());
+    for task in &tasks {
+        let (rows, requests) = eval(task).await;
+        let name = task.file_name().unwrap().to_string_lossy();
+        for planner in PLANNERS {
+            let row = &rows[*planner];
+            assert_eq!(row["passed"], true, "{name} with {planner}: {row}");
+            assert_eq!(row["status"], "complete", "{name} with {planner}: {row}");
+        }
+        // What each strategy adds to the plain loop's calls.
+        let calls = |planner: &str| rows[planner]["model_calls"].as_u64().unwrap();
+        let plain = calls("none");
+        assert_eq!(plain, rows["none"]["cycles"].as_u64().unwrap(), "{name}");
+        assert_eq!(calls("react"), plain, "{name}");
+        // A plan, and one check of the final answer.
+        assert_eq!(calls("plan-execute-verify"), plain + 2, "{name}");
+        // Three candidates and three scores per step for the first three.
+        let branching = plain.min(3);
+        assert_eq!(calls("tree-of-thoughts"), plain + 5 * branching, "{name}");
+        // A critique only after a failed step.
+        let critiques = u64::from(name == "failing-test");
+        assert_eq!(calls("reflexion"), plain + critiques, "{name}");
+        // The harness's count is the model's.
+        let total: u64 = PLANNERS.iter().map(|p| calls(p)).sum();
+        assert_eq!(total, requests as u64, "{name}");
+    }
+}
