@@ -10,7 +10,7 @@
 //! `cargo bench -p kaizen --bench hooks`
 
 use kaizen_claude::{ClaudeSettings, CommandHook, CommandRunner};
-use kaizen_hooks::{Hook, HookEvent};
+use kaizen_hooks::{Hook, HookCall, HookEvent};
 use kaizen_plugins::{
     EngineOptions, GrantPolicy, HookSettings, HostOptions, Origin, PluginHost, PluginSet,
     PluginSource, SandboxSettings, sources_in,
@@ -56,9 +56,10 @@ fn payloads(workspace: &Path) -> (Value, Value) {
 async fn per_call(hooks: Vec<Arc<dyn Hook>>, workspace: &Path, rounds: usize) -> Duration {
     let dispatcher = HookDispatcher::new(hooks);
     let (pre, post) = payloads(workspace);
+    let call = HookCall::default();
     for _ in 0..rounds / 10 + 1 {
         dispatcher
-            .dispatch(HookEvent::PreToolUse, Some("Bash"), pre.clone())
+            .dispatch(HookEvent::PreToolUse, Some("Bash"), pre.clone(), &call)
             .await;
     }
     let mut samples = Vec::with_capacity(rounds);
@@ -66,10 +67,10 @@ async fn per_call(hooks: Vec<Arc<dyn Hook>>, workspace: &Path, rounds: usize) ->
         let (pre, post) = (pre.clone(), post.clone());
         let started = Instant::now();
         let a = dispatcher
-            .dispatch(HookEvent::PreToolUse, Some("Bash"), pre)
+            .dispatch(HookEvent::PreToolUse, Some("Bash"), pre, &call)
             .await;
         let b = dispatcher
-            .dispatch(HookEvent::PostToolUse, Some("Bash"), post)
+            .dispatch(HookEvent::PostToolUse, Some("Bash"), post, &call)
             .await;
         samples.push(started.elapsed());
         assert!(

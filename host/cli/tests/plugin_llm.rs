@@ -158,3 +158,35 @@ async fn without_the_grant_the_plugin_does_not_load_and_tools_call_has_no_model(
     assert!(!out.status.success(), "{text}");
     assert!(text.contains("no model is available here"), "{text}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hook_on_a_tool_event_gets_completions_too() {
+    let plugin = kaizen_test_artifacts::plugin_dir("llm-hook");
+    let script = vec![
+        Reply::tool("Glob", &json!({"pattern": "*.md"}).to_string()),
+        Reply::text("Nothing but docs."),
+        Reply::text("There are no Markdown files."),
+    ];
+    let args = ["--plugins", plugin.to_str().unwrap(), "List the docs."];
+    let ran = stream_run("[grants.llm-hook]\nllm = true\n", replies(script), &args).await;
+    assert_eq!(
+        ran.lines.last().unwrap()["status"],
+        "complete",
+        "{}",
+        ran.stderr()
+    );
+    let requests = ran.server.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(requests[1].body.get("tools").is_none());
+    let sent = requests[2].body["messages"].to_string();
+    assert!(
+        sent.contains("llm-hook (gpt-4o-mini): Nothing but docs."),
+        "{sent}"
+    );
+    let completion = ran
+        .lines
+        .iter()
+        .find(|line| line["type"] == "plugin_completion")
+        .expect("a plugin_completion event");
+    assert_eq!(completion["plugin"], "llm-hook");
+}

@@ -139,6 +139,26 @@ pub trait Hook: Send + Sync {
     /// Handles one event. `payload` is the event's JSON object (see the
     /// project's docs/hooks.md for each event's fields).
     fn handle<'a>(&'a self, event: HookEvent, payload: &'a serde_json::Value) -> HookFuture<'a>;
+
+    /// [`Hook::handle`] with what the event's context offers (the session's
+    /// model, on tool events); a hook that uses nothing of it keeps the
+    /// default.
+    fn handle_in<'a>(
+        &'a self,
+        _call: &HookCall,
+        event: HookEvent,
+        payload: &'a serde_json::Value,
+    ) -> HookFuture<'a> {
+        self.handle(event, payload)
+    }
+}
+
+/// What a hook call may use besides its payload.
+#[derive(Debug, Clone, Default)]
+pub struct HookCall {
+    /// The session's model, for completions: served during tool events
+    /// (`PreToolUse`, `PostToolUse`, ...), empty for the others.
+    pub completions: kaizen_tools::CompletionLink,
 }
 
 #[cfg(test)]

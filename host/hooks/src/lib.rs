@@ -15,4 +15,4 @@ mod hook;
 
 pub use decision::{HookAction, HookDecision};
 pub use event::HookEvent;
-pub use hook::{Hook, HookFuture, Matcher, Priority, Subscription};
+pub use hook::{Hook, HookCall, HookFuture, Matcher, Priority, Subscription};

@@ -3,7 +3,7 @@
 //! fresh instance with the plugin's limits.
 
 use crate::runtime::PluginRuntime;
-use kaizen_hooks::{Hook, HookEvent, HookFuture, Priority, Subscription};
+use kaizen_hooks::{Hook, HookCall, HookEvent, HookFuture, Priority, Subscription};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -66,10 +66,23 @@ impl Hook for ComponentHook {
     }
 
     fn handle<'a>(&'a self, event: HookEvent, payload: &'a serde_json::Value) -> HookFuture<'a> {
+        self.handle_in(&HookCall::default(), event, payload)
+    }
+
+    fn handle_in<'a>(
+        &'a self,
+        call: &HookCall,
+        event: HookEvent,
+        payload: &'a serde_json::Value,
+    ) -> HookFuture<'a> {
+        let completions = call.completions.clone();
         Box::pin(async move {
             // A component subscribed only to events its contract names, so
             // `None` does not happen; it would mean "no opinion".
-            let decision = self.runtime.handle_hook(event, payload.to_string()).await?;
+            let decision = self
+                .runtime
+                .handle_hook(event, payload.to_string(), completions)
+                .await?;
             Ok(decision.unwrap_or_default())
         })
     }

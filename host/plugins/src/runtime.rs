@@ -10,7 +10,7 @@ use crate::outcome::{convert_error, convert_output, describe_trap};
 use crate::process_host::SessionSandboxes;
 use crate::state::{ClockShared, PluginIdentity, PluginState};
 use kaizen_hooks::{HookDecision, HookEvent, Subscription};
-use kaizen_tools::{CallContext, ToolError, ToolOutput};
+use kaizen_tools::{CallContext, CompletionLink, ToolError, ToolOutput};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};
@@ -214,6 +214,7 @@ impl PluginRuntime {
         &self,
         event: HookEvent,
         payload: String,
+        completions: CompletionLink,
     ) -> Result<Option<HookDecision>, String> {
         // One event at a time per plugin: a hook may keep state (a log's
         // chain), and its events come from concurrent sub-agents too.
@@ -222,6 +223,7 @@ impl PluginRuntime {
             Some(live) => live,
             None => self.instantiate(None).await.map_err(|err| err.message)?,
         };
+        live.store.data_mut().completions = completions;
         let (answer, healthy) = self.handle_on(&mut live, event, &payload).await;
         // A stateful hook plugin keeps its instance for the run, unless the
         // call broke it.

@@ -9,7 +9,7 @@ use crate::hooks::{Dispatch, PayloadBase};
 use crate::permissions::{
     Approval, ApprovalRequest, Approver, Effect, Grounds, RuleOrigin, Verdict, always_rule,
 };
-use kaizen_hooks::{HookAction, HookEvent};
+use kaizen_hooks::{HookAction, HookCall, HookEvent};
 use kaizen_tools::{CallContext, ContentPart, Tool, ToolError, ToolErrorKind, ToolRegistry};
 use serde_json::{Value, json};
 use std::sync::Mutex;
@@ -60,7 +60,19 @@ impl Gatekeeper<'_> {
 
     /// Dispatches `event` and tells the observer what the hooks said.
     pub async fn dispatch(&self, event: HookEvent, value: Option<&str>, fields: Value) -> Dispatch {
-        run_hooks(self.guard, self.observer, self.base, event, value, fields).await
+        // Tool events run within the step, which serves the model.
+        let call = HookCall {
+            completions: self.ctx.completions.clone(),
+        };
+        run_hooks(
+            self.guard,
+            self.observer,
+            self.base,
+            (event, value),
+            fields,
+            &call,
+        )
+        .await
     }
 
     /// Decides `call`.
@@ -331,16 +343,16 @@ pub(crate) async fn run_hooks(
     guard: &Guard,
     observer: &dyn Observer,
     base: &PayloadBase,
-    event: HookEvent,
-    value: Option<&str>,
+    (event, value): (HookEvent, Option<&str>),
     fields: Value,
+    call: &HookCall,
 ) -> Dispatch {
     let hooks = &guard.hooks;
     if !hooks.wants(event) {
         return Dispatch::default();
     }
     let dispatch = hooks
-        .dispatch(event, value, base.payload(event, fields))
+        .dispatch(event, value, base.payload(event, fields), call)
         .await;
     report(observer, event, &dispatch);
     dispatch

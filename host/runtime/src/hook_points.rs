@@ -10,7 +10,7 @@ use crate::hooks::{Dispatch, PayloadBase};
 use crate::journal::{Entry, opening_message};
 use crate::state::{SessionState, Status};
 use crate::sub_agent::Scope;
-use kaizen_hooks::{HookAction, HookEvent};
+use kaizen_hooks::{HookAction, HookCall, HookEvent};
 use kaizen_llm::{Block, Message, Role};
 use serde_json::json;
 
@@ -120,7 +120,16 @@ impl Agent<'_> {
         value: Option<&str>,
         fields: serde_json::Value,
     ) -> Dispatch {
-        run_hooks(&self.guard, self.observer, base, event, value, fields).await
+        let call = HookCall::default();
+        run_hooks(
+            &self.guard,
+            self.observer,
+            base,
+            (event, value),
+            fields,
+            &call,
+        )
+        .await
     }
 
     /// What every hook payload of this run carries.

@@ -1,7 +1,7 @@
 //! Running one event's hooks: matching, ordering, timeouts, failures, and
 //! combining decisions.
 
-use kaizen_hooks::{Hook, HookAction, HookDecision, HookEvent, Priority};
+use kaizen_hooks::{Hook, HookAction, HookCall, HookDecision, HookEvent, Priority};
 use serde::Serialize;
 use serde_json::Value;
 use std::sync::Arc;
@@ -153,6 +153,7 @@ impl HookDispatcher {
         event: HookEvent,
         value: Option<&str>,
         payload: Value,
+        call: &HookCall,
     ) -> Dispatch {
         let mut dispatch = Dispatch::default();
         let hooks = self.matching(event, value);
@@ -162,14 +163,15 @@ impl HookDispatcher {
         let mut payload = payload;
         for hook in hooks {
             let limit = hook.timeout().unwrap_or(self.default_timeout);
-            let answer = match tokio::time::timeout(limit, hook.handle(event, &payload)).await {
-                Ok(Ok(decision)) => Ok(decision),
-                Ok(Err(error)) => Err(error),
-                Err(_) => Err(format!(
-                    "gave no answer within its time limit of {} s",
-                    limit.as_secs_f64()
-                )),
-            };
+            let answer =
+                match tokio::time::timeout(limit, hook.handle_in(call, event, &payload)).await {
+                    Ok(Ok(decision)) => Ok(decision),
+                    Ok(Err(error)) => Err(error),
+                    Err(_) => Err(format!(
+                        "gave no answer within its time limit of {} s",
+                        limit.as_secs_f64()
+                    )),
+                };
             match answer {
                 Ok(decision) => {
                     if !decision.is_no_op() {

@@ -86,7 +86,12 @@ async fn hooks_run_by_priority_then_load_order() {
         hook("normal-2", Priority::NORMAL, &seen, ok),
     ]);
     hooks
-        .dispatch(HookEvent::PreToolUse, Some("Bash"), payload())
+        .dispatch(
+            HookEvent::PreToolUse,
+            Some("Bash"),
+            payload(),
+            &HookCall::default(),
+        )
         .await;
     assert_eq!(
         *seen.lock().unwrap(),
@@ -109,7 +114,12 @@ async fn decisions_merge_deny_over_ask_over_allow() {
         }),
     ]);
     let out = hooks
-        .dispatch(HookEvent::PreToolUse, Some("Bash"), payload())
+        .dispatch(
+            HookEvent::PreToolUse,
+            Some("Bash"),
+            payload(),
+            &HookCall::default(),
+        )
         .await;
     assert_eq!(out.action, HookAction::Deny("no rm".into()));
     assert_eq!(out.decided_by.as_deref(), Some("denies"));
@@ -136,7 +146,12 @@ async fn later_hooks_see_the_updated_input() {
         }),
     ]);
     let out = hooks
-        .dispatch(HookEvent::PreToolUse, Some("Bash"), payload())
+        .dispatch(
+            HookEvent::PreToolUse,
+            Some("Bash"),
+            payload(),
+            &HookCall::default(),
+        )
         .await;
     assert_eq!(out.updated_input, Some(json!({"command": "ls -la"})));
     assert_eq!(out.context().as_deref(), Some("first\nsecond"));
@@ -155,7 +170,12 @@ async fn a_failing_hook_is_skipped_unless_required() {
         }),
     ]);
     let out = hooks
-        .dispatch(HookEvent::PreToolUse, Some("Bash"), payload())
+        .dispatch(
+            HookEvent::PreToolUse,
+            Some("Bash"),
+            payload(),
+            &HookCall::default(),
+        )
         .await;
     assert_eq!(out.action, HookAction::Allow, "the failure is skipped");
     assert_eq!(out.reports[0].outcome, "failed");
@@ -163,7 +183,12 @@ async fn a_failing_hook_is_skipped_unless_required() {
 
     let hooks = dispatcher(vec![required]);
     let out = hooks
-        .dispatch(HookEvent::PreToolUse, Some("Bash"), payload())
+        .dispatch(
+            HookEvent::PreToolUse,
+            Some("Bash"),
+            payload(),
+            &HookCall::default(),
+        )
         .await;
     let HookAction::Deny(reason) = &out.action else {
         panic!("a required hook fails closed: {out:?}");
@@ -184,7 +209,12 @@ async fn a_slow_hook_gives_no_decision_after_its_timeout() {
     slow.timeout = Some(Duration::from_secs(2));
     let hooks = dispatcher(vec![slow]);
     let out = hooks
-        .dispatch(HookEvent::PreToolUse, Some("Bash"), payload())
+        .dispatch(
+            HookEvent::PreToolUse,
+            Some("Bash"),
+            payload(),
+            &HookCall::default(),
+        )
         .await;
     assert_eq!(out.action, HookAction::Continue);
     assert!(out.reports[0].reason.as_deref().unwrap().contains("2 s"));
@@ -197,7 +227,12 @@ async fn a_slow_hook_gives_no_decision_after_its_timeout() {
     slow.required = true;
     let hooks = dispatcher(vec![slow]).with_default_timeout(Duration::from_secs(5));
     let out = hooks
-        .dispatch(HookEvent::PreToolUse, Some("Bash"), payload())
+        .dispatch(
+            HookEvent::PreToolUse,
+            Some("Bash"),
+            payload(),
+            &HookCall::default(),
+        )
         .await;
     assert!(
         matches!(out.action, HookAction::Deny(ref why) if why.contains("5 s")),
@@ -219,12 +254,24 @@ async fn matchers_and_events_select_hooks() {
     let hooks = dispatcher(vec![edits, stops]);
     assert!(hooks.wants(HookEvent::Stop) && !hooks.wants(HookEvent::SessionEnd));
     hooks
-        .dispatch(HookEvent::PreToolUse, Some("Bash"), payload())
+        .dispatch(
+            HookEvent::PreToolUse,
+            Some("Bash"),
+            payload(),
+            &HookCall::default(),
+        )
         .await;
     assert!(seen.lock().unwrap().is_empty());
     hooks
-        .dispatch(HookEvent::PreToolUse, Some("Write"), payload())
+        .dispatch(
+            HookEvent::PreToolUse,
+            Some("Write"),
+            payload(),
+            &HookCall::default(),
+        )
         .await;
-    hooks.dispatch(HookEvent::Stop, None, json!({})).await;
+    hooks
+        .dispatch(HookEvent::Stop, None, json!({}), &HookCall::default())
+        .await;
     assert_eq!(*seen.lock().unwrap(), ["edits", "stops"]);
 }
