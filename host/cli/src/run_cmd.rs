@@ -98,6 +98,9 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
                 .plugins
                 .cwd
                 .get_or_insert_with(|| PathBuf::from(&continued.meta.cwd));
+            if options.planner.is_none() {
+                options.planner.clone_from(&continued.meta.planner);
+            }
             Some(match task {
                 Some(task) => format!("{}\n\n{task}", continued.notice),
                 None => continued.notice.clone(),
@@ -199,6 +202,16 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
         let planner =
             planner_for(&name, &setup.planner, &setup.planners, &plugins).map_err(usage)?;
         config.planner = Some(planner);
+        // A resume goes on with the same planner: by name, or by its
+        // directory when it came from one.
+        let kept = match &choice {
+            Some(PlannerChoice::Dir { dir, .. }) => dir
+                .canonicalize()
+                .map(|dir| dir.display().to_string())
+                .unwrap_or(name),
+            _ => name,
+        };
+        store.update_meta(&state.session_id, |meta| meta.planner = Some(kept))?;
     }
     let agent = Agent {
         provider: provider.as_ref(),

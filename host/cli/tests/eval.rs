@@ -31,7 +31,8 @@ fn tasks() -> Vec<PathBuf> {
 }
 
 /// `kaizen eval TASK --planner ... --json` against the task's scripted
-/// model: its rows by planner, and how many requests the model got.
+/// model: its rows by planner, and how many answers the model gave (a
+/// request for `n` candidates gives `n`).
 async fn eval(task: &Path) -> (BTreeMap<String, Value>, usize) {
     let script: Script =
         serde_json::from_str(&std::fs::read_to_string(task.join("script.json")).unwrap()).unwrap();
@@ -75,7 +76,12 @@ async fn eval(task: &Path) -> (BTreeMap<String, Value>, usize) {
         .filter(|row| row.get("task").is_some())
         .map(|row| (row["planner"].as_str().unwrap().to_string(), row))
         .collect();
-    (rows, server.requests().len())
+    let answers = server
+        .requests()
+        .iter()
+        .map(|request| request.body["n"].as_u64().unwrap_or(1) as usize)
+        .sum();
+    (rows, answers)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -103,7 +109,7 @@ async fn every_planner_passes_every_scripted_task() {
         // A critique only after a failed step.
         let critiques = u64::from(name == "failing-test");
         assert_eq!(calls("reflexion"), plain + critiques, "{name}");
-        // The harness's count is the model's.
+        // The harness's count is the model's (candidates by OpenAI's `n`).
         let total: u64 = PLANNERS.iter().map(|p| calls(p)).sum();
         assert_eq!(total, requests as u64, "{name}");
     }

@@ -176,7 +176,7 @@ async fn plan_execute_verify_plans_into_the_todo_list_and_revises_within_its_bou
 #[tokio::test(flavor = "multi_thread")]
 async fn tree_of_thoughts_keeps_the_candidate_the_evaluator_scored_best() {
     let replies = vec![
-        // Two candidates, asked for at once (either may get either reply).
+        // Two candidates, asked for in one call (OpenAI's `n`).
         Reply::text("Candidate one.").with_usage(10, 3),
         Reply::text("Candidate two.").with_usage(10, 3),
         // The evaluator's scores, one call per candidate in order.
@@ -186,14 +186,10 @@ async fn tree_of_thoughts_keeps_the_candidate_the_evaluator_scored_best() {
     let config = "[planners.tree-of-thoughts]\nbeam-width = 2\nmax-depth = 1\n";
     let ran = run("tree-of-thoughts", config, replies).await;
     assert_eq!(ran.result()["status"], "complete", "{}", ran.stderr);
-    assert_eq!(ran.requests.len(), 4, "{}", ran.stderr);
-    // Both candidates were asked on the same conversation.
-    assert_eq!(
-        ran.requests[0].body["messages"],
-        ran.requests[1].body["messages"]
-    );
-    // The second score (9) was for the candidate the fourth request showed.
-    let scored = texts(&ran.requests[3], "user").join("\n");
+    assert_eq!(ran.requests.len(), 3, "{}", ran.stderr);
+    assert_eq!(ran.requests[0].body["n"], 2);
+    // The second score (9) was for the candidate the third request showed.
+    let scored = texts(&ran.requests[2], "user").join("\n");
     let best = ["Candidate one.", "Candidate two."]
         .into_iter()
         .find(|text| scored.contains(text))
@@ -335,4 +331,44 @@ async fn a_planners_calls_spend_the_runs_budget_and_its_share() {
             .iter()
             .all(|line| line["type"] != "plugin_completion")
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_resumed_session_goes_on_with_its_planner() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let script = replies(vec![Reply::text("Done."), Reply::text("More done.")]);
+    let server = kaizen_model_server::ModelServer::start(script)
+        .await
+        .unwrap();
+    let run = |args: &[&str]| {
+        let mut all = vec!["--model", "gpt-4o-mini", "--output-format", "stream-json"];
+        all.extend(args);
+        let wire = kaizen_model_server::Wire::OpenAi;
+        common::run::run_command(home.path(), ws.path(), Some((&server, wire)), &all)
+            .output()
+            .unwrap()
+    };
+    let planned = |out: &std::process::Output| {
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|line| line.contains(r#""type":"planner""#))
+            .count()
+    };
+    let first = run(&["--planner", "react", "Do it."]);
+    assert_eq!(
+        planned(&first),
+        1,
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    // No --planner: the session's own.
+    let resumed = run(&["--resume", "last", "And more."]);
+    assert!(
+        resumed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    assert_eq!(planned(&resumed), 1);
+    assert_eq!(server.requests().len(), 2);
 }

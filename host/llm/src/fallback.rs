@@ -7,7 +7,8 @@
 
 use crate::select::{SelectError, Selection};
 use crate::types::{
-    CompletionFuture, EventSink, LlmError, LlmErrorKind, Provider, Request, StreamEvent,
+    CompletionFuture, CompletionsFuture, EventSink, LlmError, LlmErrorKind, Provider, Request,
+    Response, StreamEvent,
 };
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -80,6 +81,39 @@ impl Provider for FallbackProvider {
     fn complete<'a>(&'a self, request: &'a Request, events: EventSink<'a>) -> CompletionFuture<'a> {
         Box::pin(async move {
             let first = self.primary.complete(request, events).await;
+            self.fall_back(first, request, events).await
+        })
+    }
+
+    /// The primary's candidates (its `n`, where it has one); each that
+    /// failed falls back on its own.
+    fn complete_n<'a>(
+        &'a self,
+        request: &'a Request,
+        n: u32,
+        events: EventSink<'a>,
+    ) -> CompletionsFuture<'a> {
+        Box::pin(async move {
+            let answers = self.primary.complete_n(request, n, events).await;
+            let mut out = Vec::with_capacity(answers.len());
+            for answer in answers {
+                out.push(self.fall_back(answer, request, events).await);
+            }
+            out
+        })
+    }
+}
+
+impl FallbackProvider {
+    /// `first`, or when it failed in a way another model might not, the
+    /// answer of the first model down `request`'s chain that gives one.
+    async fn fall_back(
+        &self,
+        first: Result<Response, LlmError>,
+        request: &Request,
+        events: EventSink<'_>,
+    ) -> Result<Response, LlmError> {
+        {
             let chain = match (&first, self.chains.get(&request.model)) {
                 (Err(err), Some(chain)) if worth_falling_back(err.kind) => chain,
                 _ => return first,
@@ -111,6 +145,6 @@ impl Provider for FallbackProvider {
                 from.clone_from(model);
             }
             last
-        })
+        }
     }
 }

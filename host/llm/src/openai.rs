@@ -5,9 +5,12 @@ mod request;
 mod stream;
 
 use crate::http::{ApiKey, Call, HttpSettings, Transport};
-use crate::types::{CompletionFuture, EventSink, LlmError, LlmErrorKind, Provider, Request};
+use crate::types::{
+    CompletionFuture, CompletionsFuture, EventSink, LlmError, LlmErrorKind, Provider, Request,
+};
 use crate::wire;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use std::sync::{Arc, Mutex};
 
 /// `OPENAI_BASE_URL`'s default. It includes `/v1`, as in OpenAI's SDKs.
 pub const OPENAI_DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -71,21 +74,69 @@ impl OpenAiProvider {
     }
 }
 
+impl OpenAiProvider {
+    fn call(&self, body: Vec<u8>) -> Call {
+        Call {
+            provider: "OpenAI",
+            url: self.url.clone(),
+            headers: self.headers.clone(),
+            body,
+            key_var: "OPENAI_API_KEY",
+            base_var: "OPENAI_BASE_URL",
+        }
+    }
+}
+
 impl Provider for OpenAiProvider {
     fn name(&self) -> &str {
         "openai"
     }
 
+    /// Several candidates in one call (`n`); a compatible server that
+    /// refuses `n` gets separate calls instead.
+    fn complete_n<'a>(
+        &'a self,
+        request: &'a Request,
+        n: u32,
+        events: EventSink<'a>,
+    ) -> CompletionsFuture<'a> {
+        Box::pin(async move {
+            if n <= 1 {
+                return vec![self.complete(request, events).await];
+            }
+            let body = match wire::to_bytes(&request::request_body_n(request, Some(n))) {
+                Ok(body) => body,
+                Err(err) => return vec![Err(err)],
+            };
+            let call = self.call(body);
+            let rest = Arc::new(Mutex::new(Vec::new()));
+            let model = request.model.clone();
+            let first = self
+                .transport
+                .stream(
+                    &call,
+                    || stream::Choices::new(model.clone(), n, rest.clone()),
+                    events,
+                )
+                .await;
+            match first {
+                Ok(first) => {
+                    let mut all = vec![Ok(first)];
+                    let more = std::mem::take(&mut *rest.lock().unwrap_or_else(|e| e.into_inner()));
+                    all.extend(more.into_iter().map(Ok));
+                    all
+                }
+                Err(err) if err.kind == LlmErrorKind::BadRequest => {
+                    crate::types::separate_calls(self, request, n, events).await
+                }
+                Err(err) => vec![Err(err)],
+            }
+        })
+    }
+
     fn complete<'a>(&'a self, request: &'a Request, events: EventSink<'a>) -> CompletionFuture<'a> {
         Box::pin(async move {
-            let call = Call {
-                provider: "OpenAI",
-                url: self.url.clone(),
-                headers: self.headers.clone(),
-                body: wire::to_bytes(&request::request_body(request))?,
-                key_var: "OPENAI_API_KEY",
-                base_var: "OPENAI_BASE_URL",
-            };
+            let call = self.call(wire::to_bytes(&request::request_body(request))?);
             let fallback_model = request.model.clone();
             self.transport
                 .stream(

@@ -239,6 +239,21 @@ pub enum LlmErrorKind {
 pub type CompletionFuture<'a> =
     Pin<Box<dyn Future<Output = Result<Response, LlmError>> + Send + 'a>>;
 
+/// The future of several completions of one request: each one's outcome,
+/// in order.
+pub type CompletionsFuture<'a> =
+    Pin<Box<dyn Future<Output = Vec<Result<Response, LlmError>>> + Send + 'a>>;
+
+/// `n` completions of `request` as `n` calls at once, in order.
+pub(crate) async fn separate_calls<P: Provider + ?Sized>(
+    provider: &P,
+    request: &Request,
+    n: u32,
+    events: EventSink<'_>,
+) -> Vec<Result<Response, LlmError>> {
+    futures::future::join_all((0..n.max(1)).map(|_| provider.complete(request, events))).await
+}
+
 /// A model API.
 pub trait Provider: Send + Sync {
     /// `openai`, `anthropic`, `ollama`, `replay`, ...
@@ -246,4 +261,16 @@ pub trait Provider: Send + Sync {
 
     /// Runs one call, streaming events to `events` as they arrive.
     fn complete<'a>(&'a self, request: &'a Request, events: EventSink<'a>) -> CompletionFuture<'a>;
+
+    /// `n` completions of the same request (candidates), in order. By
+    /// default `n` calls at once; a provider that can ask for several
+    /// choices in one call (OpenAI's `n`) does that instead.
+    fn complete_n<'a>(
+        &'a self,
+        request: &'a Request,
+        n: u32,
+        events: EventSink<'a>,
+    ) -> CompletionsFuture<'a> {
+        Box::pin(separate_calls(self, request, n, events))
+    }
 }

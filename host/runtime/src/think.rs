@@ -7,7 +7,6 @@ use crate::bounded::bounded;
 use crate::events::Event;
 use crate::state::{SessionState, Status};
 use crate::sub_agent::Scope;
-use futures::future::join_all;
 use kaizen_llm::{Request, Response, StreamEvent, ToolDefinition};
 use tokio_util::sync::CancellationToken;
 
@@ -74,7 +73,7 @@ impl Agent<'_> {
             }
             StreamEvent::TextDelta(_) | StreamEvent::ToolCallStarted { .. } => {}
         };
-        let calls = join_all((0..n.max(1)).map(|_| self.provider.complete(&request, &sink)));
+        let calls = self.provider.complete_n(&request, n.max(1), &sink);
         let outcome = bounded(calls, scope.deadline, interrupt).await;
         state.messages = request.messages;
         *tools = request.tools;

@@ -260,6 +260,7 @@ async fn handle(req: Request<Incoming>, state: Arc<Mutex<State>>) -> Answer {
         .and_then(Value::as_str)
         .unwrap_or("scripted-model")
         .to_owned();
+    let choices = body.get("n").and_then(Value::as_u64).unwrap_or(1);
     let include_usage = body
         .pointer("/stream_options/include_usage")
         .and_then(Value::as_bool)
@@ -307,6 +308,27 @@ async fn handle(req: Request<Incoming>, state: Arc<Mutex<State>>) -> Answer {
         };
         let action = match turn {
             None => Action::Exhausted,
+            // A streamed request for several choices takes a reply for each:
+            // the next turns in order, or (by position) the same one again.
+            Some(Turn::Reply(first)) if choices > 1 && stream => {
+                let mut replies = vec![first];
+                for _ in 1..choices {
+                    let next = if st.by_position {
+                        Some(Turn::Reply(replies[0].clone()))
+                    } else {
+                        st.turns.pop_front()
+                    };
+                    match next {
+                        Some(Turn::Reply(reply)) => replies.push(reply),
+                        _ => break,
+                    }
+                }
+                let resolved = replies
+                    .iter()
+                    .map(|r| resolve(r, &mut st, seq, &model, include_usage))
+                    .collect();
+                Action::Choices(resolved)
+            }
             Some(Turn::Reply(r)) => Action::Reply(resolve(&r, &mut st, seq, &model, include_usage)),
             Some(Turn::Fault(Fault::Status {
                 code,
@@ -331,6 +353,11 @@ async fn handle(req: Request<Incoming>, state: Arc<Mutex<State>>) -> Answer {
             Ok(error(wire, 500, &message, None))
         }
         Action::Reply(r) => Ok(reply(wire, stream, &r, pace)),
+        Action::Choices(rs) => {
+            let body = ScriptedBody::stream(wire.choices_events(&rs), pace);
+            let resp = response(StatusCode::OK, wire.stream_content_type(), body);
+            Ok(with_request_id(resp, wire))
+        }
         Action::Status(code, retry_after, message) => {
             let message = message.unwrap_or_else(|| format!("scripted fault: HTTP {code}"));
             Ok(error(wire, code, &message, retry_after))
@@ -348,6 +375,8 @@ async fn handle(req: Request<Incoming>, state: Arc<Mutex<State>>) -> Answer {
 enum Action {
     Exhausted,
     Reply(Resolved),
+    /// Several choices (OpenAI's `n`), one scripted reply each.
+    Choices(Vec<Resolved>),
     Status(u16, Option<u64>, Option<String>),
     Truncated(Resolved),
     Slow(u64, Resolved),

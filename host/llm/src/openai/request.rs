@@ -18,6 +18,11 @@ pub(super) fn uses_max_completion_tokens(model: &str) -> bool {
 
 /// The Chat Completions body for `request`, borrowing from it.
 pub(crate) fn request_body(request: &Request) -> Body<'_> {
+    request_body_n(request, None)
+}
+
+/// [`request_body`] asking for `n` choices.
+pub(crate) fn request_body_n(request: &Request, n: Option<u32>) -> Body<'_> {
     let (max_tokens, max_completion_tokens) = if uses_max_completion_tokens(&request.model) {
         (None, Some(request.max_tokens))
     } else {
@@ -38,6 +43,7 @@ pub(crate) fn request_body(request: &Request) -> Body<'_> {
         // Widened as `json!` did: the wire value stays the f32's exact value.
         temperature: request.temperature.map(f64::from),
         tools: FunctionTools(&request.tools),
+        n,
     }
 }
 
@@ -56,6 +62,9 @@ pub(crate) struct Body<'a> {
     temperature: Option<f64>,
     #[serde(skip_serializing_if = "FunctionTools::is_empty")]
     tools: FunctionTools<'a>,
+    /// Choices to generate (candidates); absent means one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    n: Option<u32>,
 }
 
 #[derive(Serialize)]

@@ -7,6 +7,7 @@ use crate::sse::{SseEvent, SseParser};
 use crate::types::{Block, EventSink, LlmErrorKind, Response, StopReason, StreamEvent, Usage};
 use serde_json::Value;
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 /// A tool call being assembled from its deltas.
 #[derive(Debug, Default)]
@@ -21,6 +22,10 @@ struct ToolSlot {
 #[derive(Debug)]
 pub(crate) struct Decoder {
     sse: SseParser,
+    /// The choice it decodes (0 unless the request asked for several).
+    choice: u64,
+    /// Whether any chunk of its choice came.
+    seen: bool,
     model: String,
     text: String,
     calls: Vec<ToolSlot>,
@@ -33,8 +38,15 @@ pub(crate) struct Decoder {
 impl Decoder {
     /// A decoder; `model` stands in if the chunks never name one.
     pub fn new(model: String) -> Self {
+        Self::for_choice(model, 0)
+    }
+
+    /// A decoder of choice `choice` of a response with several.
+    pub fn for_choice(model: String, choice: u64) -> Self {
         Decoder {
             sse: SseParser::default(),
+            choice,
+            seen: false,
             model,
             text: String::new(),
             calls: Vec::new(),
@@ -68,13 +80,14 @@ impl Decoder {
             self.usage = Some(parse_usage(usage));
         }
         let choices = chunk.get("choices").and_then(Value::as_array);
-        // Only the first choice: requests never ask for `n > 1`.
         let Some(choice) = choices.and_then(|c| {
-            c.iter()
-                .find(|choice| choice.get("index").and_then(Value::as_u64).unwrap_or(0) == 0)
+            c.iter().find(|choice| {
+                choice.get("index").and_then(Value::as_u64).unwrap_or(0) == self.choice
+            })
         }) else {
             return Ok(());
         };
+        self.seen = true;
         if let Some(delta) = choice.get("delta") {
             for key in ["content", "refusal"] {
                 if let Some(text) = delta
@@ -220,6 +233,52 @@ impl StreamDecoder for Decoder {
             stop_reason,
             model: std::mem::take(&mut self.model),
         })
+    }
+}
+
+/// Every choice of a response that has several (`n > 1`), each decoded on
+/// its own from the same stream. The first is the stream's [`Response`];
+/// the others go to `rest`. The usage, reported once for the whole
+/// request, stays on the first.
+pub(crate) struct Choices {
+    decoders: Vec<Decoder>,
+    rest: Arc<Mutex<Vec<Response>>>,
+}
+
+impl Choices {
+    /// Decoders for `n` choices.
+    pub fn new(model: String, n: u32, rest: Arc<Mutex<Vec<Response>>>) -> Self {
+        let decoders = (0..u64::from(n.max(1)))
+            .map(|choice| Decoder::for_choice(model.clone(), choice))
+            .collect();
+        Self { decoders, rest }
+    }
+}
+
+impl StreamDecoder for Choices {
+    fn feed(&mut self, chunk: &[u8], events: EventSink<'_>) -> Result<(), AttemptError> {
+        for decoder in &mut self.decoders {
+            decoder.feed(chunk, events)?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, events: EventSink<'_>) -> Result<Response, AttemptError> {
+        let mut responses = Vec::with_capacity(self.decoders.len());
+        for (index, decoder) in self.decoders.iter_mut().enumerate() {
+            // A server that gave fewer choices than asked for.
+            if index > 0 && !decoder.seen {
+                continue;
+            }
+            let mut response = decoder.finish(events)?;
+            if index > 0 {
+                response.usage = Usage::default();
+            }
+            responses.push(response);
+        }
+        let first = responses.remove(0);
+        *self.rest.lock().unwrap_or_else(|e| e.into_inner()) = responses;
+        Ok(first)
     }
 }
 

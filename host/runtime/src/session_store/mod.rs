@@ -109,6 +109,10 @@ pub struct SessionMeta {
     /// The session it was forked from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<Parent>,
+    /// The planner its last run used (a name, or a plugin directory's
+    /// absolute path), so that a resume goes on with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planner: Option<String>,
 }
 
 impl SessionMeta {
@@ -130,6 +134,7 @@ impl SessionMeta {
             cycles: 0,
             cost_usd: 0.0,
             parent: None,
+            planner: None,
         }
     }
 }

@@ -103,6 +103,15 @@ impl Wire {
         }
     }
 
+    /// The streamed response of a request for several choices (OpenAI's
+    /// `n`; the other wires have no such request, so they get the first).
+    pub(crate) fn choices_events(self, rs: &[Resolved]) -> Vec<Bytes> {
+        match self {
+            Wire::OpenAi => openai::choices_events(rs),
+            _ => rs.first().map(|r| self.events(r)).unwrap_or_default(),
+        }
+    }
+
     /// The error body for `status`.
     pub(crate) fn error(self, status: u16, message: &str) -> Value {
         match self {

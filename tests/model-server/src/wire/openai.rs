@@ -69,6 +69,40 @@ pub(super) fn body(r: &Resolved) -> Value {
 /// chunk with `usage` (and `"usage": null` on every earlier chunk, as
 /// OpenAI does).
 pub(super) fn events(r: &Resolved) -> Vec<Bytes> {
+    choices_events(std::slice::from_ref(r))
+}
+
+/// [`events`] of a request for several choices (`n`): each choice's
+/// chunks under its `index`, one after another, then one usage chunk for
+/// them all and `[DONE]`.
+pub(super) fn choices_events(rs: &[Resolved]) -> Vec<Bytes> {
+    let mut out = Vec::new();
+    for (index, r) in rs.iter().enumerate() {
+        out.extend(choice_chunks(r, index));
+    }
+    let Some(r) = rs.first() else {
+        return out;
+    };
+    if r.include_usage {
+        let total = |field: fn(&Resolved) -> u64| rs.iter().map(field).sum::<u64>();
+        let (input, output) = (total(|r| r.input_tokens), total(|r| r.output_tokens));
+        let last = json!({
+            "id": id(r),
+            "object": "chat.completion.chunk",
+            "created": r.created(),
+            "model": r.model,
+            "system_fingerprint": null,
+            "choices": [],
+            "usage": {"prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output},
+        });
+        out.push(sse_data(&last.to_string()));
+    }
+    out.push(sse_data("[DONE]"));
+    out
+}
+
+/// One choice's chunks, under `index`.
+fn choice_chunks(r: &Resolved, index: usize) -> Vec<Bytes> {
     let id = id(r);
     let chunk = |delta: Value, finish: Option<&str>| {
         let mut c = json!({
@@ -78,7 +112,7 @@ pub(super) fn events(r: &Resolved) -> Vec<Bytes> {
             "model": r.model,
             "system_fingerprint": null,
             "choices": [{
-                "index": 0,
+                "index": index,
                 "delta": delta,
                 "logprobs": null,
                 "finish_reason": finish,
@@ -96,10 +130,10 @@ pub(super) fn events(r: &Resolved) -> Vec<Bytes> {
             out.push(chunk(json!({"content": piece}), None));
         }
     }
-    for (index, call) in r.calls.iter().enumerate() {
+    for (slot, call) in r.calls.iter().enumerate() {
         out.push(chunk(
             json!({"tool_calls": [{
-                "index": index,
+                "index": slot,
                 "id": call.id,
                 "type": "function",
                 "function": {"name": call.name, "arguments": ""},
@@ -109,7 +143,7 @@ pub(super) fn events(r: &Resolved) -> Vec<Bytes> {
         for fragment in argument_fragments(&call.arguments) {
             out.push(chunk(
                 json!({"tool_calls": [{
-                    "index": index,
+                    "index": slot,
                     "function": {"arguments": fragment},
                 }]}),
                 None,
@@ -117,19 +151,6 @@ pub(super) fn events(r: &Resolved) -> Vec<Bytes> {
         }
     }
     out.push(chunk(json!({}), Some(finish_reason(r))));
-    if r.include_usage {
-        let last = json!({
-            "id": id,
-            "object": "chat.completion.chunk",
-            "created": r.created(),
-            "model": r.model,
-            "system_fingerprint": null,
-            "choices": [],
-            "usage": usage(r),
-        });
-        out.push(sse_data(&last.to_string()));
-    }
-    out.push(sse_data("[DONE]"));
     out
 }
 
