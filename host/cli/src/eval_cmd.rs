@@ -27,6 +27,67 @@ const CHECK_TIMEOUT: Duration = Duration::from_secs(120);
 /// Variables a check never gets: it judges files, not models.
 const PROVIDER_VARS: &[&str] = &["OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
 
+/// `kaizen eval`'s arguments.
+#[derive(clap::Args)]
+pub struct EvalArgs {
+    /// Task folders, or folders holding task folders.
+    #[arg(required = true)]
+    tasks: Vec<PathBuf>,
+    /// A planner to run each task with (repeatable; `none` is the plain
+    /// loop, the default).
+    #[arg(long, value_name = "NAME|PATH")]
+    planner: Vec<String>,
+    /// The model (as for `kaizen run`).
+    #[arg(long)]
+    model: Option<String>,
+    /// The provider (as for `kaizen run`).
+    #[arg(long)]
+    provider: Option<String>,
+    /// Model calls per run at most (a task's own max-cycles is lower still).
+    #[arg(long, default_value_t = 30)]
+    max_cycles: u32,
+    /// USD per run at most.
+    #[arg(long, default_value_t = kaizen_runtime::DEFAULT_BUDGET_USD)]
+    budget_usd: f64,
+    /// Seconds per run at most.
+    #[arg(long, value_name = "SECS", default_value_t = 600.0)]
+    timeout: f64,
+    /// The runs' permission mode: nobody is there to approve, and each run
+    /// works in a scratch copy in the OS sandbox.
+    #[arg(long, value_name = "MODE", default_value = "bypassPermissions")]
+    permission_mode: String,
+    /// One JSON object per line (per run, then per planner) instead of a
+    /// table.
+    #[arg(long)]
+    json: bool,
+}
+
+impl EvalArgs {
+    /// The options these arguments ask for.
+    pub fn into_options(self) -> EvalOptions {
+        let mut flags = vec![
+            "--budget-usd".to_string(),
+            self.budget_usd.to_string(),
+            "--timeout".to_string(),
+            self.timeout.to_string(),
+            "--permission-mode".to_string(),
+            self.permission_mode,
+        ];
+        for (flag, value) in [("--model", self.model), ("--provider", self.provider)] {
+            if let Some(value) = value {
+                flags.extend([flag.to_string(), value]);
+            }
+        }
+        EvalOptions {
+            tasks: self.tasks,
+            planners: self.planner,
+            run_flags: flags,
+            max_cycles: self.max_cycles,
+            json: self.json,
+        }
+    }
+}
+
 /// What `kaizen eval` was asked to do.
 pub struct EvalOptions {
     /// Task folders, or folders of task folders.
