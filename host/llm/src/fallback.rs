@@ -113,38 +113,36 @@ impl FallbackProvider {
         request: &Request,
         events: EventSink<'_>,
     ) -> Result<Response, LlmError> {
-        {
-            let chain = match (&first, self.chains.get(&request.model)) {
-                (Err(err), Some(chain)) if worth_falling_back(err.kind) => chain,
-                _ => return first,
-            };
-            let mut last = first;
-            let mut from = request.model.clone();
-            for model in chain {
-                let Err(err) = &last else { break };
-                if !worth_falling_back(err.kind) {
+        let chain = match (&first, self.chains.get(&request.model)) {
+            (Err(err), Some(chain)) if worth_falling_back(err.kind) => chain,
+            _ => return first,
+        };
+        let mut last = first;
+        let mut from = request.model.clone();
+        for model in chain {
+            let Err(err) = &last else { break };
+            if !worth_falling_back(err.kind) {
+                break;
+            }
+            events(StreamEvent::FallingBack {
+                from: from.clone(),
+                to: model.clone(),
+                error: err.message.clone(),
+            });
+            let (provider, name) = match self.provider_of(model) {
+                Ok(known) => known,
+                Err(err) => {
+                    last = Err(err);
                     break;
                 }
-                events(StreamEvent::FallingBack {
-                    from: from.clone(),
-                    to: model.clone(),
-                    error: err.message.clone(),
-                });
-                let (provider, name) = match self.provider_of(model) {
-                    Ok(known) => known,
-                    Err(err) => {
-                        last = Err(err);
-                        break;
-                    }
-                };
-                let retry = Request {
-                    model: name,
-                    ..request.clone()
-                };
-                last = provider.complete(&retry, events).await;
-                from.clone_from(model);
-            }
-            last
+            };
+            let retry = Request {
+                model: name,
+                ..request.clone()
+            };
+            last = provider.complete(&retry, events).await;
+            from.clone_from(model);
         }
+        last
     }
 }

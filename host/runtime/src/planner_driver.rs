@@ -14,6 +14,7 @@ use crate::sub_agent::{self, Meter, Scope};
 use kaizen_llm::{Block, Message, Response, Role, ToolDefinition, Usage};
 use kaizen_planning::{Planner, PlannerCall, ThinkContext, ThinkPlan, Verdict};
 use kaizen_tools::{Notes, SessionNotes};
+use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
@@ -110,7 +111,7 @@ impl Agent<'_> {
         let plan = match answer.and_then(|plan| checked(plan, driver.setup.max_candidates)) {
             Ok(plan) => plan,
             Err(reason) => {
-                self.planner_failed(state, driver, "plan", reason, usage, cost);
+                self.planner_failed(state, driver, ("plan", None), reason, (usage, cost));
                 return Shaping::default();
             }
         };
@@ -125,14 +126,7 @@ impl Agent<'_> {
             .todos
             .as_ref()
             .and_then(|todos| todos.as_array().cloned());
-        if todos.is_some() || cost > 0.0 {
-            let entry = Entry::Planner {
-                usage,
-                cost_usd: cost,
-                todos: todos.clone(),
-            };
-            self.commit(state, entry);
-        }
+        self.commit_planner_work(state, usage, cost, todos.clone());
         if let Some(todos) = todos {
             self.observer.on_event(&Event::Todos { todos });
         }
@@ -143,7 +137,7 @@ impl Agent<'_> {
                 plan.injected.len(),
                 plan.candidates.max(1)
             );
-            self.planner_event(driver, "plan", "shaped", Some(detail));
+            self.planner_event(driver, "plan", "shaped", Some(detail), None);
         }
         Shaping {
             system_additions: (!plan.system_additions.is_empty())
@@ -165,9 +159,9 @@ impl Agent<'_> {
         scope: &Scope,
         interrupt: &CancellationToken,
     ) -> Result<(Response, f64), Ending> {
-        let system = match &shaping.system_additions {
-            Some(more) => format!("{system}\n\n{more}"),
-            None => system.to_string(),
+        let system: Cow<str> = match &shaping.system_additions {
+            Some(more) => Cow::Owned(format!("{system}\n\n{more}")),
+            None => Cow::Borrowed(system),
         };
         let Some(driver) = driver.as_mut().filter(|_| shaping.candidates > 1) else {
             return self.think(state, &system, tools, scope, interrupt).await;
@@ -192,24 +186,23 @@ impl Agent<'_> {
                 planner.select(call, &ctx, &messages)
             })
             .await;
-        let chosen = match answer {
-            Ok(index) if (index as usize) < answers.len() => {
-                self.observer.on_event(&Event::Planner {
-                    planner: driver.setup.planner.name().to_string(),
-                    stage: "select".into(),
-                    outcome: "chosen".into(),
-                    detail: Some(format!("candidate {index} of {}", answers.len())),
-                    candidates: Some(answers.len() as u32),
-                });
-                index as usize
-            }
+        let asked = Some(answers.len() as u32);
+        let picked = match answer {
+            Ok(index) if (index as usize) < answers.len() => Ok(index as usize),
+            Ok(index) => Err(format!("chose candidate {index} of {}", answers.len())),
+            Err(reason) => Err(reason),
+        };
+        let chosen = match picked {
             Ok(index) => {
-                let reason = format!("chose candidate {index} of {}", answers.len());
-                self.planner_failed(state, driver, "select", reason, Usage::default(), 0.0);
-                0
+                let detail = format!("candidate {index} of {}", answers.len());
+                self.planner_event(driver, "select", "chosen", Some(detail), asked);
+                index
             }
             Err(reason) => {
-                self.planner_failed(state, driver, "select", reason, Usage::default(), 0.0);
+                // Its completions' cost is committed below with the
+                // candidates'.
+                let none = (Usage::default(), 0.0);
+                self.planner_failed(state, driver, ("select", asked), reason, none);
                 0
             }
         };
@@ -218,12 +211,7 @@ impl Agent<'_> {
             usage.add(&other.usage);
             cost += other_cost;
         }
-        let entry = Entry::Planner {
-            usage,
-            cost_usd: cost,
-            todos: None,
-        };
-        self.commit(state, entry);
+        self.commit_planner_work(state, usage, cost, None);
         // The candidates were not streamed: the chosen one's text is shown
         // now.
         let text = response.text();
@@ -258,14 +246,14 @@ impl Agent<'_> {
         let verdict = match verdict {
             Ok(verdict) => verdict,
             Err(reason) => {
-                self.planner_failed(state, driver, "verify", reason, usage, cost);
+                self.planner_failed(state, driver, ("verify", None), reason, (usage, cost));
                 return false;
             }
         };
-        self.commit_spending(state, usage, cost);
+        self.commit_planner_work(state, usage, cost, None);
         match verdict {
             Verdict::Accept => {
-                self.planner_event(driver, "verify", "accepted", None);
+                self.planner_event(driver, "verify", "accepted", None, None);
                 false
             }
             Verdict::Revise(text) if driver.revisions < driver.setup.max_revisions => {
@@ -274,7 +262,7 @@ impl Agent<'_> {
                     "revision {} of {}",
                     driver.revisions, driver.setup.max_revisions
                 );
-                self.planner_event(driver, "verify", "revise", Some(detail));
+                self.planner_event(driver, "verify", "revise", Some(detail), None);
                 let message = Message {
                     role: Role::User,
                     content: vec![Block::Text { text }],
@@ -287,7 +275,7 @@ impl Agent<'_> {
                     "asked for more than its {} revision(s); the answer stands",
                     driver.setup.max_revisions
                 );
-                self.planner_event(driver, "verify", "bounded", Some(detail));
+                self.planner_event(driver, "verify", "bounded", Some(detail), None);
                 false
             }
         }
@@ -325,25 +313,40 @@ impl Agent<'_> {
         (answer, usage, cost)
     }
 
-    /// Keeps what a planner call's completions spent, if anything.
-    fn commit_spending(&self, state: &mut SessionState, usage: Usage, cost: f64) {
-        if cost > 0.0 || usage != Usage::default() {
+    /// Keeps the planner's work around a call: what it spent (its
+    /// completions, candidates not chosen) and the todo list it set, if
+    /// either.
+    fn commit_planner_work(
+        &self,
+        state: &mut SessionState,
+        usage: Usage,
+        cost: f64,
+        todos: Option<Vec<serde_json::Value>>,
+    ) {
+        if cost > 0.0 || usage != Usage::default() || todos.is_some() {
             let entry = Entry::Planner {
                 usage,
                 cost_usd: cost,
-                todos: None,
+                todos,
             };
             self.commit(state, entry);
         }
     }
 
-    fn planner_event(&self, driver: &Driver, stage: &str, outcome: &str, detail: Option<String>) {
+    fn planner_event(
+        &self,
+        driver: &Driver,
+        stage: &str,
+        outcome: &str,
+        detail: Option<String>,
+        candidates: Option<u32>,
+    ) {
         self.observer.on_event(&Event::Planner {
             planner: driver.setup.planner.name().to_string(),
             stage: stage.into(),
             outcome: outcome.into(),
             detail,
-            candidates: None,
+            candidates,
         });
     }
 
@@ -353,15 +356,14 @@ impl Agent<'_> {
         &self,
         state: &mut SessionState,
         driver: &mut Driver,
-        stage: &str,
+        (stage, candidates): (&str, Option<u32>),
         reason: String,
-        usage: Usage,
-        cost: f64,
+        (usage, cost): (Usage, f64),
     ) {
-        self.commit_spending(state, usage, cost);
+        self.commit_planner_work(state, usage, cost, None);
         driver.failed = true;
         let detail = format!("{reason}; the run goes on without the planner");
-        self.planner_event(driver, stage, "failed", Some(detail));
+        self.planner_event(driver, stage, "failed", Some(detail), candidates);
     }
 }
 
