@@ -16,6 +16,11 @@
 //! profiles of one target directory (test, clippy, release) compile each
 //! component once.
 //!
+//! A built-in in another language (a Python planner: `app.py` beside its
+//! manifest) is not built here, which would make every build of kaizen
+//! install that language's toolchain: its source is embedded with the kits
+//! and the binary builds it the first time a run uses it.
+//!
 //! Nothing is precompiled when cross-compiling (the code would be for this
 //! machine's CPU), or when `KAIZEN_PRECOMPILE=0`.
 
@@ -46,23 +51,30 @@ fn main() {
     println!("cargo:rerun-if-env-changed=KAIZEN_PRECOMPILE");
 
     let guests = GuestDir::lock();
-    let plugins = discover(&workspace);
-    rerun_if_workspace_changed(&workspace, &plugins);
+    let discovered = discover(&workspace);
+    rerun_if_workspace_changed(&workspace, &discovered);
+    let (plugins, from_source): (Vec<Plugin>, Vec<Plugin>) = discovered
+        .into_iter()
+        .partition(|plugin| plugin.cdylib.is_some());
+    for plugin in &from_source {
+        if !plugin.dir.join("app.py").is_file() {
+            fail(format!(
+                "{}: a built-in plugin is a Rust crate (a Cargo.toml beside plugin.toml) or a Python plugin (an app.py)",
+                plugin.dir.display()
+            ));
+        }
+    }
     let built: Vec<PathBuf> = guests
         .build_rust_plugins(&workspace, &plugins, "the built-in plugins")
         .into_iter()
         .zip(&plugins)
         .map(|(wasm, plugin)| {
-            wasm.unwrap_or_else(|| {
-                fail(format!(
-                    "{}: a built-in plugin must be a Rust crate (a Cargo.toml beside plugin.toml)",
-                    plugin.dir.display()
-                ))
-            })
+            wasm.unwrap_or_else(|| fail(format!("{}: nothing was built", plugin.dir.display())))
         })
         .collect();
     // After the guest build, which fetched the crates the kits take WIT from.
-    kits::embed(repo);
+    let sources: Vec<PathBuf> = from_source.iter().map(|p| p.dir.clone()).collect();
+    kits::embed(repo, &sources);
     let embedded = out_dir().join("builtins");
     assemble(&embedded, &plugins, &built);
     let precompiled = precompile(&guests, &embedded, &plugins);

@@ -5,6 +5,10 @@
 //! `&[(path, include_bytes!(file)), ..]` with paths relative to the
 //! repository; `src/kits/embedded.rs` includes it.
 //!
+//! The built-in plugins written in another language than Rust (a Python
+//! planner) go in as source too, under `plugins/<name>/`: the binary builds
+//! them with their kit the first time a run uses one.
+//!
 //! The Rust SDK's `Cargo.toml` inherits from this workspace, so a
 //! standalone one (the workspace's values filled in, no dev-dependencies)
 //! is written to `$OUT_DIR` and embedded in its place.
@@ -30,12 +34,16 @@ const SKIPPED: &[&str] = &[
     "Cargo.lock",
 ];
 
-pub fn embed(repo: &Path) {
+/// Embeds the kits and the sources of the built-ins in `from_source`.
+pub fn embed(repo: &Path, from_source: &[PathBuf]) {
     let mut files = Vec::new();
     for tree in TREES {
         let root = repo.join(tree);
         rerun_if_changed(&root);
         collect(&root, &mut files);
+    }
+    for dir in from_source {
+        collect(dir, &mut files);
     }
     files.sort();
     let mut table = String::from("&[\n");
@@ -118,7 +126,9 @@ fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
         let entry = entry.unwrap_or_else(|err| fail(format!("listing {}: {err}", dir.display())));
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        if name.starts_with('.') || SKIPPED.contains(&name.as_ref()) || name.ends_with(".pyc") {
+        // A component built by hand beside its source is not source.
+        let built = name.ends_with(".pyc") || name.ends_with(".wasm");
+        if name.starts_with('.') || SKIPPED.contains(&name.as_ref()) || built {
             continue;
         }
         let path = entry.path();

@@ -1,5 +1,5 @@
-"""Build helpers for ``kaizen plugins build``: the WIT world a Python tool
-or hook plugin is built against, chosen from its ``plugin.toml``, and the directory
+"""Build helpers for ``kaizen plugins build``: the WIT world a Python tool,
+hook or planner plugin is built against, chosen from its ``plugin.toml``, and the directory
 of WIT that componentize-py reads.
 
 Why a world of its own: componentize-py keeps every import of the world it
@@ -12,6 +12,8 @@ manifest requests (and, for session, what the code uses):
                                           export (the contract's ``tool`` world)
 ``kinds`` has ``"hook"``                  ``kaizen:plugin/log`` and the ``hooks``
                                           export (the contract's ``hook`` world)
+``kinds`` has ``"planner"``               ``kaizen:plugin/log`` and the ``planning``
+                                          export (the contract's ``planner`` world)
 the code mentions ``kaizen_sdk.session``  ``kaizen:plugin/session`` (always granted)
 ``interaction = true``                    ``kaizen:plugin/interaction``
 ``process = { ... }``                     ``kaizen:plugin/process``
@@ -50,7 +52,7 @@ from typing import Any
 PACKAGE = "kaizen-kit:python"
 WORLD = "python-plugin"
 #: The kinds the kit builds, in the order the world includes them.
-KINDS = ("tool", "hook")
+KINDS = ("tool", "hook", "planner")
 #: Where the kit's WASI WIT lives, relative to its wit directory: single-file
 #: packages (http.wit, io.wit, ...), which the kaizen build embeds from the
 #: `wasip2` crate it depends on.
@@ -115,8 +117,8 @@ def uses_session(sources: Path | None) -> bool:
 
 
 def kinds_of(manifest: dict[str, Any]) -> list[str]:
-    """The manifest's kinds the world includes (``tool``, ``hook``, or
-    both, in that order); anything else is refused."""
+    """The manifest's kinds the world includes (of ``tool``, ``hook`` and
+    ``planner``, in that order); anything else is refused."""
     kinds = manifest.get("plugin", {}).get("kinds", [])
     if (
         not isinstance(kinds, list)
@@ -124,12 +126,9 @@ def kinds_of(manifest: dict[str, Any]) -> list[str]:
         or len(set(kinds)) != len(kinds)
         or any(kind not in KINDS for kind in kinds)
     ):
-        planner = " Planners in Python are written against componentize-py's raw bindings of the `planner` world." if (
-            isinstance(kinds, list) and "planner" in kinds
-        ) else ""
         raise BuildError(
-            f'plugin.toml says kinds = {kinds!r}; the Python kit builds tool and hook plugins: '
-            f'kinds = ["tool"], ["hook"] or ["tool", "hook"].{planner}'
+            f'plugin.toml says kinds = {kinds!r}; the Python kit builds tool, hook and planner plugins: '
+            f'kinds lists one or more of "tool", "hook" and "planner", each once'
         )
     return [kind for kind in KINDS if kind in kinds]
 

@@ -6,6 +6,7 @@ use kaizen_plugins::{
     Capabilities, HttpCredential, Location, Origin, Pin, PluginSource, Precompiled,
     ProcessCapability,
 };
+use std::path::{Path, PathBuf};
 
 /// `(name, plugin.toml, component, BLAKE3 of the component, the component
 /// compiled at build time)` per built-in.
@@ -33,12 +34,46 @@ pub fn sources() -> Vec<PluginSource> {
 }
 
 /// The built-in planners: loaded for a run only when it uses one.
+/// `self-consistency` is written in Python and carried as source
+/// ([`from_source`]).
 pub const PLANNERS: &[&str] = &[
     "react",
     "plan-execute-verify",
     "tree-of-thoughts",
     "reflexion",
+    "self-consistency",
 ];
+
+/// The built-in `name` that kaizen carries as source, built with its kit
+/// now unless an earlier run built it (a blocking wait on the first run);
+/// `None` when `name` is not one.
+pub async fn from_source(home: &Path, name: &str) -> anyhow::Result<Option<PluginSource>> {
+    let (home, name) = (home.to_path_buf(), name.to_string());
+    let built =
+        tokio::task::spawn_blocking(move || crate::kits::from_source::built(&home, &name, true))
+            .await??;
+    Ok(built.map(source_in))
+}
+
+/// The built-ins carried as source that an earlier run built, for a
+/// listing (which does not build them).
+pub fn already_built(home: &Path) -> anyhow::Result<Vec<PluginSource>> {
+    let mut sources = Vec::new();
+    for name in crate::kits::from_source::names() {
+        if let Some(dir) = crate::kits::from_source::built(home, name, false)? {
+            sources.push(source_in(dir));
+        }
+    }
+    Ok(sources)
+}
+
+fn source_in(dir: PathBuf) -> PluginSource {
+    PluginSource {
+        origin: Origin::Builtin,
+        location: Location::Dir(dir),
+        pin: Pin::Unpinned,
+    }
+}
 
 /// A source for every built-in plugin but the hooks `enabled` does not
 /// name and the planners other than `planner`.

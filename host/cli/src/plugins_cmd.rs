@@ -193,9 +193,17 @@ pub async fn load_with(
     let mut sources = match run_planner {
         Some(flag) => {
             let planner = flag.or(setup.planner.name.as_deref());
-            builtins::sources_for_run(&setup.hooks.builtins, planner)
+            let mut sources = builtins::sources_for_run(&setup.hooks.builtins, planner);
+            if let Some(name) = planner {
+                sources.extend(builtins::from_source(&setup.kaizen_home, name).await?);
+            }
+            sources
         }
-        None => builtins::sources(),
+        None => {
+            let mut sources = builtins::sources();
+            sources.extend(builtins::already_built(&setup.kaizen_home)?);
+            sources
+        }
     };
     sources.extend(sources_in(&setup.plugin_roots));
     let mut plugins = PluginSet::load(&host, &sources, &setup.policy).await;

@@ -17,6 +17,7 @@ const PLANNERS: &[&str] = &[
     "reflexion",
     "plan-execute-verify",
     "tree-of-thoughts",
+    "self-consistency",
 ];
 
 fn tasks() -> Vec<PathBuf> {
@@ -33,7 +34,7 @@ fn tasks() -> Vec<PathBuf> {
 /// `kaizen eval TASK --planner ... --json` against the task's scripted
 /// model: its rows by planner, and how many answers the model gave (a
 /// request for `n` candidates gives `n`).
-async fn eval(task: &Path) -> (BTreeMap<String, Value>, usize) {
+async fn eval(task: &Path, home: &Path) -> (BTreeMap<String, Value>, usize) {
     let script: Script =
         serde_json::from_str(&std::fs::read_to_string(task.join("script.json")).unwrap()).unwrap();
     let options = Options {
@@ -42,7 +43,6 @@ async fn eval(task: &Path) -> (BTreeMap<String, Value>, usize) {
         ..Options::default()
     };
     let server = ModelServer::start_with(script, options).await.unwrap();
-    let home = tempfile::tempdir().unwrap();
     let mut args = vec![
         "eval".to_string(),
         task.display().to_string(),
@@ -57,9 +57,10 @@ async fn eval(task: &Path) -> (BTreeMap<String, Value>, usize) {
     // works in a scratch copy of the task's workspace.
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_kaizen"));
     cmd.args(&args)
-        .env("KAIZEN_HOME", home.path())
+        .env("KAIZEN_HOME", home)
         .env("KAIZEN_CACHE_DIR", common::cache_dir())
-        .env("CLAUDE_CONFIG_DIR", home.path().join("no-claude-settings"))
+        .env("KAIZEN_TOOLCHAINS_DIR", common::toolchains_dir())
+        .env("CLAUDE_CONFIG_DIR", home.join("no-claude-settings"))
         .env("OPENAI_API_KEY", common::run::KEY)
         .env("OPENAI_BASE_URL", server.openai_base_url())
         .env_remove("ANTHROPIC_API_KEY")
@@ -88,8 +89,10 @@ async fn eval(task: &Path) -> (BTreeMap<String, Value>, usize) {
 async fn every_planner_passes_every_scripted_task() {
     let tasks = tasks();
     assert!(tasks.len() >= 10, "{} tasks", tasks.len());
+    // One home for all: the Python planner is built on its first use.
+    let home = tempfile::tempdir().unwrap();
     for task in &tasks {
-        let (rows, requests) = eval(task).await;
+        let (rows, requests) = eval(task, home.path()).await;
         let name = task.file_name().unwrap().to_string_lossy();
         for planner in PLANNERS {
             let row = &rows[*planner];
@@ -106,6 +109,8 @@ async fn every_planner_passes_every_scripted_task() {
         // Three candidates and three scores per step for the first three.
         let branching = plain.min(3);
         assert_eq!(calls("tree-of-thoughts"), plain + 5 * branching, "{name}");
+        // Three samples per step for the first three, and no other call.
+        assert_eq!(calls("self-consistency"), plain + 2 * branching, "{name}");
         // A critique only after a failed step.
         let critiques = u64::from(name == "failing-test");
         assert_eq!(calls("reflexion"), plain + critiques, "{name}");

@@ -210,6 +210,50 @@ async fn tree_of_thoughts_keeps_the_candidate_the_evaluator_scored_best() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn self_consistency_in_python_keeps_the_action_most_candidates_agree_on() {
+    // The built-in written in Python, built from the source the binary
+    // carries on this first use.
+    let replies = vec![
+        // Three candidates in one call (OpenAI's `n`); two agree, their
+        // arguments spelt differently.
+        Reply::tool("Bash", &json!({"command": "echo one"}).to_string()).with_usage(10, 3),
+        Reply::tool("Glob", r#"{"pattern": "*.md"}"#).with_usage(10, 3),
+        Reply::tool("Glob", r#"{ "pattern":"*.md" }"#).with_usage(10, 3),
+        // Past max-depth: one response.
+        Reply::text("No notes here.").with_usage(20, 4),
+    ];
+    let config = "[planners.self-consistency]\nsamples = 3\nmax-depth = 1\n";
+    let ran = run("self-consistency", config, replies).await;
+    assert_eq!(ran.result()["status"], "complete", "{}", ran.stderr);
+    assert_eq!(ran.requests.len(), 2, "{}", ran.stderr);
+    assert_eq!(ran.requests[0].body["n"], 3);
+    assert!(ran.requests[1].body.get("n").is_none());
+    // The majority's call ran; the lone Bash call did not.
+    let called: Vec<&str> = ran.requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["tool_calls"].as_array())
+        .flatten()
+        .filter_map(|call| call["function"]["name"].as_str())
+        .collect();
+    assert_eq!(called, ["Glob"]);
+    assert_eq!(ran.result()["output"], "No notes here.");
+    let events = ran.planner_events();
+    assert!(
+        events.contains(&("select".into(), "chosen".into())),
+        "{events:?}"
+    );
+    assert!(
+        !events.iter().any(|(_, outcome)| outcome == "failed"),
+        "{events:?}"
+    );
+    // No evaluator calls: every token is a candidate's or the last step's.
+    assert_eq!(ran.result()["tokens_used"]["input"], 50);
+    assert_eq!(ran.result()["tokens_used"]["output"], 13);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_crashing_planner_is_reported_and_the_run_goes_on_without_it() {
     let planner = kaizen_test_artifacts::plugin_dir("crash-planner");
     let replies = vec![

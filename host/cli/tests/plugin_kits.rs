@@ -28,7 +28,7 @@ fn kaizen(home: &Path, dir: &Path, args: &[&str]) -> Output {
         .current_dir(dir)
         .env("KAIZEN_HOME", home)
         .env("KAIZEN_CACHE_DIR", common::cache_dir())
-        .env("KAIZEN_TOOLCHAINS_DIR", shared("kit-toolchains"))
+        .env("KAIZEN_TOOLCHAINS_DIR", common::toolchains_dir())
         .env("CARGO_TARGET_DIR", shared("kit-projects"))
         .env_remove("KAIZEN_LOG")
         .output()
@@ -276,6 +276,25 @@ fn the_python_kit_passes_its_own_tests() {
             // would run again.
             .env("PYTHONDONTWRITEBYTECODE", "1"),
         "the Python kit's tests",
+    );
+}
+
+/// The built-in planner written in Python, natively, as `kaizen plugins
+/// test` runs it.
+#[test]
+fn the_python_built_in_passes_its_own_tests() {
+    kit_tests(
+        Command::new("python3")
+            .args([
+                "-m",
+                "unittest",
+                "discover",
+                "-s",
+                "plugins/self-consistency",
+            ])
+            .env("PYTHONPATH", repo().join("sdk/python"))
+            .env("PYTHONDONTWRITEBYTECODE", "1"),
+        "the self-consistency planner's tests",
     );
 }
 

@@ -1,4 +1,4 @@
-"""Write Kaizen tool and hook plugins in Python.
+"""Write Kaizen tool, hook and planner plugins in Python.
 
 A plugin's ``app.py``::
 
@@ -24,6 +24,10 @@ None (carry on) or a :class:`Decision` (see :mod:`kaizen_sdk.hooks`);
 :func:`handle` runs an event natively for unit tests. A plugin may have
 tools and hooks both (``kinds = ["tool", "hook"]``).
 
+A planner plugin (``kinds = ["planner"]``) decorates one class with
+``@planner``; its ``plan`` shapes each model call (see
+:mod:`kaizen_sdk.planning`).
+
 Host interfaces: :mod:`kaizen_sdk.log` and :mod:`kaizen_sdk.session`
 (always granted), :mod:`kaizen_sdk.http` (with an ``http`` grant) and the
 raw ``interaction``, ``process``, ``agent``, ``parallel`` and ``llm``
@@ -37,10 +41,11 @@ tool uses at the top of the module, never inside the function.
 
 # Every submodule is imported here, not on first use: in a component only
 # modules imported at build time exist (componentize-py snapshots them).
-from . import convert, hooks, host, http, log, registry, schema, session
+from . import convert, hooks, host, http, log, planning, registry, schema, session
 from .errors import ErrorKind, HostUnavailable, ToolError
 from .hooks import EVENTS, Decision, HookRegistry, default_hooks, handle, hook
 from .output import Image, Output, Text
+from .planning import Plan, PlannerContext, Verdict, planner
 from .registry import CallContext, Danger, Registry, Tool, ToolSpec, call, default_registry, tool
 
 __all__ = [
@@ -53,18 +58,23 @@ __all__ = [
     "HostUnavailable",
     "Image",
     "Output",
+    "Plan",
+    "PlannerContext",
     "Registry",
     "Text",
     "convert",
     "host",
     "http",
     "log",
+    "planner",
+    "planning",
     "registry",
     "schema",
     "session",
     "Tool",
     "ToolError",
     "ToolSpec",
+    "Verdict",
     "call",
     "default_hooks",
     "default_registry",

@@ -1,11 +1,12 @@
-"""The component's ``tools`` and ``hooks`` exports, made from the
-registered tools and hooks.
+"""The component's ``tools``, ``hooks`` and ``planning`` exports, made
+from the registered tools, hooks and planner.
 
 componentize-py is pointed at this module (``componentize
 kaizen_sdk.component``), not at the author's code: it imports the author's
-module ``app`` (which registers its tools with ``@tool`` and its hooks with
-``@hook``) and defines the ``Tools`` and ``Hooks`` classes the generated
-bindings expect, each when the world exports that interface (the build
+module ``app`` (which registers its tools with ``@tool``, its hooks with
+``@hook`` and its planner with ``@planner``) and defines the ``Tools``,
+``Hooks`` and ``Planning`` classes the generated bindings expect, each when
+the world exports that interface (the build
 chose the world from ``kinds``). componentize-py runs this
 import once at build time and snapshots the result, so the specs and
 schemas below are computed then, and a mistake in a type hint fails the
@@ -17,6 +18,8 @@ Only importable inside the build (it needs the generated ``wit_world``).
 from __future__ import annotations
 
 import importlib
+import json
+import traceback
 
 from componentize_py_types import Err
 from wit_world import exports
@@ -25,6 +28,7 @@ from . import _bindings, host, http, log, session  # noqa: F401 -- see below
 from .errors import ErrorKind, ToolError
 from .hooks import EVENTS, default_hooks
 from .output import Text
+from .planning import PlannerContext, default_planner
 from .registry import CallContext, default_registry
 
 #: The module holding the plugin's tools, in the project directory.
@@ -42,6 +46,7 @@ for _name in (
 
 _EXPORTS_TOOLS = hasattr(exports, "Tools")
 _EXPORTS_HOOKS = hasattr(exports, "Hooks")
+_EXPORTS_PLANNING = hasattr(exports, "Planning")
 
 if _EXPORTS_TOOLS and not len(default_registry):
     raise RuntimeError(
@@ -53,6 +58,13 @@ if _EXPORTS_HOOKS and not len(default_hooks):
         f"{APP_MODULE}.py registered no hooks: decorate at least one function with "
         f'@kaizen_sdk.hook("PreToolUse", ...), or take "hook" out of kinds in plugin.toml'
     )
+if _EXPORTS_PLANNING and default_planner.planner is None:
+    raise RuntimeError(
+        f"{APP_MODULE}.py registered no planner: decorate a class with @kaizen_sdk.planner, "
+        f'or take "planner" out of kinds in plugin.toml'
+    )
+if default_planner.planner is not None and not _EXPORTS_PLANNING:
+    raise RuntimeError(f'{APP_MODULE}.py registers a planner: add "planner" to kinds in plugin.toml')
 if len(default_registry) and not _EXPORTS_TOOLS:
     raise RuntimeError(f'{APP_MODULE}.py registers tools: add "tool" to kinds in plugin.toml')
 if len(default_hooks) and not _EXPORTS_HOOKS:
@@ -167,3 +179,51 @@ if _EXPORTS_HOOKS:
             except BaseException as exc:  # noqa: BLE001 -- a bug here must not trap
                 log.error(f"internal error in the Kaizen Python kit's hooks: {type(exc).__name__}: {exc}")
                 return _carry_on()
+
+
+if _EXPORTS_PLANNING:
+    from wit_world.exports import planning as wit_planning
+
+    def _context(ctx) -> PlannerContext:
+        return PlannerContext.from_json(
+            ctx.session_id, ctx.cycle, ctx.task, ctx.transcript, ctx.tools, ctx.settings
+        )
+
+    def _failed(stage: str, exc: BaseException) -> None:
+        # Re-raised after this: the call traps and the host reports the
+        # planner as failed, with this traceback in its log.
+        log.error(f"the planner's {stage} failed:\n{''.join(traceback.format_exception(exc)).rstrip()}")
+
+    class Planning(exports.Planning):
+        """``kaizen:plugin/planning``: the registered planner."""
+
+        def plan(self, ctx):
+            try:
+                plan = default_planner.plan(_context(ctx))
+            except BaseException as exc:
+                _failed("plan", exc)
+                raise
+            return wit_planning.ThinkPlan(
+                system_additions=list(plan.system_additions),
+                injected=list(plan.injected),
+                candidates=plan.candidates,
+                todos=plan.todos_json(),
+            )
+
+        def select(self, ctx, candidates: list[str]) -> int:
+            try:
+                parsed = [json.loads(candidate) for candidate in candidates]
+                return default_planner.select(_context(ctx), parsed)
+            except BaseException as exc:
+                _failed("select", exc)
+                raise
+
+        def verify(self, ctx, final_answer: str):
+            try:
+                verdict = default_planner.verify(_context(ctx), final_answer)
+            except BaseException as exc:
+                _failed("verify", exc)
+                raise
+            if verdict.revision is None:
+                return wit_planning.Verdict_Accept()
+            return wit_planning.Verdict_Revise(verdict.revision)

@@ -7,6 +7,7 @@
 mod c;
 mod check;
 mod embedded;
+pub mod from_source;
 mod js;
 mod python;
 mod rust;

@@ -4,7 +4,7 @@
 //! imports exactly what the manifest requests (the kit's `kaizen_build.py`
 //! writes it).
 
-use super::toolchain::{installed, run};
+use super::toolchain::{installed, run, stdout_to_stderr};
 use super::{Kit, Project, copy_tree};
 use anyhow::{Context as _, bail};
 use std::path::Path;
@@ -34,14 +34,16 @@ pub fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
         &format!("componentize-py {COMPONENTIZE_PY} (PyPI)"),
         |venv| {
             run(
-                Command::new("python3").arg("-m").arg("venv").arg(venv),
+                stdout_to_stderr(Command::new("python3").arg("-m").arg("venv").arg(venv)),
                 "creating a Python venv",
                 "Python 3.11+ with its venv module is needed (Debian: apt-get install python3 python3-venv)",
             )?;
             run(
-                Command::new(venv.join("bin").join("pip"))
-                    .args(["install", "--quiet", "--disable-pip-version-check"])
-                    .arg(format!("componentize-py=={COMPONENTIZE_PY}")),
+                stdout_to_stderr(
+                    Command::new(venv.join("bin").join("pip"))
+                        .args(["install", "--quiet", "--disable-pip-version-check"])
+                        .arg(format!("componentize-py=={COMPONENTIZE_PY}")),
+                ),
                 "installing componentize-py",
                 "pip needs to reach PyPI",
             )
@@ -79,7 +81,7 @@ pub fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
     copy_tree(&sdk.join("kaizen_sdk"), &src.join("kaizen_sdk"))?;
     let built = stage.path().join("out.wasm");
     run(
-        Command::new(venv.join("bin").join("componentize-py"))
+        stdout_to_stderr(&mut Command::new(venv.join("bin").join("componentize-py")))
             .env("PYTHONDONTWRITEBYTECODE", "1")
             // The Python traceback is the useful part of a failure.
             .env("RUST_BACKTRACE", "0")

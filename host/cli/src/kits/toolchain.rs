@@ -18,6 +18,11 @@ pub fn cache_dir(home: &Path) -> PathBuf {
         .map_or_else(|| home.join("toolchains"), PathBuf::from)
 }
 
+/// True when an install into `dir` completed.
+pub fn is_installed(dir: &Path) -> bool {
+    dir.join(COMPLETE).is_file()
+}
+
 /// `dir`, with `what` installed into it by `install` unless an earlier
 /// install completed; a half-done install is started over.
 pub fn installed(
@@ -25,7 +30,7 @@ pub fn installed(
     what: &str,
     install: impl FnOnce(&Path) -> anyhow::Result<()>,
 ) -> anyhow::Result<PathBuf> {
-    if dir.join(COMPLETE).is_file() {
+    if is_installed(dir) {
         return Ok(dir.to_path_buf());
     }
     let parent = dir.parent().unwrap_or(dir);
@@ -36,7 +41,7 @@ pub fn installed(
         .with_context(|| format!("creating {}", Path::new(&lock_path).display()))?;
     lock.lock()
         .context("waiting for another install to finish")?;
-    if dir.join(COMPLETE).is_file() {
+    if is_installed(dir) {
         return Ok(dir.to_path_buf());
     }
     if dir.exists() {
@@ -66,6 +71,13 @@ pub fn run(cmd: &mut Command, what: &str, fix: &str) -> anyhow::Result<()> {
         bail!("{what} failed ({status}); {fix}");
     }
     Ok(())
+}
+
+/// `cmd` with its standard output sent to ours for errors: a build's
+/// chatter is diagnostics, and a build for a run must keep the run's
+/// output (e.g. stream-json) clean.
+pub fn stdout_to_stderr(cmd: &mut Command) -> &mut Command {
+    cmd.stdout(std::process::Stdio::from(std::io::stderr()))
 }
 
 /// The path of `program` on `PATH`.

@@ -17,6 +17,12 @@ pub fn cache_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("component-cache")
 }
 
+/// Where the kits' toolchains (componentize-py, for the Python built-in
+/// planner too) install, once per target directory.
+pub fn toolchains_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("kit-toolchains")
+}
+
 /// `kaizen ARGS --cwd WORKSPACE` with its own `KAIZEN_HOME`, to run.
 pub fn command<I, S>(home: &Path, workspace: &Path, args: I) -> Command
 where
@@ -29,6 +35,7 @@ where
         .arg(workspace)
         .env("KAIZEN_HOME", home)
         .env("KAIZEN_CACHE_DIR", cache_dir())
+        .env("KAIZEN_TOOLCHAINS_DIR", toolchains_dir())
         // Never the machine's own Claude Code settings: a test that wants
         // some sets this to a directory of its own.
         .env("CLAUDE_CONFIG_DIR", home.join("no-claude-settings"));

@@ -1,0 +1,65 @@
+//! The built-ins kaizen carries as source (a planner written in Python):
+//! built with their kit the first time a run uses one, into
+//! `$KAIZEN_HOME/builtins/<name>-<kits digest>`, once per kaizen version
+//! (under a lock, as toolchains are installed). Building them when kaizen
+//! is built would make every build install that language's toolchain.
+
+use super::toolchain::installed;
+use super::{Kit, Lang, Project, copy_tree, embedded, python, toolchain};
+use anyhow::Context as _;
+use kaizen_plugins::Manifest;
+use std::path::{Path, PathBuf};
+
+/// Where the embedded sources are, relative to the kits' root.
+const SOURCES: &str = "plugins/";
+
+/// The names of the built-ins carried as source.
+pub fn names() -> Vec<&'static str> {
+    embedded::under(SOURCES)
+        .filter_map(|(path, _)| path.strip_suffix("/plugin.toml"))
+        .filter(|name| !name.contains('/'))
+        .collect()
+}
+
+/// The directory holding the built-in `name` built (manifest and
+/// component): built now when `build`, else only if an earlier run built
+/// it. `None` when `name` is not carried as source, or not built and not
+/// `build`.
+pub fn built(home: &Path, name: &str, build: bool) -> anyhow::Result<Option<PathBuf>> {
+    if !names().contains(&name) {
+        return Ok(None);
+    }
+    let kit = Kit {
+        root: embedded::extracted(&home.join("kits"))?,
+        toolchains: toolchain::cache_dir(home),
+    };
+    let digest = kit
+        .root
+        .file_name()
+        .map(|digest| digest.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let dir = home.join("builtins").join(format!("{name}-{digest}"));
+    if !build {
+        return Ok(toolchain::is_installed(&dir).then_some(dir));
+    }
+    let source = kit.root.join(SOURCES).join(name);
+    let lang = Lang::of_project(&source)?;
+    let what = format!("the built-in `{name}`, built from its {lang:?} source");
+    installed(&dir, &what, |dir| {
+        copy_tree(&source, dir)?;
+        let manifest = Manifest::load(dir).map_err(|err| anyhow::anyhow!("{err}"))?;
+        let project = Project {
+            output: manifest.component_path(dir),
+            dir: dir.to_path_buf(),
+            manifest,
+        };
+        match lang {
+            Lang::Python => python::build(&project, &kit),
+            other => anyhow::bail!("no built-in is carried as {other:?} source"),
+        }
+    })
+    .with_context(|| {
+        format!("the built-in `{name}` is built on first use, which needs python3 and PyPI once")
+    })
+    .map(Some)
+}
