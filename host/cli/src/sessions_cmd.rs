@@ -91,6 +91,9 @@ fn print_entry(entry: &Entry, cycle: &mut u32) {
                 .unwrap_or_default();
             println!("(the planner: ${cost_usd:.4}{todos})");
         }
+        Entry::Hooks {
+            event, cost_usd, ..
+        } => println!("({event} hooks' completions: ${cost_usd:.4})"),
         Entry::End { status, error } => match error {
             Some(error) => println!("── ended: {} ({error})", status.as_str()),
             None => println!("── ended: {}", status.as_str()),

@@ -160,33 +160,72 @@ async fn without_the_grant_the_plugin_does_not_load_and_tools_call_has_no_model(
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_hook_on_a_tool_event_gets_completions_too() {
+async fn hooks_get_completions_on_tool_events_and_the_sessions_own() {
     let plugin = kaizen_test_artifacts::plugin_dir("llm-hook");
     let script = vec![
-        Reply::tool("Glob", &json!({"pattern": "*.md"}).to_string()),
-        Reply::text("Nothing but docs."),
-        Reply::text("There are no Markdown files."),
+        // UserPromptSubmit: the task restated.
+        Reply::text("List the Markdown files.").with_usage(7, 5),
+        Reply::tool("Glob", &json!({"pattern": "*.md"}).to_string()).with_usage(100, 10),
+        // PostToolUse on Glob.
+        Reply::text("Nothing but docs.").with_usage(11, 4),
+        Reply::text("There are no Markdown files.").with_usage(120, 8),
+        // SessionEnd, after the run's last turn.
+        Reply::text("A short session.").with_usage(13, 3),
     ];
     let args = ["--plugins", plugin.to_str().unwrap(), "List the docs."];
     let ran = stream_run("[grants.llm-hook]\nllm = true\n", replies(script), &args).await;
-    assert_eq!(
-        ran.lines.last().unwrap()["status"],
-        "complete",
-        "{}",
-        ran.stderr()
-    );
+    let result = ran.lines.last().unwrap();
+    assert_eq!(result["status"], "complete", "{}", ran.stderr());
     let requests = ran.server.requests();
-    assert_eq!(requests.len(), 3);
-    assert!(requests[1].body.get("tools").is_none());
-    let sent = requests[2].body["messages"].to_string();
+    assert_eq!(requests.len(), 5, "{}", ran.stderr());
+    for aside in [0, 2, 4] {
+        assert!(requests[aside].body.get("tools").is_none(), "{aside}");
+    }
+    // The restated task joined the first message the model saw.
+    let first = requests[1].body["messages"].to_string();
+    assert!(
+        first.contains("llm-hook (gpt-4o-mini): List the Markdown files."),
+        "{first}"
+    );
+    let sent = requests[3].body["messages"].to_string();
     assert!(
         sent.contains("llm-hook (gpt-4o-mini): Nothing but docs."),
         "{sent}"
     );
-    let completion = ran
+    let completions: Vec<&Value> = ran
         .lines
         .iter()
-        .find(|line| line["type"] == "plugin_completion")
-        .expect("a plugin_completion event");
-    assert_eq!(completion["plugin"], "llm-hook");
+        .filter(|line| line["type"] == "plugin_completion")
+        .collect();
+    assert_eq!(completions.len(), 3, "{completions:?}");
+    let roles: Vec<&str> = completions
+        .iter()
+        .map(|c| c["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["planner", "evaluator", "evaluator"]);
+    assert!(completions.iter().all(|c| c["plugin"] == "llm-hook"));
+    // Every call counts, the one after the last turn too.
+    assert_eq!(result["tokens_used"]["input"], 251);
+    assert_eq!(result["tokens_used"]["output"], 30);
+    // And the session keeps them: in its log, and in its totals.
+    let sessions = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_kaizen"))
+            .arg("sessions")
+            .args(args)
+            .env("KAIZEN_HOME", ran.home())
+            .output()
+            .unwrap();
+        common::succeeded(&out)
+    };
+    let id = result["session_id"].as_str().unwrap();
+    let shown = sessions(&["show", id]);
+    assert!(
+        shown.contains("UserPromptSubmit hooks' completions"),
+        "{shown}"
+    );
+    assert!(shown.contains("SessionEnd hooks' completions"), "{shown}");
+    let listed: Value = serde_json::from_str(&sessions(&["list", "--json"])).unwrap();
+    let cost = result["cost_usd"].as_f64().unwrap();
+    assert!(cost > 0.0);
+    assert_eq!(listed[0]["cost_usd"].as_f64(), Some(cost), "{listed}");
 }

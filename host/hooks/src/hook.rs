@@ -141,8 +141,7 @@ pub trait Hook: Send + Sync {
     fn handle<'a>(&'a self, event: HookEvent, payload: &'a serde_json::Value) -> HookFuture<'a>;
 
     /// [`Hook::handle`] with what the event's context offers (the session's
-    /// model, on tool events); a hook that uses nothing of it keeps the
-    /// default.
+    /// model); a hook that uses nothing of it keeps the default.
     fn handle_in<'a>(
         &'a self,
         _call: &HookCall,
@@ -156,8 +155,8 @@ pub trait Hook: Send + Sync {
 /// What a hook call may use besides its payload.
 #[derive(Debug, Clone, Default)]
 pub struct HookCall {
-    /// The session's model, for completions: served during tool events
-    /// (`PreToolUse`, `PostToolUse`, ...), empty for the others.
+    /// The session's model, for completions, served by the run while the
+    /// event's hooks work (empty where no run serves it, as in tests).
     pub completions: kaizen_tools::CompletionLink,
 }
 

@@ -9,8 +9,7 @@ use crate::bounded::{Cut, bounded_with_grace};
 use crate::completions::{ModelRoles, PluginLlmPolicy};
 use crate::events::{Event, Observer};
 use crate::guard::Guard;
-use crate::hook_points::stopped_by;
-use crate::hooks::PayloadBase;
+use crate::hook_points::{HookSite, stopped_by};
 use crate::journal::{Entry, Journal, StepFiles};
 use crate::planner_driver::PlannerSetup;
 use crate::prompt::{system_prompt, today};
@@ -168,7 +167,7 @@ impl Agent<'_> {
         &self,
         state: &mut SessionState,
         entry: Entry,
-        base: &PayloadBase,
+        site: HookSite<'_>,
     ) {
         let hooks = &self.guard.hooks;
         let watched =
@@ -183,17 +182,30 @@ impl Agent<'_> {
         } else {
             "periodic"
         };
-        let fields = || json!({"cycle": state.cycles, "reason": reason});
+        let cycle = state.cycles;
+        let fields = || json!({"cycle": cycle, "reason": reason});
         if due {
-            self.hook(base, HookEvent::PreCheckpoint, Some(reason), fields())
-                .await;
+            self.hook(
+                state,
+                site,
+                HookEvent::PreCheckpoint,
+                Some(reason),
+                fields(),
+            )
+            .await;
         }
         crate::journal::record_outside_executor(journal.as_ref(), &entry, state);
         if due && hooks.wants(HookEvent::PostCheckpoint) {
             let flushing = journal.clone();
             let _ = tokio::task::spawn_blocking(move || flushing.flush()).await;
-            self.hook(base, HookEvent::PostCheckpoint, Some(reason), fields())
-                .await;
+            self.hook(
+                state,
+                site,
+                HookEvent::PostCheckpoint,
+                Some(reason),
+                fields(),
+            )
+            .await;
         }
     }
 
@@ -219,6 +231,11 @@ impl Agent<'_> {
         let started = Instant::now();
         let start = RunStart::of(state);
         let base = self.payload_base(state, scope);
+        let site = HookSite {
+            base: &base,
+            scope,
+            interrupt,
+        };
         let mut system = system_prompt(&self.config.workspace, &today());
         if let Some(instructions) = &self.config.instructions {
             system.push_str(&format!("\n{instructions}\n"));
@@ -243,16 +260,14 @@ impl Agent<'_> {
         );
         let mut output = String::new();
         let mut model_used = self.config.model.clone();
-        let (status, error) = match self.open(state, task, &base, &mut system, resumed).await {
+        let (status, error) = match self.open(state, task, site, &mut system, resumed).await {
             Err(ending) => ending,
             Ok(()) => {
                 self.cycles(
                     state,
                     &system,
                     &mut tools,
-                    scope,
-                    interrupt,
-                    &base,
+                    site,
                     &start,
                     &mut output,
                     &mut model_used,
@@ -261,17 +276,24 @@ impl Agent<'_> {
             }
         };
         if status == Status::Interrupted {
-            self.hook(&base, HookEvent::Interrupt, None, json!({"reason": error}))
+            let fields = json!({"reason": error});
+            self.hook(state, site, HookEvent::Interrupt, None, fields)
                 .await;
         }
         let end = Entry::End {
             status,
             error: error.clone(),
         };
-        self.commit_step(state, end, &base).await;
+        self.commit_step(state, end, site).await;
         let fields = json!({"reason": status.as_str(), "error": error});
-        self.hook(&base, HookEvent::SessionEnd, Some(status.as_str()), fields)
-            .await;
+        self.hook(
+            state,
+            site,
+            HookEvent::SessionEnd,
+            Some(status.as_str()),
+            fields,
+        )
+        .await;
         let result = start.result(
             state,
             status,
@@ -292,13 +314,14 @@ impl Agent<'_> {
         state: &mut SessionState,
         system: &str,
         tools: &mut Vec<ToolDefinition>,
-        scope: &Scope,
-        interrupt: &CancellationToken,
-        base: &PayloadBase,
+        site: HookSite<'_>,
         start: &RunStart,
         output: &mut String,
         model_used: &mut String,
     ) -> Ending {
+        let HookSite {
+            scope, interrupt, ..
+        } = site;
         let mut continuations = 0;
         let mut planner = self.planner_driver(scope);
         loop {
@@ -315,7 +338,9 @@ impl Agent<'_> {
             }
             let cycle = state.cycles + 1;
             let fields = json!({"cycle": cycle, "model": self.config.model, "message_count": state.messages.len()});
-            let hooks = self.hook(base, HookEvent::PreThink, None, fields).await;
+            let hooks = self
+                .hook(state, site, HookEvent::PreThink, None, fields)
+                .await;
             if let HookAction::Stop(reason) = &hooks.action {
                 return stopped_by(&hooks.decided_by, reason);
             }
@@ -358,7 +383,7 @@ impl Agent<'_> {
                 usage: response.usage,
                 cost_usd: cost,
             };
-            self.commit_step(state, turn, base).await;
+            self.commit_step(state, turn, site).await;
             self.observer.on_event(&Event::Assistant {
                 cycle: state.cycles,
                 model: model_used.clone(),
@@ -370,7 +395,9 @@ impl Agent<'_> {
                     .map(|c| json!({"id": c.id, "name": c.name, "input": arguments_value(&c.arguments)}))
                     .collect();
                 let fields = json!({"cycle": state.cycles, "text": text, "tool_calls": planned});
-                let hooks = self.hook(base, HookEvent::PostThink, None, fields).await;
+                let hooks = self
+                    .hook(state, site, HookEvent::PostThink, None, fields)
+                    .await;
                 if let HookAction::Stop(reason) = &hooks.action {
                     return stopped_by(&hooks.decided_by, reason);
                 }
@@ -382,7 +409,7 @@ impl Agent<'_> {
                 {
                     continue;
                 }
-                match self.may_stop(state, base, &text, continuations).await {
+                match self.may_stop(state, site, &text, continuations).await {
                     Ok(()) => return (Status::Complete, None),
                     Err(None) => {
                         continuations += 1;
@@ -393,7 +420,7 @@ impl Agent<'_> {
             }
             continuations = 0;
             // ACT and OBSERVE
-            if let Err(ending) = self.act(state, calls, scope, interrupt, base).await {
+            if let Err(ending) = self.act(state, calls, site).await {
                 return ending;
             }
         }
@@ -448,10 +475,13 @@ impl Agent<'_> {
         &self,
         state: &mut SessionState,
         calls: Vec<PendingCall>,
-        scope: &Scope,
-        interrupt: &CancellationToken,
-        base: &PayloadBase,
+        site: HookSite<'_>,
     ) -> Result<(), Ending> {
+        let HookSite {
+            base,
+            scope,
+            interrupt,
+        } = site;
         for call in &calls {
             self.observer.on_event(&Event::ToolCall {
                 id: call.id.clone(),
@@ -527,7 +557,7 @@ impl Agent<'_> {
         let outcomes = match run {
             Ok(outcomes) => outcomes,
             Err(cut) => {
-                self.commit_step(state, step, base).await;
+                self.commit_step(state, step, site).await;
                 self.report_todos(&notes, state);
                 return Err(self.cut_ending(cut, "running tools"));
             }
@@ -566,7 +596,7 @@ impl Agent<'_> {
             });
             *calls = records;
         }
-        self.commit_step(state, step, base).await;
+        self.commit_step(state, step, site).await;
         // After the results, so that a reader sees the call that set it first.
         self.report_todos(&notes, state);
         match gate.stop_reason() {

@@ -9,10 +9,27 @@ use crate::events::Event;
 use crate::hooks::{Dispatch, PayloadBase};
 use crate::journal::{Entry, opening_message};
 use crate::state::{SessionState, Status};
-use crate::sub_agent::Scope;
+use crate::sub_agent::{self, Meter, Scope};
 use kaizen_hooks::{HookAction, HookCall, HookEvent};
-use kaizen_llm::{Block, Message, Role};
+use kaizen_llm::{Block, Message, Role, Usage};
 use serde_json::json;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// Where a run hands the session to its hooks: what every payload
+/// carries, and the run's scope and interrupt, under which the completions
+/// its hook plugins ask for are served.
+#[derive(Clone, Copy)]
+pub(crate) struct HookSite<'a> {
+    /// What every payload carries.
+    pub base: &'a PayloadBase,
+    /// The run's deadline, budget and spending.
+    pub scope: &'a Scope,
+    /// The run's interrupt.
+    pub interrupt: &'a CancellationToken,
+}
 
 impl Agent<'_> {
     /// The run's opening: `SessionStart` hooks (their context joins the
@@ -22,15 +39,15 @@ impl Agent<'_> {
         &self,
         state: &mut SessionState,
         task: Option<&str>,
-        base: &PayloadBase,
+        site: HookSite<'_>,
         system: &mut String,
         resumed: bool,
     ) -> Result<(), Ending> {
-        if base.agent.is_none() {
+        if site.base.agent.is_none() {
             let source = if resumed { "resume" } else { "startup" };
             let fields = json!({"source": source, "model": self.config.model});
             let hooks = self
-                .hook(base, HookEvent::SessionStart, Some(source), fields)
+                .hook(state, site, HookEvent::SessionStart, Some(source), fields)
                 .await;
             if let HookAction::Stop(reason) = &hooks.action {
                 return Err(stopped_by(&hooks.decided_by, reason));
@@ -45,7 +62,7 @@ impl Agent<'_> {
         if let Some(task) = task {
             let fields = json!({"prompt": task});
             let hooks = self
-                .hook(base, HookEvent::UserPromptSubmit, None, fields)
+                .hook(state, site, HookEvent::UserPromptSubmit, None, fields)
                 .await;
             match &hooks.action {
                 HookAction::Stop(reason) | HookAction::Deny(reason) => {
@@ -74,10 +91,11 @@ impl Agent<'_> {
     pub(crate) async fn may_stop(
         &self,
         state: &mut SessionState,
-        base: &PayloadBase,
+        site: HookSite<'_>,
         last: &str,
         continuations: u32,
     ) -> Result<(), Option<Ending>> {
+        let base = site.base;
         let event = if base.agent.is_some() {
             HookEvent::SubagentStop
         } else {
@@ -85,7 +103,7 @@ impl Agent<'_> {
         };
         let fields = json!({"stop_hook_active": continuations > 0, "last_assistant_message": last});
         let value = base.agent.as_ref().map(|(_, kind)| kind.as_str());
-        let hooks = self.hook(base, event, value, fields).await;
+        let hooks = self.hook(state, site, event, value, fields).await;
         match &hooks.action {
             HookAction::Stop(reason) => Err(Some(stopped_by(&hooks.decided_by, reason))),
             HookAction::Deny(reason) if continuations < self.guard.max_stop_continuations => {
@@ -112,24 +130,59 @@ impl Agent<'_> {
         }
     }
 
-    /// Runs the hooks of `event` (when any wants it) and reports them.
-    pub(crate) async fn hook(
-        &self,
-        base: &PayloadBase,
+    /// Runs the hooks of `event` (when any wants it) and reports them,
+    /// serving the completions they ask for; what those spent joins the
+    /// session (`Entry::Hooks`) and, in a sub-agent, its parent's step.
+    /// Boxed because a sub-agent's run, which a step serves, runs hooks.
+    pub(crate) fn hook<'s>(
+        &'s self,
+        state: &'s mut SessionState,
+        site: HookSite<'s>,
         event: HookEvent,
-        value: Option<&str>,
+        value: Option<&'s str>,
         fields: serde_json::Value,
-    ) -> Dispatch {
-        let call = HookCall::default();
-        run_hooks(
-            &self.guard,
-            self.observer,
-            base,
-            (event, value),
-            fields,
-            &call,
-        )
-        .await
+    ) -> Pin<Box<dyn Future<Output = Dispatch> + Send + 's>> {
+        Box::pin(async move {
+            if !self.guard.hooks.wants(event) {
+                return Dispatch::default();
+            }
+            let (completions, requests) = crate::completions::channel();
+            // Hooks start no sub-agents: this channel stays empty.
+            let (_, no_agents) = sub_agent::channel();
+            let tally = Arc::new(Meter::default());
+            let counted = Scope {
+                tally: Some(tally.clone()),
+                ..site.scope.clone()
+            };
+            let call = HookCall { completions };
+            let hooks = run_hooks(
+                &self.guard,
+                self.observer,
+                site.base,
+                (event, value),
+                fields,
+                &call,
+            );
+            let dispatch = self
+                .serving_step(hooks, no_agents, requests, state, &counted, site.interrupt)
+                .await;
+            let (usage, cost_usd) = tally.take();
+            if cost_usd > 0.0 || usage != Usage::default() {
+                if let Some(parent) = &site.scope.tally {
+                    parent.add(&usage, cost_usd);
+                }
+                let event = event.name().to_string();
+                self.commit(
+                    state,
+                    Entry::Hooks {
+                        event,
+                        usage,
+                        cost_usd,
+                    },
+                );
+            }
+            dispatch
+        })
     }
 
     /// What every hook payload of this run carries.

@@ -70,6 +70,19 @@ pub enum Entry {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         todos: Option<Vec<serde_json::Value>>,
     },
+    /// The completions hook plugins asked for on one of the session's own
+    /// events (`SessionStart`, `Stop`, ...; those on tool events count
+    /// with their step): what they cost.
+    Hooks {
+        /// The event's name (`SessionStart`).
+        event: String,
+        /// Their tokens.
+        #[serde(default)]
+        usage: Usage,
+        /// Their price.
+        #[serde(default)]
+        cost_usd: f64,
+    },
     /// The run ended.
     End {
         /// How.
@@ -187,6 +200,12 @@ impl SessionState {
                 if let Some(todos) = todos {
                     self.todos.clone_from(todos);
                 }
+            }
+            Entry::Hooks {
+                usage, cost_usd, ..
+            } => {
+                self.usage.add(usage);
+                self.cost_usd += cost_usd;
             }
             Entry::End { status, .. } => self.status = Some(*status),
         }

@@ -12,6 +12,7 @@ use crate::checkpoint_writer::CheckpointWriter;
 use crate::journal::{Entry, Journal};
 use crate::session_store::{EventsRead, LogWriter, Result, SessionStore, StoreError, now};
 use crate::state::SessionState;
+use kaizen_hooks::HookEvent;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
@@ -133,19 +134,22 @@ impl SessionRecorder {
             at: now(),
             entry,
         })?;
-        match entry {
-            Entry::End { .. } => {
-                inner.log.sync()?;
-                // A run's end is on disk before the run returns.
-                self.checkpoint(inner, state);
-                self.writer.flush();
-            }
-            Entry::Start { .. } => {
-                self.store
-                    .update_meta(&self.id, |meta| meta.status = "running".into())?;
-            }
-            _ if self.due(inner, entry, state) => self.checkpoint(inner, state),
-            _ => {}
+        // A run's end is on disk before the run returns, and so is what
+        // the SessionEnd hooks' completions (which run after it) cost.
+        let closing = match entry {
+            Entry::End { .. } => true,
+            Entry::Hooks { event, .. } => event == HookEvent::SessionEnd.name(),
+            _ => false,
+        };
+        if closing {
+            inner.log.sync()?;
+            self.checkpoint(inner, state);
+            self.writer.flush();
+        } else if matches!(entry, Entry::Start { .. }) {
+            self.store
+                .update_meta(&self.id, |meta| meta.status = "running".into())?;
+        } else if self.due(inner, entry, state) {
+            self.checkpoint(inner, state);
         }
         Ok(())
     }
@@ -159,7 +163,10 @@ impl SessionRecorder {
                 state.cycles >= inner.checkpointed_cycles + self.policy.every_cycles
                     || inner.checkpointed_at.elapsed() >= self.policy.every
             }
-            Entry::Start { .. } | Entry::User { .. } | Entry::Planner { .. } => false,
+            Entry::Start { .. }
+            | Entry::User { .. }
+            | Entry::Planner { .. }
+            | Entry::Hooks { .. } => false,
         }
     }
 }

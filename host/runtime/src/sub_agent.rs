@@ -8,6 +8,7 @@
 use crate::agent::Agent;
 use crate::completions::{self, PluginSpending};
 use crate::events::{Event, Observer};
+use crate::hook_points::HookSite;
 use crate::journal::{Journal, ParentFiles};
 use crate::state::SessionState;
 use futures::stream::FuturesUnordered;
@@ -265,8 +266,19 @@ impl Agent<'_> {
         };
         let base = agent.payload_base(&state, &scope);
         let fields = json!({"prompt": job.request.prompt, "description": job.request.description});
+        let site = HookSite {
+            base: &base,
+            scope: &scope,
+            interrupt,
+        };
         let hooks = agent
-            .hook(&base, HookEvent::SubagentStart, Some(&kind_name), fields)
+            .hook(
+                &mut state,
+                site,
+                HookEvent::SubagentStart,
+                Some(&kind_name),
+                fields,
+            )
             .await;
         if let HookAction::Stop(reason) | HookAction::Deny(reason) = &hooks.action {
             let by = hooks.decided_by.as_deref().unwrap_or("a hook");

@@ -249,12 +249,21 @@ pub struct StreamRun {
     pub lines: Vec<Value>,
     /// The scripted model (for the requests it got).
     pub server: ModelServer,
+    home: TempDir,
+    // Kept until the run's values are read.
+    _workspace: TempDir,
 }
 
 impl StreamRun {
     /// Its stderr.
     pub fn stderr(&self) -> String {
         String::from_utf8_lossy(&self.output.stderr).into_owned()
+    }
+
+    /// The run's `KAIZEN_HOME` (its sessions are there).
+    #[allow(dead_code)]
+    pub fn home(&self) -> &Path {
+        self.home.path()
     }
 }
 
@@ -285,6 +294,8 @@ pub async fn stream_run(
         output,
         lines,
         server,
+        home,
+        _workspace: ws,
     }
 }
 

@@ -1,6 +1,12 @@
-//! `llm-hook`: after each `Glob` call, asks the session's model (the
-//! `evaluator` role, through the `llm` import) what the result means, and
-//! adds the answer for the model; a refused or failed completion adds why.
+//! `llm-hook`: asks the session's model (through the `llm` import) on a
+//! tool event and on the session's own events, and adds what it answers
+//! for the model; a refused or failed completion adds why.
+//!
+//! - after each `Glob` call (`PostToolUse`), the `evaluator` role says
+//!   what the result means;
+//! - on `UserPromptSubmit`, the `planner` role restates the task;
+//! - on `SessionEnd`, the `evaluator` role sums the session up (nothing
+//!   reaches the model any more; the completion only counts).
 
 use kaizen_sdk::export_hook;
 use kaizen_sdk::hook::{Decision, Event, Hook, NORMAL, Payload, Subscription, subscribe};
@@ -10,15 +16,34 @@ struct LlmHook;
 
 impl Hook for LlmHook {
     fn subscriptions() -> Vec<Subscription> {
-        vec![subscribe(Event::PostToolUse, Some("Glob"), NORMAL)]
+        vec![
+            subscribe(Event::PostToolUse, Some("Glob"), NORMAL),
+            subscribe(Event::UserPrompt, None, NORMAL),
+            subscribe(Event::SessionEnd, None, NORMAL),
+        ]
     }
 
-    fn handle(_event: Event, payload: Payload) -> Decision {
-        let result = payload["tool_response"]["content"]
-            .as_str()
-            .unwrap_or_default();
-        let asked = llm::ask("evaluator", Some("Say what this file list means."), result);
-        let context = match asked {
+    fn handle(event: Event, payload: Payload) -> Decision {
+        let (role, system, prompt) = match event {
+            Event::UserPrompt => (
+                "planner",
+                "Restate the task in one line.",
+                payload["prompt"].as_str().unwrap_or_default(),
+            ),
+            Event::SessionEnd => (
+                "evaluator",
+                "Sum the session up.",
+                payload["reason"].as_str().unwrap_or_default(),
+            ),
+            _ => (
+                "evaluator",
+                "Say what this file list means.",
+                payload["tool_response"]["content"]
+                    .as_str()
+                    .unwrap_or_default(),
+            ),
+        };
+        let context = match llm::ask(role, Some(system), prompt) {
             Ok(done) => format!("llm-hook ({}): {}", done.model, done.text),
             Err(err) => format!("llm-hook: {}", llm::describe(&err)),
         };
