@@ -8,13 +8,15 @@
 use crate::agent::Agent;
 use crate::bounded::{Cut, bounded};
 use crate::events::Event;
-use crate::sub_agent::Scope;
-use kaizen_llm::{Block, Message, Request, Role, StreamEvent};
+use crate::state::SessionState;
+use crate::sub_agent::{self, Meter, Scope};
+use kaizen_llm::{Block, Message, Request, Role, StreamEvent, Usage};
 use kaizen_tools::{
     Completion, CompletionError, CompletionFuture, CompletionLink, CompletionRequest, Completions,
     MODEL_ROLES,
 };
 use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -140,6 +142,41 @@ pub(crate) fn channel() -> (CompletionLink, mpsc::UnboundedReceiver<Job>) {
 }
 
 impl Agent<'_> {
+    /// Runs `work`, given the link its completions go through, while
+    /// serving them within `scope` (outside a step: a planner's call, a
+    /// hook on the session's own events); its answer and what they spent.
+    pub(crate) async fn with_completions<T, F>(
+        &self,
+        state: &SessionState,
+        scope: &Scope,
+        interrupt: &CancellationToken,
+        work: impl FnOnce(CompletionLink) -> F,
+    ) -> (T, Usage, f64)
+    where
+        F: Future<Output = T>,
+    {
+        let (completions, requests) = channel();
+        // Outside a step nothing starts sub-agents: this channel stays empty.
+        let (_, no_agents) = sub_agent::channel();
+        let tally = Arc::new(Meter::default());
+        let counted = Scope {
+            tally: Some(tally.clone()),
+            ..scope.clone()
+        };
+        let answer = self
+            .serving_step(
+                work(completions),
+                no_agents,
+                requests,
+                state,
+                &counted,
+                interrupt,
+            )
+            .await;
+        let (usage, cost) = tally.take();
+        (answer, usage, cost)
+    }
+
     /// Runs one plugin's completion and answers its caller.
     pub(crate) async fn plugin_completion(
         &self,

@@ -9,13 +9,12 @@ use crate::events::Event;
 use crate::hooks::{Dispatch, PayloadBase};
 use crate::journal::{Entry, opening_message};
 use crate::state::{SessionState, Status};
-use crate::sub_agent::{self, Meter, Scope};
+use crate::sub_agent::Scope;
 use kaizen_hooks::{HookAction, HookCall, HookEvent};
 use kaizen_llm::{Block, Message, Role, Usage};
 use serde_json::json;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 /// Where a run hands the session to its hooks: what every payload
@@ -146,27 +145,23 @@ impl Agent<'_> {
             if !self.guard.hooks.wants(event) {
                 return Dispatch::default();
             }
-            let (completions, requests) = crate::completions::channel();
-            // Hooks start no sub-agents: this channel stays empty.
-            let (_, no_agents) = sub_agent::channel();
-            let tally = Arc::new(Meter::default());
-            let counted = Scope {
-                tally: Some(tally.clone()),
-                ..site.scope.clone()
+            let run = |completions| {
+                let call = HookCall { completions };
+                async move {
+                    run_hooks(
+                        &self.guard,
+                        self.observer,
+                        site.base,
+                        (event, value),
+                        fields,
+                        &call,
+                    )
+                    .await
+                }
             };
-            let call = HookCall { completions };
-            let hooks = run_hooks(
-                &self.guard,
-                self.observer,
-                site.base,
-                (event, value),
-                fields,
-                &call,
-            );
-            let dispatch = self
-                .serving_step(hooks, no_agents, requests, state, &counted, site.interrupt)
+            let (dispatch, usage, cost_usd) = self
+                .with_completions(state, site.scope, site.interrupt, run)
                 .await;
-            let (usage, cost_usd) = tally.take();
             if cost_usd > 0.0 || usage != Usage::default() {
                 if let Some(parent) = &site.scope.tally {
                     parent.add(&usage, cost_usd);

@@ -10,7 +10,7 @@ use crate::agent::{Agent, Ending};
 use crate::events::Event;
 use crate::journal::Entry;
 use crate::state::SessionState;
-use crate::sub_agent::{self, Meter, Scope};
+use crate::sub_agent::Scope;
 use kaizen_llm::{Block, Message, Response, Role, ToolDefinition, Usage};
 use kaizen_planning::{Planner, PlannerCall, ThinkContext, ThinkPlan, Verdict};
 use kaizen_tools::{Notes, SessionNotes};
@@ -293,24 +293,14 @@ impl Agent<'_> {
     where
         F: Future<Output = Result<T, String>> + 'f,
     {
-        let (completions, requests) = crate::completions::channel();
-        // A planner starts no sub-agents: this channel stays empty.
-        let (_, no_agents) = sub_agent::channel();
-        let tally = Arc::new(Meter::default());
-        let counted = Scope {
-            tally: Some(tally.clone()),
-            ..scope.clone()
-        };
         let notes = Arc::new(SessionNotes::new(Notes {
             files: state.read_files.clone(),
             todos: state.todos.clone(),
         }));
-        let work = call(PlannerCall { completions, notes });
-        let answer = self
-            .serving_step(work, no_agents, requests, state, &counted, interrupt)
-            .await;
-        let (usage, cost) = tally.take();
-        (answer, usage, cost)
+        self.with_completions(state, scope, interrupt, |completions| {
+            call(PlannerCall { completions, notes })
+        })
+        .await
     }
 
     /// Keeps the planner's work around a call: what it spent (its
