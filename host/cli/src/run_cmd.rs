@@ -136,7 +136,7 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
     )
     .await?;
     let (setup, plugins) = (loaded.setup, loaded.plugins);
-    let provider = with_fallbacks(primary, &setup, &model);
+    let provider = recorded(with_fallbacks(primary, &setup, &model), &options)?;
     let warnings = sandbox_warnings(&setup, &plugins);
     for warning in &warnings {
         eprintln!("kaizen: warning: {warning}");
@@ -299,8 +299,23 @@ fn with_fallbacks(primary: Box<dyn Provider>, setup: &Setup, model: &str) -> Box
     Box::new(FallbackProvider::new(primary, chains, make))
 }
 
+/// `provider`, its responses recorded when `--record` asks: outside the
+/// fallbacks, so that a replay gets the answers whichever model gave them.
+fn recorded(
+    provider: Box<dyn Provider>,
+    options: &RunOptions,
+) -> Result<Box<dyn Provider>, SetupError> {
+    Ok(match &options.record {
+        Some(path) => Box::new(
+            Recorder::new(provider, path)
+                .with_context(|| format!("--record {}", path.display()))?,
+        ),
+        None => provider,
+    })
+}
+
 /// The model name and a provider: a replay, or one chosen from flags and
-/// the environment, recorded when asked.
+/// the environment.
 fn provider_for(options: &RunOptions) -> Result<(String, Box<dyn Provider>), SetupError> {
     if let Some(path) = &options.replay {
         let replay = ReplayProvider::open(path)
@@ -315,14 +330,7 @@ fn provider_for(options: &RunOptions) -> Result<(String, Box<dyn Provider>), Set
         &HttpSettings::default(),
     )
     .map_err(|err| usage(anyhow::anyhow!("{err}")))?;
-    let provider: Box<dyn Provider> = match &options.record {
-        Some(path) => Box::new(
-            Recorder::new(selection.provider, path)
-                .with_context(|| format!("--record {}", path.display()))?,
-        ),
-        None => selection.provider,
-    };
-    Ok((selection.model, provider))
+    Ok((selection.model, selection.provider))
 }
 
 fn check_limits(options: &RunOptions) -> Result<(), SetupError> {

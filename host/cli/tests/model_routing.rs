@@ -62,6 +62,53 @@ async fn a_failing_main_model_falls_back_to_the_next_of_its_chain() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_recorded_run_that_fell_back_replays_offline() {
+    let script = (0..4)
+        .fold(Script::new(), |script, _| script.fault(overloaded()))
+        .reply(
+            Reply::tool("Glob", &json!({"pattern": "*"}).to_string())
+                .with_model("claude-haiku-4-5"),
+        )
+        .reply(Reply::text("Nothing there.").with_model("claude-haiku-4-5"));
+    let dir = tempfile::tempdir().unwrap();
+    let recording = dir.path().join("run.jsonl");
+    let recording = recording.to_str().unwrap();
+    let config = "[fallbacks]\nmain = [\"claude-haiku-4-5\"]\n";
+    let ran = stream_run(config, script, &["--record", recording, "Look."]).await;
+    assert_eq!(
+        ran.lines.last().unwrap()["output"],
+        "Nothing there.",
+        "{}",
+        ran.stderr()
+    );
+    // Both of the fallback's answers were recorded.
+    let recorded = std::fs::read_to_string(recording).unwrap();
+    assert_eq!(recorded.lines().count(), 2, "{recorded}");
+
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let args = [
+        "--replay",
+        recording,
+        "--output-format",
+        "stream-json",
+        "Look.",
+    ];
+    let out = common::run::run_command(home.path(), ws.path(), None, &args)
+        .output()
+        .unwrap();
+    let replayed: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let result = replayed.last().unwrap();
+    assert_eq!(result["status"], "complete", "{result}");
+    assert_eq!(result["output"], "Nothing there.");
+    assert_eq!(result["model_used"], "claude-haiku-4-5");
+    assert_eq!(result["cycles_used"], 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn without_a_chain_the_failure_stands() {
     let script = (0..4).fold(Script::new(), |script, _| script.fault(overloaded()));
     let (lines, server) = run(script, "").await;

@@ -3,8 +3,8 @@
 //! network. Requests are not recorded, so neither are keys or headers.
 
 use crate::types::{
-    Block, CompletionFuture, EventSink, LlmError, LlmErrorKind, Provider, Request, Response,
-    StreamEvent,
+    Block, CompletionFuture, CompletionsFuture, EventSink, LlmError, LlmErrorKind, Provider,
+    Request, Response, StreamEvent,
 };
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -20,6 +20,15 @@ impl<P: Provider + ?Sized> Provider for Box<P> {
     fn complete<'a>(&'a self, request: &'a Request, events: EventSink<'a>) -> CompletionFuture<'a> {
         (**self).complete(request, events)
     }
+
+    fn complete_n<'a>(
+        &'a self,
+        request: &'a Request,
+        n: u32,
+        events: EventSink<'a>,
+    ) -> CompletionsFuture<'a> {
+        (**self).complete_n(request, n, events)
+    }
 }
 
 impl<P: Provider + ?Sized> Provider for Arc<P> {
@@ -29,6 +38,15 @@ impl<P: Provider + ?Sized> Provider for Arc<P> {
 
     fn complete<'a>(&'a self, request: &'a Request, events: EventSink<'a>) -> CompletionFuture<'a> {
         (**self).complete(request, events)
+    }
+
+    fn complete_n<'a>(
+        &'a self,
+        request: &'a Request,
+        n: u32,
+        events: EventSink<'a>,
+    ) -> CompletionsFuture<'a> {
+        (**self).complete_n(request, n, events)
     }
 }
 
@@ -89,6 +107,29 @@ impl<P: Provider> Provider for Recorder<P> {
             let response = self.inner.complete(request, events).await?;
             self.append(&response)?;
             Ok(response)
+        })
+    }
+
+    /// The inner provider's candidates (one request where it can), each
+    /// recorded in order: a replay serves them back as separate calls.
+    fn complete_n<'a>(
+        &'a self,
+        request: &'a Request,
+        n: u32,
+        events: EventSink<'a>,
+    ) -> CompletionsFuture<'a> {
+        Box::pin(async move {
+            let mut answers = self.inner.complete_n(request, n, events).await;
+            for answer in &mut answers {
+                let unrecorded = match answer {
+                    Ok(response) => self.append(response).err(),
+                    Err(_) => None,
+                };
+                if let Some(err) = unrecorded {
+                    *answer = Err(err);
+                }
+            }
+            answers
         })
     }
 }
@@ -168,8 +209,10 @@ impl Provider for ReplayProvider {
         _request: &'a Request,
         events: EventSink<'a>,
     ) -> CompletionFuture<'a> {
+        // Taken at the call, not its first poll: candidates asked for at
+        // once get the recording's responses in the order they were asked.
+        let index = self.next.fetch_add(1, Ordering::SeqCst);
         Box::pin(async move {
-            let index = self.next.fetch_add(1, Ordering::SeqCst);
             let Some(response) = self.responses.get(index) else {
                 return Err(LlmError {
                     kind: LlmErrorKind::Replay,
@@ -279,6 +322,59 @@ mod tests {
                 .message
                 .contains("has 2 responses; this run asked for more")
         );
+    }
+
+    /// Answers only in one request for all candidates, as OpenAI's `n`.
+    struct Choices(Vec<Response>);
+
+    impl Provider for Choices {
+        fn name(&self) -> &str {
+            "choices"
+        }
+
+        fn complete<'a>(&'a self, _: &'a Request, _: EventSink<'a>) -> CompletionFuture<'a> {
+            Box::pin(async {
+                Err(LlmError {
+                    kind: LlmErrorKind::BadRequest,
+                    message: "asked one at a time".into(),
+                })
+            })
+        }
+
+        fn complete_n<'a>(
+            &'a self,
+            _: &'a Request,
+            n: u32,
+            _: EventSink<'a>,
+        ) -> CompletionsFuture<'a> {
+            Box::pin(async move { self.0.iter().take(n as usize).cloned().map(Ok).collect() })
+        }
+    }
+
+    #[tokio::test]
+    async fn candidates_are_recorded_from_one_request_and_replayed_in_order() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("run.jsonl");
+        let sink = |_: StreamEvent| {};
+        let live = vec![response("a"), response("b"), response("c")];
+        // Through a box, as the CLI holds its provider.
+        let inner: Box<dyn Provider> = Box::new(Choices(live.clone()));
+        let recorder = Recorder::new(inner, &path).expect("recorder");
+        let got: Vec<Response> = recorder
+            .complete_n(&request(), 3, &sink)
+            .await
+            .into_iter()
+            .map(|answer| answer.expect("answered"))
+            .collect();
+        assert_eq!(got, live);
+        let replay = ReplayProvider::open(&path).expect("open");
+        let again: Vec<Response> = replay
+            .complete_n(&request(), 3, &sink)
+            .await
+            .into_iter()
+            .map(|answer| answer.expect("replayed"))
+            .collect();
+        assert_eq!(again, live);
     }
 
     #[test]
