@@ -4,6 +4,7 @@
 //! list of plugin directories.
 
 use crate::builtins;
+use crate::context_config::ContextSection;
 use crate::mcp_servers::McpServerEntry;
 use crate::model_config::{
     FallbacksSection, ModelsSection, PluginLlmSection, SubAgentModelsSection, check_fallbacks,
@@ -81,6 +82,9 @@ pub struct ConfigFile {
     /// Planners' settings, by planner name.
     #[serde(default)]
     pub planners: PlannersSection,
+    /// When runs compact their conversation, and models' windows.
+    #[serde(default)]
+    pub context: ContextSection,
 }
 
 /// The `[mcp]` table.
@@ -364,6 +368,9 @@ pub struct Setup {
     /// Planners' settings: the user's `[planners.NAME]`, with a trusted
     /// workspace's tables over them.
     pub planners: PlannersSection,
+    /// Compaction and windows: the user's `[context]`, with a trusted
+    /// workspace's over it.
+    pub context: ContextSection,
 }
 
 /// `KAIZEN_HOME`, else the user's data directory.
@@ -404,6 +411,8 @@ impl Setup {
         let project = ConfigFile::load(&project_file)?;
         let mut planner = user.planner.clone();
         let mut planners = user.planners.clone();
+        user.context.check(&user_file)?;
+        let mut context = user.context.clone();
         check_fallbacks(&user_file, &user.fallbacks)?;
         let mut fallbacks = user.fallbacks.clone();
         if trusted {
@@ -414,6 +423,8 @@ impl Setup {
             models.sub_agents.extend(theirs.sub_agents);
             planner.merge(&project.planner);
             planners.extend(project.planners.clone());
+            project.context.check(&project_file)?;
+            context.merge(&project.context);
         }
 
         let mut setup = Self {
@@ -443,6 +454,7 @@ impl Setup {
             fallbacks,
             planner,
             planners,
+            context,
         };
         setup.merge_user(&user);
         setup.merge_project(&project, trusted);
@@ -568,6 +580,9 @@ impl Setup {
             self.ignore(format!(
                 "{file}: [planner] and [planners] (the workspace is not trusted)"
             ));
+        }
+        if !trusted && project.context.is_set() {
+            self.ignore(format!("{file}: [context] (the workspace is not trusted)"));
         }
         if project.sandbox.allow_degraded {
             self.ignore(format!(

@@ -194,6 +194,7 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
     config.transcript_path = store.transcript_path(&state.session_id).ok();
     config.models = setup.models.clone();
     config.plugin_llm = setup.plugin_llm.clone();
+    config.context = setup.context.policy(&model);
     let planner_name = choice
         .as_ref()
         .map(|choice| choice.name().to_string())

@@ -94,6 +94,15 @@ fn print_entry(entry: &Entry, cycle: &mut u32) {
         Entry::Hooks {
             event, cost_usd, ..
         } => println!("({event} hooks' completions: ${cost_usd:.4})"),
+        Entry::Compaction {
+            kept_from,
+            summarized,
+            cost_usd,
+            ..
+        } => match summarized {
+            true => println!("── compacted: {kept_from} messages summarised (${cost_usd:.4})"),
+            false => println!("── compacted: long tool results in {kept_from} messages elided"),
+        },
         Entry::End { status, error } => match error {
             Some(error) => println!("── ended: {} ({error})", status.as_str()),
             None => println!("── ended: {}", status.as_str()),

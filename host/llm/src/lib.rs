@@ -14,12 +14,15 @@ mod fallback;
 mod http;
 mod ollama;
 mod openai;
+mod prefix;
 mod pricing;
 mod replay;
 mod retry;
 mod select;
 mod sse;
+pub mod tokens;
 mod types;
+mod windows;
 mod wire;
 
 pub use anthropic::{
@@ -34,3 +37,4 @@ pub use replay::{Recorder, ReplayProvider};
 pub use retry::{RetryPolicy, is_retryable_status, parse_retry_after};
 pub use select::{ProviderKind, SelectError, Selection, process_env, select_provider};
 pub use types::*;
+pub use windows::{ContextWindows, DEFAULT_WINDOW};

@@ -2,9 +2,9 @@
 //! longest model-name prefix so dated names (`gpt-4o-2024-08-06`,
 //! `claude-sonnet-4-20250514`) find their model.
 
+use crate::prefix::PrefixTable;
 use crate::types::Usage;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 /// USD per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -89,17 +89,14 @@ fn builtin() -> Vec<(&'static str, Price)> {
 /// Prices by model-name prefix, built in and overridable.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PriceTable {
-    prices: BTreeMap<String, Price>,
+    prices: PrefixTable<Price>,
 }
 
 impl Default for PriceTable {
     /// The built-in prices.
     fn default() -> Self {
         PriceTable {
-            prices: builtin()
-                .into_iter()
-                .map(|(model, price)| (model.to_string(), price))
-                .collect(),
+            prices: PrefixTable::new(builtin()),
         }
     }
 }
@@ -108,7 +105,7 @@ impl PriceTable {
     /// A table without any price.
     pub fn empty() -> Self {
         PriceTable {
-            prices: BTreeMap::new(),
+            prices: PrefixTable::new([]),
         }
     }
 
@@ -122,14 +119,7 @@ impl PriceTable {
     /// it. A provider prefix such as `openai/` is ignored. `None` when the
     /// model is unknown.
     pub fn price(&self, model: &str) -> Option<Price> {
-        let lookup = |name: &str| {
-            self.prices
-                .iter()
-                .filter(|(key, _)| name.starts_with(key.as_str()))
-                .max_by_key(|(key, _)| key.len())
-                .map(|(_, price)| *price)
-        };
-        lookup(model).or_else(|| model.split_once('/').and_then(|(_, rest)| lookup(rest)))
+        self.prices.get(model)
     }
 
     /// The USD cost of `usage` on `model`. Local Ollama models

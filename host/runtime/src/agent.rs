@@ -7,6 +7,7 @@ use crate::act::{PendingCall, arguments_value, result_block, result_text, run_ca
 use crate::admit::Gatekeeper;
 use crate::bounded::{Cut, bounded_with_grace};
 use crate::completions::{ModelRoles, PluginLlmPolicy};
+use crate::context::{ContextMeter, ContextPolicy};
 use crate::events::{Event, Observer};
 use crate::guard::Guard;
 use crate::hook_points::{HookSite, stopped_by};
@@ -74,6 +75,8 @@ pub struct AgentConfig {
     /// The planner that shapes the run's THINK steps (not its
     /// sub-agents'); none for plain ReAct.
     pub planner: Option<PlannerSetup>,
+    /// When the conversation is compacted to fit the model's window.
+    pub context: ContextPolicy,
 }
 
 impl AgentConfig {
@@ -93,6 +96,7 @@ impl AgentConfig {
             models: ModelRoles::default(),
             plugin_llm: PluginLlmPolicy::default(),
             planner: None,
+            context: ContextPolicy::default(),
         }
     }
 }
@@ -324,6 +328,7 @@ impl Agent<'_> {
         } = site;
         let mut continuations = 0;
         let mut planner = self.planner_driver(scope);
+        let mut meter = ContextMeter::default();
         loop {
             if let Some(ending) = self.limit_reached(state, start, scope) {
                 return ending;
@@ -335,6 +340,12 @@ impl Agent<'_> {
             // be followed by another model call.
             if scope.deadline.is_some_and(|at| Instant::now() >= at) {
                 return self.cut_ending(Cut::Timeout, "starting the next step");
+            }
+            if let Err(ending) = self
+                .maybe_compact(state, site, system, tools, &mut meter)
+                .await
+            {
+                return ending;
             }
             let cycle = state.cycles + 1;
             let fields = json!({"cycle": cycle, "model": self.config.model, "message_count": state.messages.len()});
@@ -375,6 +386,7 @@ impl Agent<'_> {
                 })
                 .collect();
             let text = response.text();
+            let usage = response.usage;
             let turn = Entry::Turn {
                 message: Message {
                     role: Role::Assistant,
@@ -384,6 +396,7 @@ impl Agent<'_> {
                 cost_usd: cost,
             };
             self.commit_step(state, turn, site).await;
+            meter.reported(&usage, state.messages.len());
             self.observer.on_event(&Event::Assistant {
                 cycle: state.cycles,
                 model: model_used.clone(),

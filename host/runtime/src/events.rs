@@ -142,6 +142,27 @@ pub enum Event {
         /// Its price in USD.
         cost_usd: f64,
     },
+    /// The conversation was compacted before a model call, to stay within
+    /// the model's context window.
+    Compaction {
+        /// `auto` (the window was filling up) or `manual`.
+        trigger: String,
+        /// The next request's estimated tokens before compacting.
+        tokens_before: u64,
+        /// And after.
+        tokens_after: u64,
+        /// The model's window, in tokens.
+        window: u64,
+        /// How many older messages were replaced.
+        replaced: usize,
+        /// Whether they were summarised (else only their long tool
+        /// results were elided).
+        summarized: bool,
+        /// The model that summarised them.
+        model: Option<String>,
+        /// The summary's price in USD.
+        cost_usd: f64,
+    },
     /// The run's planner did something, or failed (and was switched off).
     Planner {
         /// The planner.

@@ -70,6 +70,25 @@ pub enum Entry {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         todos: Option<Vec<serde_json::Value>>,
     },
+    /// The conversation compacted: the messages before `kept_from` replaced
+    /// by `head` (a summary, or the same messages with long tool results
+    /// elided). The messages it replaced stay in the log above it.
+    Compaction {
+        /// What replaces the older messages.
+        head: Vec<Message>,
+        /// The first message kept as it was.
+        kept_from: usize,
+        /// Whether `head` is a summary (else the same messages, their long
+        /// tool results elided).
+        #[serde(default)]
+        summarized: bool,
+        /// The summary's tokens (none when only results were elided).
+        #[serde(default)]
+        usage: Usage,
+        /// Its price.
+        #[serde(default)]
+        cost_usd: f64,
+    },
     /// The completions hook plugins asked for on one of the session's own
     /// events (`SessionStart`, `Stop`, ...; those on tool events count
     /// with their step): what they cost.
@@ -200,6 +219,19 @@ impl SessionState {
                 if let Some(todos) = todos {
                     self.todos.clone_from(todos);
                 }
+            }
+            Entry::Compaction {
+                head,
+                kept_from,
+                usage,
+                cost_usd,
+                ..
+            } => {
+                let kept_from = (*kept_from).min(self.messages.len());
+                self.messages.splice(..kept_from, head.iter().cloned());
+                self.compactions += 1;
+                self.usage.add(usage);
+                self.cost_usd += cost_usd;
             }
             Entry::Hooks {
                 usage, cost_usd, ..

@@ -13,7 +13,9 @@ mod admit;
 mod agent;
 mod bounded;
 mod checkpoint_writer;
+mod compaction;
 mod completions;
+mod context;
 mod direct;
 mod events;
 mod guard;
@@ -35,6 +37,7 @@ pub use agent::{
     DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_TOKENS, Pricing,
 };
 pub use completions::{DEFAULT_BUDGET_SHARE, ModelRoles, PluginLlmCaps, PluginLlmPolicy};
+pub use context::{ContextPolicy, DEFAULT_ELIDE_OVER, DEFAULT_KEEP_RECENT, DEFAULT_THRESHOLD};
 pub use direct::DirectSession;
 pub use events::{Event, Observer, Silent};
 pub use guard::{DEFAULT_MAX_STOP_CONTINUATIONS, Guard};

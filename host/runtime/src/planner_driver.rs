@@ -363,22 +363,8 @@ fn think_context(
     setup: &PlannerSetup,
     tools: &[ToolDefinition],
 ) -> ThinkContext {
-    let task = state
-        .messages
-        .iter()
-        .find(|message| message.role == Role::User)
-        .map(|message| {
-            message
-                .content
-                .iter()
-                .filter_map(|block| match block {
-                    Block::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default();
+    // After a compaction, the task its summary repeats.
+    let task = crate::compaction::task_of(&state.messages);
     ThinkContext {
         session_id: state.session_id.clone(),
         cycle: state.cycles + 1,

@@ -166,6 +166,7 @@ impl SessionRecorder {
             Entry::Start { .. }
             | Entry::User { .. }
             | Entry::Planner { .. }
+            | Entry::Compaction { .. }
             | Entry::Hooks { .. } => false,
         }
     }

@@ -46,6 +46,9 @@ pub struct RunResult {
     /// the user), as Claude Code reports them.
     #[serde(default)]
     pub permission_denials: Vec<PermissionDenial>,
+    /// How many times this run compacted the conversation.
+    #[serde(default)]
+    pub compactions: u32,
 }
 
 /// A refused tool call in a result.
@@ -67,6 +70,7 @@ pub(crate) struct RunStart {
     pub output: u64,
     pub cost: f64,
     pub tool_calls: usize,
+    pub compactions: u32,
 }
 
 impl RunStart {
@@ -77,6 +81,7 @@ impl RunStart {
             output: state.usage.output_tokens,
             cost: state.cost_usd,
             tool_calls: state.tool_calls.len(),
+            compactions: state.compactions,
         }
     }
 
@@ -116,6 +121,7 @@ impl RunStart {
                     tool_input: call.arguments.clone(),
                 })
                 .collect(),
+            compactions: state.compactions - self.compactions,
         }
     }
 }

@@ -97,6 +97,9 @@ pub struct SessionState {
     pub tool_calls: Vec<ToolCallRecord>,
     /// How the last run ended, once it has.
     pub status: Option<Status>,
+    /// How many times the conversation was compacted.
+    #[serde(default)]
+    pub compactions: u32,
 }
 
 impl SessionState {
@@ -113,6 +116,7 @@ impl SessionState {
             read_files: BTreeMap::new(),
             tool_calls: Vec::new(),
             status: None,
+            compactions: 0,
         }
     }
 }

@@ -84,6 +84,7 @@ MATCHED_FIELD: dict[str, str] = {
     "Notification": "notification_type",
     "PreCheckpoint": "reason",
     "PostCheckpoint": "reason",
+    "PreCompact": "trigger",
 }
 
 #: Actions, weakest first.
