@@ -64,15 +64,16 @@ pub struct Message {
 impl Message {
     /// Its text blocks, a line apart.
     pub fn text(&self) -> String {
-        self.content
-            .iter()
-            .filter_map(|block| match block {
-                Block::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+        texts(&self.content).collect::<Vec<_>>().join("\n")
     }
+}
+
+/// The text of each text block in `content`.
+fn texts(content: &[Block]) -> impl Iterator<Item = &str> {
+    content.iter().filter_map(|block| match block {
+        Block::Text { text } => Some(text.as_str()),
+        _ => None,
+    })
 }
 
 /// A tool the model may call.
@@ -173,13 +174,7 @@ impl Response {
 
     /// All text blocks joined.
     pub fn text(&self) -> String {
-        self.content
-            .iter()
-            .filter_map(|block| match block {
-                Block::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect()
+        texts(&self.content).collect()
     }
 }
 
