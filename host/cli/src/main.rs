@@ -168,6 +168,26 @@ enum SessionsCommand {
         /// The session (an id, or `last`).
         id: String,
     },
+    /// Compact a session's conversation now: its older turns summarised by
+    /// the `compaction` model role (as a run does when the model's window
+    /// fills up), so that the next `kaizen run --resume` sends less.
+    Compact {
+        /// The session (an id, or `last`).
+        id: String,
+        /// The model that summarises (default: the `compaction` role's,
+        /// else the session's).
+        #[arg(long)]
+        model: Option<String>,
+        /// Print the compaction as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The plugins whose PreCompact hooks run (the session's workspace
+        /// by default).
+        #[command(flatten)]
+        workspace: WorkspaceArgs,
+        #[command(flatten)]
+        permissions: PermissionArgs,
+    },
     /// Delete the sessions not updated for a while.
     Prune {
         /// Age, e.g. 30d, 12h, 90m.
@@ -423,15 +443,7 @@ async fn dispatch(command: Command) -> u8 {
                 }
             };
         }
-        Command::Run(args) => {
-            return match run_cmd::run(args.into_options()).await {
-                Ok(code) => code,
-                Err(failure) => {
-                    eprintln!("kaizen: {:#}", failure.error);
-                    failure.code
-                }
-            };
-        }
+        Command::Run(args) => return run_exit(run_cmd::run(args.into_options()).await),
         Command::Plugins(PluginsCommand::List { workspace, json }) => {
             plugins_cmd::list(&workspace.into(), json).await
         }
@@ -485,6 +497,31 @@ async fn dispatch(command: Command) -> u8 {
         Command::Sessions(SessionsCommand::Show { id, json }) => sessions_cmd::show(&id, json),
         Command::Sessions(SessionsCommand::Rm { id }) => sessions_cmd::remove(&id),
         Command::Sessions(SessionsCommand::Prune { older_than }) => sessions_cmd::prune(older_than),
+        Command::Sessions(SessionsCommand::Compact {
+            id,
+            model,
+            json,
+            workspace,
+            permissions,
+        }) => {
+            let options = run_cmd::RunOptions {
+                task: None,
+                model,
+                provider: None,
+                format: output::OutputFormat::Text,
+                max_cycles: kaizen_runtime::DEFAULT_MAX_CYCLES,
+                budget_usd: kaizen_runtime::DEFAULT_BUDGET_USD,
+                timeout: None,
+                record: None,
+                replay: None,
+                plugins: workspace.into(),
+                planner: None,
+                permissions,
+                session: session::Choice::Resume(id),
+                compact_only: Some(json),
+            };
+            return run_exit(run_cmd::run(options).await);
+        }
         Command::Rewind {
             id,
             to,
@@ -502,6 +539,17 @@ async fn dispatch(command: Command) -> u8 {
         Err(err) => {
             eprintln!("kaizen: {err:#}");
             1
+        }
+    }
+}
+
+/// A run's exit code, its setup failure reported.
+fn run_exit(ran: Result<u8, run_cmd::SetupError>) -> u8 {
+    match ran {
+        Ok(code) => code,
+        Err(failure) => {
+            eprintln!("kaizen: {:#}", failure.error);
+            failure.code
         }
     }
 }
@@ -526,6 +574,7 @@ impl RunArgs {
                 (None, Some(id)) => session::Choice::Fork { id, at: self.at },
                 (None, None) => session::Choice::New,
             },
+            compact_only: None,
         }
     }
 }

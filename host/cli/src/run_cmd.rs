@@ -14,7 +14,7 @@ use kaizen_llm::{
 use kaizen_plugins::interaction::{Interaction, NoUser};
 use kaizen_runtime::permissions::{Approver, PermissionMode};
 use kaizen_runtime::{
-    Agent, AgentConfig, CancellationToken, RunResult, SessionState, Status, new_session_id,
+    Agent, AgentConfig, CancellationToken, Event, RunResult, SessionState, Status, new_session_id,
 };
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
@@ -50,6 +50,9 @@ pub struct RunOptions {
     pub session: Choice,
     /// `--permission-mode`, `--allowedTools`, `--disallowedTools`.
     pub permissions: crate::PermissionArgs,
+    /// Compact the resumed session's conversation instead of running
+    /// (`kaizen sessions compact`); `Some(true)` reports it as JSON.
+    pub compact_only: Option<bool>,
 }
 
 /// A failure before the loop could start, with its exit code.
@@ -80,6 +83,7 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
     let continued = session::continue_from(&store, &options.session).map_err(usage)?;
     let task = match &continued {
         None => Some(read_task(options.task.clone())?),
+        Some(_) if options.compact_only.is_some() => None,
         Some(continued) => {
             let task = optional_task(options.task.clone())?;
             if let Some(why) = session::nothing_to_do(continued, task.as_deref()) {
@@ -224,6 +228,12 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
         guard: guard.clone(),
     };
     let signals = tokio::spawn(watch_signals(interrupt.clone()));
+    if let Some(json) = options.compact_only {
+        let compacted = agent.compact_now(&mut state, &interrupt).await;
+        signals.abort();
+        plugins.end_session(&state.session_id);
+        return compacted_report(&state.session_id, compacted, json);
+    }
     let result: RunResult = agent.resume(&mut state, task.as_deref(), &interrupt).await;
     signals.abort();
     plugins.end_session(&state.session_id);
@@ -239,6 +249,37 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
         );
     }
     Ok(result.status.exit_code())
+}
+
+/// What `kaizen sessions compact` did, for the user; its exit code.
+fn compacted_report(
+    id: &str,
+    compacted: Result<Option<Event>, String>,
+    json: bool,
+) -> Result<u8, SetupError> {
+    let event = match compacted {
+        Err(why) => return Err(anyhow::anyhow!("session {id} was not compacted: {why}").into()),
+        Ok(None) => {
+            eprintln!("kaizen: session {id} was not compacted (the notice above says why)");
+            return Ok(1);
+        }
+        Ok(Some(event)) => event,
+    };
+    if json {
+        println!("{}", serde_json::to_string(&event)?);
+    } else if let Event::Compaction {
+        tokens_before,
+        tokens_after,
+        replaced,
+        cost_usd,
+        ..
+    } = &event
+    {
+        println!(
+            "Compacted session {id}: {replaced} messages summarised; its next request is about {tokens_after} tokens (was {tokens_before}); the summary cost ${cost_usd:.4}."
+        );
+    }
+    Ok(0)
 }
 
 /// What the user must hear about the OS sandbox every run: when the user's

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::run::run_command;
+use common::run::{provider_command, run_command};
 use kaizen_model_server::{ModelServer, Recorded, Reply, Script, Wire};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -275,4 +275,54 @@ async fn pre_compact_hooks_instruct_the_summary_or_keep_the_conversation_whole()
             .any(|n| n.contains("kept the conversation whole") && n.contains("not now")),
         "{notices:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_compacted_by_hand_goes_on_from_its_summary() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    // The default window: three steps never fill it.
+    let server = ModelServer::start(script(3, "Counted thrice."))
+        .await
+        .unwrap();
+    let (lines, stderr) = run(home.path(), ws.path(), &server, &[TASK]);
+    assert_eq!(lines.last().unwrap()["compactions"], 0, "{stderr}");
+
+    let summariser = ModelServer::start(script(0, "unused")).await.unwrap();
+    let args = ["sessions", "compact", "last", "--json"];
+    let out = provider_command(
+        home.path(),
+        ws.path(),
+        Some((&summariser, Wire::OpenAi)),
+        &args,
+    )
+    .output()
+    .unwrap();
+    let event: Value = serde_json::from_str(&common::succeeded(&out)).unwrap();
+    assert_eq!(event["type"], "compaction");
+    assert_eq!(event["trigger"], "manual");
+    assert_eq!(event["summarized"], true);
+    // The rest fits in keep-recent of the window: only the first step goes.
+    assert_eq!(event["replaced"], 3, "{event}");
+    assert!(
+        event["tokens_after"].as_u64() < event["tokens_before"].as_u64(),
+        "{event}"
+    );
+    assert_eq!(summariser.requests().len(), 1);
+
+    let next = ModelServer::start(script(0, "Went on.")).await.unwrap();
+    let (lines, stderr) = run(
+        home.path(),
+        ws.path(),
+        &next,
+        &["--resume", "last", "Go on."],
+    );
+    assert_eq!(lines.last().unwrap()["status"], "complete", "{stderr}");
+    let seen = messages(&next.requests()[0]);
+    let opening = text(&seen[0]);
+    assert!(
+        opening.starts_with("[kaizen compacted") && opening.contains(SUMMARY),
+        "{opening}"
+    );
+    assert_eq!(seen[1]["role"], "assistant");
 }

@@ -240,10 +240,7 @@ impl Agent<'_> {
             scope,
             interrupt,
         };
-        let mut system = system_prompt(&self.config.workspace, &today());
-        if let Some(instructions) = &self.config.instructions {
-            system.push_str(&format!("\n{instructions}\n"));
-        }
+        let mut system = self.system_prompt();
         let mut tools = self.tool_definitions();
         let cwd = self.config.workspace.display().to_string();
         let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
@@ -439,7 +436,16 @@ impl Agent<'_> {
         }
     }
 
-    fn tool_definitions(&self) -> Vec<ToolDefinition> {
+    /// The system prompt of this agent's model calls.
+    pub(crate) fn system_prompt(&self) -> String {
+        let mut system = system_prompt(&self.config.workspace, &today());
+        if let Some(instructions) = &self.config.instructions {
+            system.push_str(&format!("\n{instructions}\n"));
+        }
+        system
+    }
+
+    pub(crate) fn tool_definitions(&self) -> Vec<ToolDefinition> {
         // A tool a deny rule names whole is not offered at all.
         self.tools
             .specs()

@@ -14,9 +14,12 @@ use crate::events::Event;
 use crate::hook_points::{HookSite, stopped_by};
 use crate::journal::Entry;
 use crate::state::SessionState;
+use crate::sub_agent::Scope;
 use kaizen_hooks::{HookAction, HookEvent};
 use kaizen_llm::{Block, Message, Request, Role, StreamEvent, ToolDefinition, Usage, tokens};
 use serde_json::json;
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 /// How the summariser is asked.
 const SUMMARY_SYSTEM: &str = "You compact the conversation of an AI agent that works on a task \
@@ -79,16 +82,47 @@ impl Agent<'_> {
         Ok(())
     }
 
+    /// Compacts `state`'s conversation now, whatever its size (`kaizen
+    /// sessions compact`): summarised, as the run would see it next. The
+    /// compaction's event, or `None` when nothing was compacted (a hook
+    /// kept it whole, one turn only, the summary failed: a notice says).
+    pub async fn compact_now(
+        &self,
+        state: &mut SessionState,
+        interrupt: &CancellationToken,
+    ) -> Result<Option<Event>, String> {
+        let scope = Scope::outermost(self.config.timeout.map(|limit| Instant::now() + limit));
+        let base = self.payload_base(state, &scope);
+        let site = HookSite {
+            base: &base,
+            scope: &scope,
+            interrupt,
+        };
+        let system = self.system_prompt();
+        let tools = self.tool_definitions();
+        let model = self.config.model.as_str();
+        let estimate = request_tokens(model, &system, &tools, &state.messages);
+        let compacted = self
+            .compact(state, site, &system, &tools, ("manual", estimate))
+            .await
+            .map_err(|(_, why)| why.unwrap_or_else(|| "the compaction was cut off".into()))?;
+        if let Some(journal) = &self.journal {
+            journal.flush();
+        }
+        Ok(compacted)
+    }
+
     /// Compacts the conversation now: the `PreCompact` hooks, then the
-    /// elided or summarised head; reported, and journaled.
-    pub(crate) async fn compact(
+    /// elided or summarised head (a manual compaction always summarises);
+    /// journaled, and reported by the event it returns.
+    async fn compact(
         &self,
         state: &mut SessionState,
         site: HookSite<'_>,
         system: &str,
         tools: &[ToolDefinition],
         (trigger, estimate): (&str, u64),
-    ) -> Result<(), Ending> {
+    ) -> Result<Option<Event>, Ending> {
         let policy = &self.config.context;
         let model = self.config.model.as_str();
         let fields = json!({"trigger": trigger, "custom_instructions": null, "tokens": estimate, "window": policy.window});
@@ -102,7 +136,7 @@ impl Agent<'_> {
                 self.notice(format!(
                     "the PreCompact hook {by} kept the conversation whole: {reason}"
                 ));
-                return Ok(());
+                return Ok(None);
             }
             _ => {}
         }
@@ -112,10 +146,11 @@ impl Agent<'_> {
                 "the conversation is near the model's window ({estimate} of {} tokens) but holds nothing older than the last turn to compact",
                 policy.window
             ));
-            return Ok(());
+            return Ok(None);
         };
         let replaced = plan.cut;
-        let compacted = match self.elided_enough(state, system, tools, &plan) {
+        let elide_only = trigger != "manual" && self.elided_enough(state, system, tools, &plan);
+        let compacted = match elide_only {
             true => Some(Compacted {
                 entry: entry(plan.elided, replaced, false, Usage::default(), 0.0),
                 model: None,
@@ -142,7 +177,7 @@ impl Agent<'_> {
             }
         };
         let Some(Compacted { entry, model: by }) = compacted else {
-            return Ok(());
+            return Ok(None);
         };
         let (summarized, cost_usd) = match &entry {
             Entry::Compaction {
@@ -154,7 +189,7 @@ impl Agent<'_> {
         };
         self.commit(state, entry);
         let after = request_tokens(model, system, tools, &state.messages);
-        self.observer.on_event(&Event::Compaction {
+        let event = Event::Compaction {
             trigger: trigger.to_string(),
             tokens_before: estimate,
             tokens_after: after,
@@ -163,8 +198,9 @@ impl Agent<'_> {
             summarized,
             model: by,
             cost_usd,
-        });
-        Ok(())
+        };
+        self.observer.on_event(&event);
+        Ok(Some(event))
     }
 
     /// Whether eliding the older results alone brings the next request

@@ -158,7 +158,8 @@ impl SessionRecorder {
     /// due (every so many cycles or seconds).
     fn due(&self, inner: &Inner, entry: &Entry, state: &SessionState) -> bool {
         match entry {
-            Entry::End { .. } => true,
+            // What a resume reads back is much smaller after it.
+            Entry::End { .. } | Entry::Compaction { .. } => true,
             Entry::Turn { .. } | Entry::Results { .. } => {
                 state.cycles >= inner.checkpointed_cycles + self.policy.every_cycles
                     || inner.checkpointed_at.elapsed() >= self.policy.every
@@ -166,7 +167,6 @@ impl SessionRecorder {
             Entry::Start { .. }
             | Entry::User { .. }
             | Entry::Planner { .. }
-            | Entry::Compaction { .. }
             | Entry::Hooks { .. } => false,
         }
     }

@@ -75,7 +75,19 @@ pub fn run_command(
     server: Option<(&ModelServer, Wire)>,
     args: &[&str],
 ) -> Command {
-    let mut cmd = super::command(home, workspace, ["run"].iter().chain(args));
+    let run: Vec<&str> = std::iter::once("run").chain(args.iter().copied()).collect();
+    provider_command(home, workspace, server, &run)
+}
+
+/// `kaizen ARGS --cwd WORKSPACE` with its own `KAIZEN_HOME`, against
+/// `server` as [`run_command`] sets it up.
+pub fn provider_command(
+    home: &Path,
+    workspace: &Path,
+    server: Option<(&ModelServer, Wire)>,
+    args: &[&str],
+) -> Command {
+    let mut cmd = super::command(home, workspace, args);
     for var in [
         "OPENAI_API_KEY",
         "OPENAI_BASE_URL",
