@@ -71,6 +71,7 @@ impl Agent<'_> {
         // Near the limit the count decides: make it exact where it can be.
         if estimate >= limit / 2 && tokens::has_tokenizer(model) && !tokens::tokenizer_loaded() {
             let _ = tokio::task::spawn_blocking(tokens::load_tokenizer).await;
+            meter.reset();
             estimate = meter.estimate(model, system, tools, &state.messages);
         }
         if estimate <= limit {

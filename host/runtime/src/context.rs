@@ -96,13 +96,18 @@ pub(crate) fn request_tokens(
 
 /// Estimates the next request's tokens from what the provider reported
 /// for the last one (exact for everything up to its answer) and a count
-/// of what joined the conversation since; with no report (the first call,
-/// after a compaction, a provider that does not say), a count of it all.
+/// of what joined the conversation since; with no report (a provider that
+/// does not say), from its own count of the request so far and of what
+/// joined since; after a compaction, a count of it all. The conversation
+/// only grows between compactions, so each message is counted once.
 #[derive(Debug, Default)]
 pub(crate) struct ContextMeter {
     /// The last call's prompt and answer tokens, and the conversation's
     /// length once its answer joined it.
     anchor: Option<(u64, usize)>,
+    /// The meter's own last count of the whole request, and the
+    /// conversation's length then.
+    counted: Option<(u64, usize)>,
 }
 
 impl ContextMeter {
@@ -113,25 +118,33 @@ impl ContextMeter {
         self.anchor = (prompt > 0).then_some((prompt + usage.output_tokens, messages));
     }
 
-    /// Forgets the report: the conversation changed under it.
+    /// Forgets the report and the count: the conversation changed under
+    /// them (a compaction), or the way of counting did.
     pub fn reset(&mut self) {
         self.anchor = None;
+        self.counted = None;
     }
 
     /// The next request's estimated tokens.
     pub fn estimate(
-        &self,
+        &mut self,
         model: &str,
         system: &str,
         tools: &[ToolDefinition],
         messages: &[Message],
     ) -> u64 {
-        match self.anchor {
-            Some((tokens, length)) if length <= messages.len() => {
-                tokens + message_tokens(model, &messages[length..])
-            }
-            _ => request_tokens(model, system, tools, messages),
+        let since = |(tokens, length): (u64, usize)| {
+            (length <= messages.len()).then(|| tokens + message_tokens(model, &messages[length..]))
+        };
+        if let Some(estimate) = self.anchor.and_then(since) {
+            return estimate;
         }
+        let estimate = self
+            .counted
+            .and_then(since)
+            .unwrap_or_else(|| request_tokens(model, system, tools, messages));
+        self.counted = Some((estimate, messages.len()));
+        estimate
     }
 }
 
@@ -335,10 +348,22 @@ mod tests {
             meter.estimate("claude-x", "system", &[], &messages),
             1_050 + message_tokens("claude-x", &messages[2..])
         );
+        // No report: the meter's own count goes on from where it was.
         meter.reported(&kaizen_llm::Usage::default(), 3);
         assert_eq!(
             meter.estimate("claude-x", "system", &[], &messages),
             counted
+        );
+        let mut longer = messages.clone();
+        longer.push(call("c9"));
+        assert_eq!(
+            meter.estimate("claude-x", "system", &[], &longer),
+            counted + message_tokens("claude-x", &longer[3..])
+        );
+        meter.reset();
+        assert_eq!(
+            meter.estimate("claude-x", "system", &[], &longer),
+            request_tokens("claude-x", "system", &[], &longer)
         );
     }
 
