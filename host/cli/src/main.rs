@@ -19,6 +19,7 @@ mod run_cmd;
 mod sandbox_cmd;
 mod session;
 mod sessions_cmd;
+mod stream_input;
 mod terminal;
 mod trust;
 mod trust_cmd;
@@ -325,6 +326,13 @@ struct RunArgs {
     /// prints one event per line.
     #[arg(long, value_enum, default_value = "text")]
     output_format: output::OutputFormat,
+    /// text: the task is the argument (or stdin); stream-json: messages
+    /// are JSON lines on stdin (Claude Code's format), the first the task,
+    /// each later one taken at the run's next model call or starting the
+    /// next run; `{"type":"control_request","request":{"subtype":"interrupt"}}`
+    /// interrupts.
+    #[arg(long, value_enum, default_value = "text")]
+    input_format: InputFormat,
     /// Stop after this many model calls (status max_cycles, exit 3).
     #[arg(long, default_value_t = kaizen_runtime::DEFAULT_MAX_CYCLES)]
     max_cycles: u32,
@@ -518,6 +526,7 @@ async fn dispatch(command: Command) -> u8 {
                 planner: None,
                 permissions,
                 session: session::Choice::Resume(id),
+                stream_input: false,
                 compact_only: Some(json),
             };
             return run_exit(run_cmd::run(options).await);
@@ -541,6 +550,15 @@ async fn dispatch(command: Command) -> u8 {
             1
         }
     }
+}
+
+/// `--input-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum InputFormat {
+    /// The task as an argument, or all of stdin.
+    Text,
+    /// JSON lines on stdin, read while the run works.
+    StreamJson,
 }
 
 /// A run's exit code, its setup failure reported.
@@ -574,6 +592,7 @@ impl RunArgs {
                 (None, Some(id)) => session::Choice::Fork { id, at: self.at },
                 (None, None) => session::Choice::New,
             },
+            stream_input: self.input_format == InputFormat::StreamJson,
             compact_only: None,
         }
     }

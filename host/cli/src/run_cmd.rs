@@ -5,6 +5,7 @@ use crate::output::{OutputFormat, Printer};
 use crate::planner_setup::{PlannerChoice, planner_for};
 use crate::plugins_cmd::{self, Selection as PluginSelection};
 use crate::session::{self, Choice};
+use crate::stream_input::StreamInput;
 use crate::terminal::{TerminalApprover, TerminalInteraction};
 use anyhow::Context as _;
 use kaizen_llm::{
@@ -14,7 +15,7 @@ use kaizen_llm::{
 use kaizen_plugins::interaction::{Interaction, NoUser};
 use kaizen_runtime::permissions::{Approver, PermissionMode};
 use kaizen_runtime::{
-    Agent, AgentConfig, CancellationToken, Event, RunResult, SessionState, Status, new_session_id,
+    Agent, AgentConfig, CancellationToken, Event, Inbox, SessionState, Status, new_session_id,
 };
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
@@ -50,6 +51,9 @@ pub struct RunOptions {
     pub session: Choice,
     /// `--permission-mode`, `--allowedTools`, `--disallowedTools`.
     pub permissions: crate::PermissionArgs,
+    /// `--input-format stream-json`: messages as JSON lines on stdin, read
+    /// while the run works.
+    pub stream_input: bool,
     /// Compact the resumed session's conversation instead of running
     /// (`kaizen sessions compact`); `Some(true)` reports it as JSON.
     pub compact_only: Option<bool>,
@@ -81,11 +85,32 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
     check_limits(&options)?;
     let store = session::open_store()?;
     let continued = session::continue_from(&store, &options.session).map_err(usage)?;
+    let mut input = match options.stream_input {
+        true if options.task.is_some() => {
+            return Err(usage(anyhow::anyhow!(
+                "with --input-format stream-json the task is the first message on stdin, not an argument"
+            )));
+        }
+        true => Some(StreamInput::start()),
+        false => None,
+    };
+    let first = match &mut input {
+        Some(input) => Some(input.next_message().await.ok_or_else(|| {
+            usage(anyhow::anyhow!(
+                "stdin closed before a user message came (--input-format stream-json)"
+            ))
+        })?),
+        None => None,
+    };
     let task = match &continued {
+        None if first.is_some() => first,
         None => Some(read_task(options.task.clone())?),
         Some(_) if options.compact_only.is_some() => None,
         Some(continued) => {
-            let task = optional_task(options.task.clone())?;
+            let task = match first {
+                Some(first) => Some(first),
+                None => optional_task(options.task.clone())?,
+            };
             if let Some(why) = session::nothing_to_do(continued, task.as_deref()) {
                 return Err(usage(anyhow::anyhow!(why)));
             }
@@ -199,6 +224,8 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
     config.models = setup.models.clone();
     config.plugin_llm = setup.plugin_llm.clone();
     config.context = setup.context.policy(&model);
+    let inbox = input.as_ref().map(|_| Inbox::default());
+    config.inbox = inbox.clone();
     let planner_name = choice
         .as_ref()
         .map(|choice| choice.name().to_string())
@@ -234,10 +261,34 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
         plugins.end_session(&state.session_id);
         return compacted_report(&state.session_id, compacted, json);
     }
-    let result: RunResult = agent.resume(&mut state, task.as_deref(), &interrupt).await;
+    let result = match (&mut input, &inbox) {
+        (Some(input), Some(inbox)) => {
+            let mut task = task;
+            loop {
+                // Each run can be interrupted alone; Ctrl-C still reaches it.
+                let run_interrupt = interrupt.child_token();
+                let run = agent.resume(&mut state, task.as_deref(), &run_interrupt);
+                let result = input.drive(run, inbox, &run_interrupt).await;
+                printer.finish(&result);
+                // What came after the run's last model call starts the next.
+                let waiting = inbox.take_all();
+                task = match waiting.is_empty() {
+                    false => Some(waiting.join("\n\n")),
+                    true => input.next_message().await,
+                };
+                if task.is_none() || interrupt.is_cancelled() {
+                    break result;
+                }
+            }
+        }
+        _ => {
+            let result = agent.resume(&mut state, task.as_deref(), &interrupt).await;
+            printer.finish(&result);
+            result
+        }
+    };
     signals.abort();
     plugins.end_session(&state.session_id);
-    printer.finish(&result);
     for problem in recorder.problems() {
         eprintln!("kaizen: warning: the session could not be kept in full: {problem}");
     }

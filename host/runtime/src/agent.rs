@@ -11,6 +11,7 @@ use crate::context::{ContextMeter, ContextPolicy};
 use crate::events::{Event, Observer};
 use crate::guard::Guard;
 use crate::hook_points::{HookSite, stopped_by};
+use crate::inbox::Inbox;
 use crate::journal::{Entry, Journal, StepFiles};
 use crate::planner_driver::PlannerSetup;
 use crate::prompt::{system_prompt, today};
@@ -77,6 +78,9 @@ pub struct AgentConfig {
     pub planner: Option<PlannerSetup>,
     /// When the conversation is compacted to fit the model's window.
     pub context: ContextPolicy,
+    /// Messages from outside the run, taken before each model call (not
+    /// by sub-agents).
+    pub inbox: Option<Inbox>,
 }
 
 impl AgentConfig {
@@ -97,6 +101,7 @@ impl AgentConfig {
             plugin_llm: PluginLlmPolicy::default(),
             planner: None,
             context: ContextPolicy::default(),
+            inbox: None,
         }
     }
 }
@@ -338,6 +343,9 @@ impl Agent<'_> {
             if scope.deadline.is_some_and(|at| Instant::now() >= at) {
                 return self.cut_ending(Cut::Timeout, "starting the next step");
             }
+            if let Err(ending) = self.take_inbox(state, site).await {
+                return ending;
+            }
             if let Err(ending) = self
                 .maybe_compact(state, site, system, tools, &mut meter)
                 .await
@@ -411,6 +419,16 @@ impl Agent<'_> {
                 if let HookAction::Stop(reason) = &hooks.action {
                     return stopped_by(&hooks.decided_by, reason);
                 }
+            }
+            // A message that came while the model answered is its next turn.
+            if calls.is_empty()
+                && self
+                    .config
+                    .inbox
+                    .as_ref()
+                    .is_some_and(|inbox| !inbox.is_empty())
+            {
+                continue;
             }
             if calls.is_empty() {
                 if self

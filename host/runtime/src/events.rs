@@ -142,6 +142,14 @@ pub enum Event {
         /// Its price in USD.
         cost_usd: f64,
     },
+    /// A message sent while the run worked joined the conversation, before
+    /// model call `cycle`.
+    UserMessage {
+        /// The model call it comes before.
+        cycle: u32,
+        /// The message.
+        text: String,
+    },
     /// The conversation was compacted before a model call, to stay within
     /// the model's context window.
     Compaction {

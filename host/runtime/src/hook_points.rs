@@ -83,6 +83,53 @@ impl Agent<'_> {
         Ok(())
     }
 
+    /// Takes the messages sent while the run worked into the conversation,
+    /// each through the `UserPromptSubmit` hooks (a refused one is dropped,
+    /// and said so); a hook that stops the session ends the run.
+    pub(crate) async fn take_inbox(
+        &self,
+        state: &mut SessionState,
+        site: HookSite<'_>,
+    ) -> Result<(), Ending> {
+        let Some(inbox) = &self.config.inbox else {
+            return Ok(());
+        };
+        for text in inbox.take_all() {
+            let fields = json!({"prompt": text});
+            let hooks = self
+                .hook(state, site, HookEvent::UserPromptSubmit, None, fields)
+                .await;
+            match &hooks.action {
+                HookAction::Stop(reason) => return Err(stopped_by(&hooks.decided_by, reason)),
+                HookAction::Deny(reason) => {
+                    let by = hooks.decided_by.as_deref().unwrap_or("a hook");
+                    self.observer.on_event(&Event::Notice {
+                        source: "UserPromptSubmit hooks".into(),
+                        text: format!("a message was refused by the hook {by}: {reason}"),
+                    });
+                    continue;
+                }
+                _ => {}
+            }
+            let mut content = vec![Block::Text { text: text.clone() }];
+            if let Some(context) = hooks.context() {
+                content.push(Block::Text {
+                    text: format!("<hook-context>\n{context}\n</hook-context>"),
+                });
+            }
+            let message = Message {
+                role: Role::User,
+                content,
+            };
+            self.commit(state, Entry::User { message });
+            self.observer.on_event(&Event::UserMessage {
+                cycle: state.cycles + 1,
+                text,
+            });
+        }
+        Ok(())
+    }
+
     /// Asks the Stop (or, in a sub-agent, SubagentStop) hooks whether the
     /// run may end. `Err(None)`: a hook sent the model back to work (its
     /// reason is now the next user message); `Err(Some(..))`: a hook

@@ -239,6 +239,8 @@ impl Agent<'_> {
             .models
             .sub_agent_model(&job.request.subagent_type, &self.config.model)
             .to_string();
+        // Messages from outside are the parent's.
+        config.inbox = None;
         config.instructions = Some(match &self.config.instructions {
             Some(own) => format!("{own}\n\n{}", kind.instructions),
             None => kind.instructions.to_string(),

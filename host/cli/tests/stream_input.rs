@@ -1,0 +1,186 @@
+//! `--input-format stream-json` through the real `kaizen run` on the
+//! scripted model server, driven the way an embedding program drives it:
+//! the task as the first JSON line, two steering messages sent while a
+//! tool runs (both taken at the next model call, never mid-tool), a second
+//! run started by a message sent between runs, and an interrupt control
+//! line ending a third.
+
+mod common;
+
+use common::run::run_command;
+use kaizen_model_server::{ModelServer, Reply, Wire};
+use serde_json::{Value, json};
+use std::process::Stdio;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{ChildStdin, ChildStdout};
+
+fn user(text: &str) -> String {
+    json!({"type": "user", "message": {"role": "user", "content": text}}).to_string() + "\n"
+}
+
+/// Reads events until one of `kind`; all of them, that one last.
+async fn until(lines: &mut Lines<BufReader<ChildStdout>>, kind: &str) -> Vec<Value> {
+    let mut seen = Vec::new();
+    while let Some(line) = lines.next_line().await.unwrap() {
+        let event: Value = serde_json::from_str(&line).unwrap();
+        let found = event["type"] == kind;
+        seen.push(event);
+        if found {
+            return seen;
+        }
+    }
+    panic!("stdout ended before a `{kind}` event: {seen:?}");
+}
+
+async fn send(stdin: &mut ChildStdin, line: &str) {
+    stdin.write_all(line.as_bytes()).await.unwrap();
+    stdin.flush().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_program_drives_and_steers_a_session_over_stdin() {
+    let sleep = |seconds: u32| json!({"command": format!("sleep {seconds}")}).to_string();
+    let script = common::run::replies(vec![
+        Reply::tool("Bash", &sleep(1)),
+        Reply::text("Noted both."),
+        Reply::text("Second run answered."),
+        Reply::tool("Bash", &sleep(2)),
+    ]);
+    let server = ModelServer::start(script).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let args = [
+        "--model",
+        "gpt-4o-mini",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+        "--permission-mode",
+        "bypassPermissions",
+    ];
+    let mut cmd = tokio::process::Command::from(run_command(
+        home.path(),
+        ws.path(),
+        Some((&server, Wire::OpenAi)),
+        &args,
+    ));
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+
+    // The task; while its tool runs, two messages.
+    send(&mut stdin, &user("Start.")).await;
+    until(&mut lines, "tool_call").await;
+    send(&mut stdin, &user("Steer one.")).await;
+    send(
+        &mut stdin,
+        &(json!({"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "Steer two."}]}}).to_string() + "\n"),
+    )
+    .await;
+    let first = until(&mut lines, "result").await;
+    let result = first.last().unwrap();
+    assert_eq!(result["status"], "complete", "{first:?}");
+    assert_eq!(result["output"], "Noted both.");
+    let taken: Vec<(&Value, &Value)> = first
+        .iter()
+        .filter(|e| e["type"] == "user_message")
+        .map(|e| (&e["cycle"], &e["text"]))
+        .collect();
+    assert_eq!(
+        taken,
+        [
+            (&json!(2), &json!("Steer one.")),
+            (&json!(2), &json!("Steer two."))
+        ]
+    );
+
+    // Between runs, a message starts the next run of the same session.
+    send(&mut stdin, &user("Again.")).await;
+    let second = until(&mut lines, "result").await;
+    let result = second.last().unwrap();
+    assert_eq!(result["output"], "Second run answered.");
+    let session = result["session_id"].clone();
+
+    // An interrupt control line while a tool runs ends the third run.
+    send(&mut stdin, &user("Sleep now.")).await;
+    until(&mut lines, "tool_call").await;
+    let interrupt =
+        json!({"type": "control_request", "request_id": "r1", "request": {"subtype": "interrupt"}});
+    send(&mut stdin, &(interrupt.to_string() + "\n")).await;
+    let third = until(&mut lines, "result").await;
+    let result = third.last().unwrap();
+    assert_eq!(result["status"], "interrupted", "{third:?}");
+    assert_eq!(result["session_id"], session);
+
+    // Stdin closed: the process ends.
+    drop(stdin);
+    let out = child.wait_with_output().await.unwrap();
+    assert!(out.status.code().is_some(), "{out:?}");
+
+    // What the model saw: the steering after the tool's result, in the
+    // second call; the next run's message last in the third.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    let messages = requests[1].body["messages"].as_array().unwrap();
+    let tail: Vec<&Value> = messages[messages.len() - 3..].iter().collect();
+    assert_eq!(tail[0]["role"], "tool");
+    assert_eq!(tail[1]["content"], "Steer one.");
+    assert_eq!(tail[2]["content"], "Steer two.");
+    let messages = requests[2].body["messages"].as_array().unwrap();
+    assert_eq!(messages.last().unwrap()["content"], "Again.");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_lines_are_skipped_and_a_task_argument_is_refused() {
+    let script = common::run::replies(vec![Reply::text("Fine.")]);
+    let server = ModelServer::start(script).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let args = [
+        "--model",
+        "gpt-4o-mini",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "json",
+    ];
+    let mut cmd = run_command(home.path(), ws.path(), Some((&server, Wire::OpenAi)), &args);
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = format!("{{oops\n{{\"type\":\"assistant\"}}\n{}", user("Go."));
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(lines.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("input line 1 skipped: not JSON"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("input line 2 skipped"), "{stderr}");
+    assert_eq!(common::run::result_of(&out)["output"], "Fine.");
+
+    let mut with_task = args.to_vec();
+    with_task.push("A task.");
+    let out = run_command(home.path(), ws.path(), None, &with_task)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the first message on stdin"));
+}
