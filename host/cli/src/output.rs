@@ -190,6 +190,14 @@ impl Observer for Printer {
 }
 
 impl Printer {
+    /// Writes `value` as a line of its own on stdout (a stream-json line
+    /// that is not a run's event, such as a question for the embedder).
+    pub fn line<T: serde::Serialize>(&self, value: &T) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        self.clear_progress(&mut state);
+        print_json(value);
+    }
+
     /// One dim line per tool call and failure, between the answer's text.
     fn show_activity(&self, state: &mut PrintState, event: &Event) {
         let Some(line) = activity_line(event) else {

@@ -174,10 +174,16 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
     for failure in &plugins.failed {
         tracing::warn!("{}", failure.summary());
     }
-    let approver = terminal.map(|terminal| {
-        let config = setup.kaizen_home.join(crate::config::USER_CONFIG);
-        Arc::new(TerminalApprover::new(terminal, config)) as Arc<dyn Approver>
-    });
+    // Over stream-json input the embedding program answers; else a
+    // person at a terminal.
+    let approver = match (&input, terminal) {
+        (Some(input), _) => Some(Arc::new(input.approver(printer.clone())) as Arc<dyn Approver>),
+        (None, Some(terminal)) => {
+            let config = setup.kaizen_home.join(crate::config::USER_CONFIG);
+            Some(Arc::new(TerminalApprover::new(terminal, config)) as Arc<dyn Approver>)
+        }
+        (None, None) => None,
+    };
     let guard =
         crate::guard_setup::build(&setup, loaded.permissions, &plugins, approver).map_err(usage)?;
     for note in &guard.notes {

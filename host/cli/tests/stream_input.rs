@@ -18,10 +18,16 @@ fn user(text: &str) -> String {
     json!({"type": "user", "message": {"role": "user", "content": text}}).to_string() + "\n"
 }
 
-/// Reads events until one of `kind`; all of them, that one last.
+/// Reads events until one of `kind`; all of them, that one last. Fails
+/// after a minute without it, rather than waiting on an open pipe.
 async fn until(lines: &mut Lines<BufReader<ChildStdout>>, kind: &str) -> Vec<Value> {
     let mut seen = Vec::new();
-    while let Some(line) = lines.next_line().await.unwrap() {
+    let minute = std::time::Duration::from_secs(60);
+    while let Some(line) = tokio::time::timeout(minute, lines.next_line())
+        .await
+        .unwrap_or_else(|_| panic!("no `{kind}` event within a minute"))
+        .unwrap()
+    {
         let event: Value = serde_json::from_str(&line).unwrap();
         let found = event["type"] == kind;
         seen.push(event);
@@ -183,4 +189,74 @@ async fn bad_lines_are_skipped_and_a_task_argument_is_refused() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("the first message on stdin"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_embedding_program_answers_the_approvals() {
+    let bash = json!({"command": "echo approved-run"}).to_string();
+    let write = json!({"file_path": "notes.txt", "content": "x"}).to_string();
+    let script = common::run::replies(vec![
+        Reply::tool("Bash", &bash),
+        Reply::tool("Write", &write),
+        Reply::text("One ran, one was refused."),
+    ]);
+    let server = ModelServer::start(script).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    // Both calls would run in the default mode; these rules make them ask.
+    let rules = "[permissions]\nask = [\"Bash(echo:*)\", \"Write\"]\n";
+    std::fs::write(home.path().join("config.toml"), rules).unwrap();
+    let args = [
+        "--model",
+        "gpt-4o-mini",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+    ];
+    let mut cmd = tokio::process::Command::from(run_command(
+        home.path(),
+        ws.path(),
+        Some((&server, Wire::OpenAi)),
+        &args,
+    ));
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    send(&mut stdin, &user("Run and write.")).await;
+    let answer = |id: &Value, response: Value| {
+        json!({"type": "control_response", "response": {"subtype": "success", "request_id": id, "response": response}}).to_string() + "\n"
+    };
+    let asked = until(&mut lines, "control_request").await;
+    let question = asked.last().unwrap();
+    assert_eq!(question["request"]["subtype"], "can_use_tool");
+    assert_eq!(question["request"]["tool_name"], "Bash");
+    assert_eq!(question["request"]["input"]["command"], "echo approved-run");
+    send(
+        &mut stdin,
+        &answer(&question["request_id"], json!({"behavior": "allow"})),
+    )
+    .await;
+    let asked = until(&mut lines, "control_request").await;
+    let question = asked.last().unwrap();
+    assert_eq!(question["request"]["tool_name"], "Write");
+    assert_ne!(question["request_id"], asked.first().unwrap()["request_id"]);
+    let no = json!({"behavior": "deny", "message": "Not in this workspace."});
+    send(&mut stdin, &answer(&question["request_id"], no)).await;
+    let done = until(&mut lines, "result").await;
+    assert_eq!(done.last().unwrap()["status"], "complete", "{done:?}");
+    drop(stdin);
+    child.wait().await.unwrap();
+
+    let requests = server.requests();
+    let sent = requests[1].body["messages"].to_string();
+    assert!(sent.contains("approved-run"), "{sent}");
+    let sent = requests[2].body["messages"].to_string();
+    assert!(sent.contains("Not in this workspace."), "{sent}");
+    assert!(!ws.path().join("notes.txt").exists());
 }
