@@ -38,6 +38,46 @@ async fn until(lines: &mut Lines<BufReader<ChildStdout>>, kind: &str) -> Vec<Val
     panic!("stdout ended before a `{kind}` event: {seen:?}");
 }
 
+/// `kaizen run --input-format stream-json --output-format stream-json
+/// EXTRA` in `home` and `ws` against `server`, its stdin and stdout piped.
+struct Driven {
+    child: tokio::process::Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+}
+
+fn drive(
+    home: &std::path::Path,
+    ws: &std::path::Path,
+    server: &ModelServer,
+    extra: &[&str],
+) -> Driven {
+    let mut args = vec![
+        "--model",
+        "gpt-4o-mini",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+    ];
+    args.extend(extra);
+    let mut cmd =
+        tokio::process::Command::from(run_command(home, ws, Some((server, Wire::OpenAi)), &args));
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    Driven {
+        child,
+        stdin,
+        lines,
+    }
+}
+
 async fn send(stdin: &mut ChildStdin, line: &str) {
     stdin.write_all(line.as_bytes()).await.unwrap();
     stdin.flush().await.unwrap();
@@ -55,30 +95,16 @@ async fn a_program_drives_and_steers_a_session_over_stdin() {
     let server = ModelServer::start(script).await.unwrap();
     let home = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
-    let args = [
-        "--model",
-        "gpt-4o-mini",
-        "--input-format",
-        "stream-json",
-        "--output-format",
-        "stream-json",
-        "--permission-mode",
-        "bypassPermissions",
-    ];
-    let mut cmd = tokio::process::Command::from(run_command(
+    let Driven {
+        child,
+        mut stdin,
+        mut lines,
+    } = drive(
         home.path(),
         ws.path(),
-        Some((&server, Wire::OpenAi)),
-        &args,
-    ));
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        &server,
+        &["--permission-mode", "bypassPermissions"],
+    );
 
     // The task; while its tool runs, two messages.
     send(&mut stdin, &user("Start.")).await;
@@ -206,28 +232,11 @@ async fn the_embedding_program_answers_the_approvals() {
     // Both calls would run in the default mode; these rules make them ask.
     let rules = "[permissions]\nask = [\"Bash(echo:*)\", \"Write\"]\n";
     std::fs::write(home.path().join("config.toml"), rules).unwrap();
-    let args = [
-        "--model",
-        "gpt-4o-mini",
-        "--input-format",
-        "stream-json",
-        "--output-format",
-        "stream-json",
-    ];
-    let mut cmd = tokio::process::Command::from(run_command(
-        home.path(),
-        ws.path(),
-        Some((&server, Wire::OpenAi)),
-        &args,
-    ));
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let Driven {
+        mut child,
+        mut stdin,
+        mut lines,
+    } = drive(home.path(), ws.path(), &server, &[]);
     send(&mut stdin, &user("Run and write.")).await;
     let answer = |id: &Value, response: Value| {
         json!({"type": "control_response", "response": {"subtype": "success", "request_id": id, "response": response}}).to_string() + "\n"
