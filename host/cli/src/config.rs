@@ -6,6 +6,7 @@
 use crate::builtins;
 use crate::context_config::ContextSection;
 use crate::mcp_servers::McpServerEntry;
+use crate::memory_cmd::MemorySection;
 use crate::model_config::{
     FallbacksSection, ModelsSection, PluginLlmSection, SubAgentModelsSection, check_fallbacks,
     model_roles,
@@ -85,6 +86,9 @@ pub struct ConfigFile {
     /// When runs compact their conversation, and models' windows.
     #[serde(default)]
     pub context: ContextSection,
+    /// The learning memory (the user's config only).
+    #[serde(default)]
+    pub memory: MemorySection,
 }
 
 /// The `[mcp]` table.
@@ -371,6 +375,8 @@ pub struct Setup {
     /// Compaction and windows: the user's `[context]`, with a trusted
     /// workspace's over it.
     pub context: ContextSection,
+    /// The learning memory: the user's `[memory]`.
+    pub memory: MemorySection,
 }
 
 /// `KAIZEN_HOME`, else the user's data directory.
@@ -455,6 +461,7 @@ impl Setup {
             planner,
             planners,
             context,
+            memory: user.memory.clone(),
         };
         setup.merge_user(&user);
         setup.merge_project(&project, trusted);
@@ -579,6 +586,11 @@ impl Setup {
         if !trusted && (project.planner.is_set() || !project.planners.is_empty()) {
             self.ignore(format!(
                 "{file}: [planner] and [planners] (the workspace is not trusted)"
+            ));
+        }
+        if project.memory.is_set() {
+            self.ignore(format!(
+                "{file}: [memory] (the learning memory is set in the user's config only)"
             ));
         }
         if !trusted && project.context.is_set() {

@@ -164,7 +164,20 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
         Some(choice.as_ref().map(PlannerChoice::name)),
     )
     .await?;
-    let (setup, plugins) = (loaded.setup, loaded.plugins);
+    let (setup, mut plugins) = (loaded.setup, loaded.plugins);
+    // What earlier sessions learned, and the Memory tool (not for a
+    // compaction by hand, which calls no tool).
+    let recalled = match options.compact_only {
+        Some(_) => None,
+        None => crate::memory_cmd::for_run(
+            &setup.kaizen_home,
+            &setup.memory,
+            &setup.policy.workspace,
+            setup.trust == crate::trust::TrustStatus::Trusted,
+            task.as_deref().unwrap_or_default(),
+            &mut plugins.registry,
+        )?,
+    };
     let provider = recorded(with_fallbacks(primary, &setup, &model), &options)?;
     let warnings = sandbox_warnings(&setup, &plugins);
     for warning in &warnings {
@@ -230,6 +243,7 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
     config.models = setup.models.clone();
     config.plugin_llm = setup.plugin_llm.clone();
     config.context = setup.context.policy(&model);
+    config.instructions = recalled;
     let inbox = input.as_ref().map(|_| Inbox::default());
     config.inbox = inbox.clone();
     let planner_name = choice

@@ -1,0 +1,162 @@
+//! The learning memory in the CLI: the `[memory]` table, what a run
+//! recalls and the `Memory` tool it gets, and `kaizen memory list |
+//! search | add | rm | export`.
+//!
+//! ```toml
+//! [memory]                 # the user's config only
+//! enabled = true           # false: no recall, no Memory tool
+//! recall-bytes = 4000      # how much a session starts with, at most
+//! ```
+
+use anyhow::Context as _;
+use kaizen_memory::{Kind, MemoryStore, MemoryTool, Scope, project_identity, recall};
+use kaizen_tools::ToolRegistry;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// The store's file under `KAIZEN_HOME`.
+const STORE: &str = "memory.sqlite";
+/// What a session starts with by default, in bytes of entries.
+const RECALL_BYTES: usize = 4_000;
+
+/// The `[memory]` table.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct MemorySection {
+    /// Whether runs recall and get the `Memory` tool.
+    pub enabled: Option<bool>,
+    /// How much a session starts with, in bytes of entries.
+    pub recall_bytes: Option<usize>,
+}
+
+impl MemorySection {
+    /// True when the table sets anything.
+    pub fn is_set(&self) -> bool {
+        self.enabled.is_some() || self.recall_bytes.is_some()
+    }
+}
+
+/// Gives a run in `workspace` its memory: the `Memory` tool in `registry`
+/// (the user's scope only when `trusted`), and the recalled entries for
+/// `task` as a system prompt section. `None` when memory is off.
+pub fn for_run(
+    home: &Path,
+    section: &MemorySection,
+    workspace: &Path,
+    trusted: bool,
+    task: &str,
+    registry: &mut ToolRegistry,
+) -> anyhow::Result<Option<String>> {
+    if section.enabled == Some(false) {
+        return Ok(None);
+    }
+    let project = project_identity(workspace);
+    let store = open(home)?;
+    let recalled = recall(
+        &store,
+        task,
+        &project,
+        section.recall_bytes.unwrap_or(RECALL_BYTES),
+    )?;
+    let tool = MemoryTool::new(Arc::new(Mutex::new(store)), project, trusted);
+    registry
+        .register(Arc::new(tool))
+        .context("adding the Memory tool")?;
+    Ok(recalled.prompt())
+}
+
+fn open(home: &Path) -> anyhow::Result<MemoryStore> {
+    let path = home.join(STORE);
+    MemoryStore::open(&path).with_context(|| format!("opening the memory store {}", path.display()))
+}
+
+/// The project of `cwd` (default: the current directory).
+fn project(cwd: Option<&Path>) -> anyhow::Result<String> {
+    let dir = match cwd {
+        Some(dir) => dir.to_path_buf(),
+        None => std::env::current_dir().context("reading the current directory")?,
+    };
+    Ok(project_identity(&dir))
+}
+
+/// What `kaizen memory` was asked.
+pub enum MemoryAction {
+    /// Every entry of the user's and this project's (`all`: every project's).
+    List { all: bool, json: bool },
+    /// Entries matching words.
+    Search { query: String, json: bool },
+    /// A new entry.
+    Add {
+        text: String,
+        kind: String,
+        user: bool,
+    },
+    /// Remove one.
+    Rm { id: i64 },
+    /// Every entry as JSON lines.
+    Export,
+}
+
+/// `kaizen memory ...` in `cwd`'s project.
+pub fn run(action: MemoryAction, cwd: Option<PathBuf>) -> anyhow::Result<()> {
+    let home = crate::config::kaizen_home()?;
+    let store = open(&home)?;
+    let project = project(cwd.as_deref())?;
+    match action {
+        MemoryAction::List { all, json } => {
+            let mut entries = store.list(None)?;
+            if !all {
+                entries.retain(|entry| match &entry.scope {
+                    Scope::User => true,
+                    Scope::Project(theirs) => *theirs == project,
+                });
+            }
+            print(&entries, json)
+        }
+        MemoryAction::Search { query, json } => {
+            print(&store.search(&query, Some(&project), 20)?, json)
+        }
+        MemoryAction::Add { text, kind, user } => {
+            let kind = Kind::parse(&kind)?;
+            let scope = if user {
+                Scope::User
+            } else {
+                Scope::Project(project)
+            };
+            let id = store.save(&scope, kind, &text, None)?;
+            println!("Saved as #{id}.");
+            Ok(())
+        }
+        MemoryAction::Rm { id } => match store.forget(id, None)? {
+            true => {
+                println!("Forgot #{id}.");
+                Ok(())
+            }
+            false => {
+                anyhow::bail!("there is no memory #{id}; `kaizen memory list --all` shows them")
+            }
+        },
+        MemoryAction::Export => print(&store.list(None)?, true),
+    }
+}
+
+fn print(entries: &[kaizen_memory::Entry], json: bool) -> anyhow::Result<()> {
+    for entry in entries {
+        if json {
+            println!("{}", serde_json::to_string(entry)?);
+            continue;
+        }
+        let whose = match &entry.scope {
+            Scope::User => "user".to_string(),
+            Scope::Project(project) => project.clone(),
+        };
+        println!(
+            "#{:<5} {:<11} {}  ({whose})",
+            entry.id,
+            entry.kind.name(),
+            entry.text
+        );
+    }
+    Ok(())
+}
