@@ -5,6 +5,7 @@
 //! {"type": "user", "message": {"role": "user", "content": "Fix the test."}}
 //! {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "Also run clippy."}]}}
 //! {"type": "control_request", "request_id": "r1", "request": {"subtype": "interrupt"}}
+//! {"type": "control_request", "request_id": "r2", "request": {"subtype": "compact"}}
 //! {"type": "control_response", "response": {"subtype": "success", "request_id": "kaizen-1", "response": {"behavior": "allow"}}}
 //! ```
 //!
@@ -12,7 +13,8 @@
 //! joins the conversation before the next model call (the `user_message`
 //! event says when); one that arrives between runs starts the next run of
 //! the same session. `interrupt` interrupts the current run as Ctrl-C
-//! does. A tool call that needs approval is asked on stdout as Claude
+//! does; `compact` compacts the conversation before the next model call
+//! (as `kaizen sessions compact` does). A tool call that needs approval is asked on stdout as Claude
 //! Code's SDK asks (`{"type": "control_request", "request_id",
 //! "request": {"subtype": "can_use_tool", "tool_name", "input", ...}}`)
 //! and answered by a `control_response` with that id: `behavior` `allow`
@@ -39,6 +41,8 @@ enum Input {
     User(String),
     /// Interrupt the current run.
     Interrupt,
+    /// Compact the conversation before the next model call.
+    Compact,
     /// The answer to the approval asked under this id.
     Answer(String, Approval),
 }
@@ -48,6 +52,8 @@ pub struct StreamInput {
     lines: mpsc::UnboundedReceiver<Input>,
     open: bool,
     questions: Questions,
+    /// A compaction asked for between runs, for the next one.
+    compact_next: bool,
 }
 
 /// The approvals asked and not yet answered, by request id.
@@ -113,6 +119,7 @@ impl StreamInput {
             lines,
             open: true,
             questions: Questions::default(),
+            compact_next: false,
         }
     }
 
@@ -142,6 +149,7 @@ impl StreamInput {
             match self.lines.recv().await {
                 Some(Input::User(text)) => return Some(text),
                 Some(Input::Interrupt) => {}
+                Some(Input::Compact) => self.compact_next = true,
                 Some(Input::Answer(id, approval)) => self.answer(&id, approval),
                 None => self.open = false,
             }
@@ -157,6 +165,9 @@ impl StreamInput {
         inbox: &Inbox,
         interrupt: &CancellationToken,
     ) -> RunResult {
+        if std::mem::take(&mut self.compact_next) {
+            inbox.request_compaction();
+        }
         let mut run = std::pin::pin!(run);
         loop {
             tokio::select! {
@@ -164,6 +175,7 @@ impl StreamInput {
                 input = self.lines.recv(), if self.open => match input {
                     Some(Input::User(text)) => inbox.send(text),
                     Some(Input::Interrupt) => interrupt.cancel(),
+                    Some(Input::Compact) => inbox.request_compaction(),
                     Some(Input::Answer(id, approval)) => self.answer(&id, approval),
                     None => {
                         self.open = false;
@@ -208,8 +220,9 @@ fn parse(line: &str) -> Result<Option<Input>, String> {
         Some("control_response") => answer(&value["response"]).map(Some),
         Some("control_request") => match value["request"]["subtype"].as_str() {
             Some("interrupt") => Ok(Some(Input::Interrupt)),
+            Some("compact") => Ok(Some(Input::Compact)),
             other => Err(format!(
-                "control request {} is not supported (only interrupt)",
+                "control request {} is not supported (interrupt, compact)",
                 other.unwrap_or("without a subtype")
             )),
         },

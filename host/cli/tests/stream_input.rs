@@ -269,3 +269,51 @@ async fn the_embedding_program_answers_the_approvals() {
     assert!(sent.contains("Not in this workspace."), "{sent}");
     assert!(!ws.path().join("notes.txt").exists());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_compact_control_line_compacts_before_the_next_model_call() {
+    let bash = |command: &str| json!({"command": command}).to_string();
+    let mut script = common::run::replies(vec![
+        Reply::tool("Bash", &bash("true")),
+        Reply::tool("Bash", &bash("sleep 1")),
+        Reply::text("Done."),
+    ]);
+    script.aside = Some(Reply::text("SUMMARY: ran true, then slept."));
+    let server = ModelServer::start(script).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let Driven {
+        child,
+        mut stdin,
+        mut lines,
+    } = drive(
+        home.path(),
+        ws.path(),
+        &server,
+        &["--permission-mode", "bypassPermissions"],
+    );
+    send(&mut stdin, &user("Run two commands.")).await;
+    until(&mut lines, "tool_call").await;
+    until(&mut lines, "tool_call").await;
+    let compact =
+        json!({"type": "control_request", "request_id": "c1", "request": {"subtype": "compact"}});
+    send(&mut stdin, &(compact.to_string() + "\n")).await;
+    let seen = until(&mut lines, "result").await;
+    let result = seen.last().unwrap();
+    assert_eq!(result["status"], "complete", "{seen:?}");
+    assert_eq!(result["compactions"], 1);
+    let event = seen.iter().find(|e| e["type"] == "compaction").unwrap();
+    assert_eq!(event["trigger"], "manual");
+    assert_eq!(event["summarized"], true);
+    drop(stdin);
+    let _ = child.wait_with_output().await;
+    let requests = server.requests();
+    // The two steps, the summary, and the call after it.
+    assert_eq!(requests.len(), 4);
+    assert!(requests[2].body.get("tools").is_none());
+    let after = requests[3].body["messages"][1]["content"].to_string();
+    assert!(
+        after.contains("[kaizen compacted") && after.contains("SUMMARY: ran true"),
+        "{after}"
+    );
+}

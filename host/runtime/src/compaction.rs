@@ -51,7 +51,8 @@ struct Compacted {
 
 impl Agent<'_> {
     /// Compacts the conversation when the next request would be over the
-    /// policy's limit (`trigger`: `auto`); a hook that stops the session,
+    /// policy's limit (`trigger`: `auto`), or when the inbox asks
+    /// (`manual`); a hook that stops the session,
     /// the time limit or an interrupt during the summary ends the run.
     pub(crate) async fn maybe_compact(
         &self,
@@ -62,10 +63,22 @@ impl Agent<'_> {
         meter: &mut ContextMeter,
     ) -> Result<(), Ending> {
         let policy = &self.config.context;
+        let model = self.config.model.as_str();
+        let asked = self
+            .config
+            .inbox
+            .as_ref()
+            .is_some_and(|inbox| inbox.take_compaction());
+        if asked {
+            let estimate = meter.estimate(model, system, tools, &state.messages);
+            self.compact(state, site, system, tools, ("manual", estimate))
+                .await?;
+            meter.reset();
+            return Ok(());
+        }
         if policy.window == 0 {
             return Ok(());
         }
-        let model = self.config.model.as_str();
         let limit = policy.limit();
         let mut estimate = meter.estimate(model, system, tools, &state.messages);
         // Near the limit the count decides: make it exact where it can be.

@@ -1,16 +1,30 @@
 //! Messages sent while a run works (`--input-format stream-json`, an
 //! embedding program): each joins the conversation before the next model
 //! call, never in the middle of a step, and a run does not end while one
-//! waits.
+//! waits. A request to compact the conversation is taken at the same
+//! point.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// A run's queue of messages from outside; clones share it.
 #[derive(Debug, Clone, Default)]
-pub struct Inbox(Arc<Mutex<VecDeque<String>>>);
+pub struct Inbox(Arc<Mutex<VecDeque<String>>>, Arc<AtomicBool>);
 
 impl Inbox {
+    /// Asks for the conversation to be compacted before the next model
+    /// call.
+    pub fn request_compaction(&self) {
+        self.1.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether a compaction was asked for since the last call; the request
+    /// is then taken.
+    pub fn take_compaction(&self) -> bool {
+        self.1.swap(false, Ordering::SeqCst)
+    }
+
     /// Queues `text` for the next model call.
     pub fn send(&self, text: impl Into<String>) {
         self.lock().push_back(text.into());
@@ -44,5 +58,8 @@ mod tests {
         assert!(!inbox.is_empty());
         assert_eq!(inbox.take_all(), ["one", "two"]);
         assert!(inbox.is_empty() && inbox.take_all().is_empty());
+        assert!(!inbox.take_compaction());
+        sender.request_compaction();
+        assert!(inbox.take_compaction() && !inbox.take_compaction());
     }
 }
