@@ -73,7 +73,7 @@ enum Command {
     /// starts with the entries most relevant to its task): the user's, and
     /// the current directory's project's.
     #[command(subcommand)]
-    Memory(MemoryCommand),
+    Memory(memory_cmd::MemoryCommand),
     /// The audit hook's logs: `kaizen audit verify [SESSION|last|FILE]`
     /// checks that no line was changed, removed or moved since it was
     /// written (exit 1 when one was).
@@ -201,54 +201,6 @@ enum SessionsCommand {
         #[arg(long, value_name = "AGE", value_parser = sessions_cmd::parse_age)]
         older_than: std::time::Duration,
     },
-}
-
-#[derive(Subcommand)]
-enum MemoryCommand {
-    /// The user's entries and this project's, oldest first.
-    List {
-        /// Every project's too.
-        #[arg(long)]
-        all: bool,
-        /// JSON, one entry per line.
-        #[arg(long)]
-        json: bool,
-        /// The project (default: the current directory).
-        #[arg(long)]
-        cwd: Option<PathBuf>,
-    },
-    /// Entries matching any of these words, best first.
-    Search {
-        /// The words.
-        query: String,
-        /// JSON, one entry per line.
-        #[arg(long)]
-        json: bool,
-        /// The project (default: the current directory).
-        #[arg(long)]
-        cwd: Option<PathBuf>,
-    },
-    /// Remember something.
-    Add {
-        /// What to remember.
-        text: String,
-        /// preference, fact, correction or procedure.
-        #[arg(long, default_value = "fact")]
-        kind: String,
-        /// The user's (recalled in every project) instead of this project's.
-        #[arg(long)]
-        user: bool,
-        /// The project (default: the current directory).
-        #[arg(long)]
-        cwd: Option<PathBuf>,
-    },
-    /// Forget an entry.
-    Rm {
-        /// Its id (`kaizen memory list` shows them).
-        id: i64,
-    },
-    /// Every entry, every project's, as JSON lines.
-    Export,
 }
 
 #[derive(Subcommand)]
@@ -555,24 +507,7 @@ async fn dispatch(command: Command) -> u8 {
                 }
             };
         }
-        Command::Memory(command) => {
-            use memory_cmd::MemoryAction;
-            let (action, cwd) = match command {
-                MemoryCommand::List { all, json, cwd } => (MemoryAction::List { all, json }, cwd),
-                MemoryCommand::Search { query, json, cwd } => {
-                    (MemoryAction::Search { query, json }, cwd)
-                }
-                MemoryCommand::Add {
-                    text,
-                    kind,
-                    user,
-                    cwd,
-                } => (MemoryAction::Add { text, kind, user }, cwd),
-                MemoryCommand::Rm { id } => (MemoryAction::Rm { id }, None),
-                MemoryCommand::Export => (MemoryAction::Export, None),
-            };
-            memory_cmd::run(action, cwd)
-        }
+        Command::Memory(command) => memory_cmd::run(command),
         Command::Sessions(SessionsCommand::List { json }) => sessions_cmd::list(json),
         Command::Sessions(SessionsCommand::Show { id, json }) => sessions_cmd::show(&id, json),
         Command::Sessions(SessionsCommand::Rm { id }) => sessions_cmd::remove(&id),

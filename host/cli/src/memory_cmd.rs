@@ -80,31 +80,63 @@ fn project(cwd: Option<&Path>) -> anyhow::Result<String> {
     Ok(project_identity(&dir))
 }
 
-/// What `kaizen memory` was asked.
-pub enum MemoryAction {
-    /// Every entry of the user's and this project's (`all`: every project's).
-    List { all: bool, json: bool },
-    /// Entries matching words.
-    Search { query: String, json: bool },
-    /// A new entry.
-    Add {
-        text: String,
-        kind: String,
-        user: bool,
+/// `kaizen memory ...`.
+#[derive(clap::Subcommand)]
+pub enum MemoryCommand {
+    /// The user's entries and this project's, oldest first.
+    List {
+        /// Every project's too.
+        #[arg(long)]
+        all: bool,
+        /// JSON, one entry per line.
+        #[arg(long)]
+        json: bool,
+        /// The project (default: the current directory).
+        #[arg(long)]
+        cwd: Option<PathBuf>,
     },
-    /// Remove one.
-    Rm { id: i64 },
-    /// Every entry as JSON lines.
+    /// Entries matching any of these words, best first.
+    Search {
+        /// The words.
+        query: String,
+        /// JSON, one entry per line.
+        #[arg(long)]
+        json: bool,
+        /// The project (default: the current directory).
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+    },
+    /// Remember something.
+    Add {
+        /// What to remember.
+        text: String,
+        /// preference, fact, correction or procedure.
+        #[arg(long, default_value = "fact")]
+        kind: String,
+        /// The user's (recalled in every project) instead of this project's.
+        #[arg(long)]
+        user: bool,
+        /// The project (default: the current directory).
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+    },
+    /// Forget an entry.
+    Rm {
+        /// Its id (`kaizen memory list` shows them).
+        id: i64,
+    },
+    /// Every entry, every project's, as JSON lines.
     Export,
 }
 
-/// `kaizen memory ...` in `cwd`'s project.
-pub fn run(action: MemoryAction, cwd: Option<PathBuf>) -> anyhow::Result<()> {
+/// `kaizen memory ...`, in the project of its `--cwd` (default: the
+/// current directory).
+pub fn run(command: MemoryCommand) -> anyhow::Result<()> {
     let home = crate::config::kaizen_home()?;
     let store = open(&home)?;
-    let project = project(cwd.as_deref())?;
-    match action {
-        MemoryAction::List { all, json } => {
+    match command {
+        MemoryCommand::List { all, json, cwd } => {
+            let project = project(cwd.as_deref())?;
             let mut entries = store.list(None)?;
             if !all {
                 entries.retain(|entry| match &entry.scope {
@@ -114,21 +146,26 @@ pub fn run(action: MemoryAction, cwd: Option<PathBuf>) -> anyhow::Result<()> {
             }
             print(&entries, json)
         }
-        MemoryAction::Search { query, json } => {
+        MemoryCommand::Search { query, json, cwd } => {
+            let project = project(cwd.as_deref())?;
             print(&store.search(&query, Some(&project), 20)?, json)
         }
-        MemoryAction::Add { text, kind, user } => {
+        MemoryCommand::Add {
+            text,
+            kind,
+            user,
+            cwd,
+        } => {
             let kind = Kind::parse(&kind)?;
-            let scope = if user {
-                Scope::User
-            } else {
-                Scope::Project(project)
+            let scope = match user {
+                true => Scope::User,
+                false => Scope::Project(project(cwd.as_deref())?),
             };
             let id = store.save(&scope, kind, &text, None)?;
             println!("Saved as #{id}.");
             Ok(())
         }
-        MemoryAction::Rm { id } => match store.forget(id, None)? {
+        MemoryCommand::Rm { id } => match store.forget(id, None)? {
             true => {
                 println!("Forgot #{id}.");
                 Ok(())
@@ -137,7 +174,7 @@ pub fn run(action: MemoryAction, cwd: Option<PathBuf>) -> anyhow::Result<()> {
                 anyhow::bail!("there is no memory #{id}; `kaizen memory list --all` shows them")
             }
         },
-        MemoryAction::Export => print(&store.list(None)?, true),
+        MemoryCommand::Export => print(&store.list(None)?, true),
     }
 }
 

@@ -11,6 +11,7 @@
 mod act;
 mod admit;
 mod agent;
+mod agent_config;
 mod bounded;
 mod checkpoint_writer;
 mod compaction;
@@ -33,9 +34,10 @@ mod state;
 mod sub_agent;
 mod think;
 
-pub use agent::{
-    Agent, AgentConfig, DEFAULT_BUDGET_USD, DEFAULT_INTERRUPT_GRACE, DEFAULT_MAX_CYCLES,
-    DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_TOKENS, Pricing,
+pub use agent::{Agent, Pricing};
+pub use agent_config::{
+    AgentConfig, DEFAULT_BUDGET_USD, DEFAULT_INTERRUPT_GRACE, DEFAULT_MAX_CYCLES,
+    DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_TOKENS,
 };
 pub use completions::{DEFAULT_BUDGET_SHARE, ModelRoles, PluginLlmCaps, PluginLlmPolicy};
 pub use context::{ContextPolicy, DEFAULT_ELIDE_OVER, DEFAULT_KEEP_RECENT, DEFAULT_THRESHOLD};

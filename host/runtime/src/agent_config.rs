@@ -1,0 +1,86 @@
+//! How a run is bounded and where it works: the limits, the model roles,
+//! the planner, the context policy and the inbox, with their defaults.
+
+use crate::completions::{ModelRoles, PluginLlmPolicy};
+use crate::context::ContextPolicy;
+use crate::inbox::Inbox;
+use crate::planner_driver::PlannerSetup;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Default cap on model calls per run.
+pub const DEFAULT_MAX_CYCLES: u32 = 50;
+/// Default budget per run, in USD.
+pub const DEFAULT_BUDGET_USD: f64 = 5.0;
+/// Default cap on output tokens per model call.
+pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+/// Default time running tool calls get to finish after an interrupt.
+pub const DEFAULT_INTERRUPT_GRACE: Duration = Duration::from_secs(10);
+/// Default cap on the characters of one tool result the model sees: a
+/// safety net well above the tools' own bounds (Read's 100 KiB window,
+/// WebFetch's 100,000 characters, Bash's and Grep's 30,000), so that it
+/// never cuts what a tool already sized for the model.
+pub const DEFAULT_MAX_RESULT_CHARS: usize = 200_000;
+
+/// How a run is bounded and where it works.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    /// The model to call.
+    pub model: String,
+    /// The workspace (tools' working directory).
+    pub workspace: PathBuf,
+    /// Most model calls in this run.
+    pub max_cycles: u32,
+    /// Most USD this run may spend.
+    pub budget_usd: f64,
+    /// Wall-clock limit of this run.
+    pub timeout: Option<Duration>,
+    /// Output token cap per model call.
+    pub max_tokens: u32,
+    /// Characters of one tool result the model sees.
+    pub max_result_chars: usize,
+    /// Added to the end of the system prompt (a sub-agent's role, an
+    /// embedder's rules).
+    pub instructions: Option<String>,
+    /// After an interrupt, how long running tool calls may take to finish
+    /// before they are cut off (a model call is cut at once).
+    pub interrupt_grace: Duration,
+    /// The session's log, for hooks' `transcript_path`.
+    pub transcript_path: Option<PathBuf>,
+    /// Which model plays each role (`sub-agent`, and the roles plugins'
+    /// completions ask for).
+    pub models: ModelRoles,
+    /// The operator's caps on plugins' completions.
+    pub plugin_llm: PluginLlmPolicy,
+    /// The planner that shapes the run's THINK steps (not its
+    /// sub-agents'); none for plain ReAct.
+    pub planner: Option<PlannerSetup>,
+    /// When the conversation is compacted to fit the model's window.
+    pub context: ContextPolicy,
+    /// Messages from outside the run, taken before each model call (not
+    /// by sub-agents).
+    pub inbox: Option<Inbox>,
+}
+
+impl AgentConfig {
+    /// Defaults for `model` in `workspace`.
+    pub fn new(model: impl Into<String>, workspace: impl Into<PathBuf>) -> Self {
+        Self {
+            model: model.into(),
+            workspace: workspace.into(),
+            max_cycles: DEFAULT_MAX_CYCLES,
+            budget_usd: DEFAULT_BUDGET_USD,
+            timeout: None,
+            max_tokens: DEFAULT_MAX_TOKENS,
+            max_result_chars: DEFAULT_MAX_RESULT_CHARS,
+            instructions: None,
+            interrupt_grace: DEFAULT_INTERRUPT_GRACE,
+            transcript_path: None,
+            models: ModelRoles::default(),
+            plugin_llm: PluginLlmPolicy::default(),
+            planner: None,
+            context: ContextPolicy::default(),
+            inbox: None,
+        }
+    }
+}
