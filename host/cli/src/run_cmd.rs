@@ -189,7 +189,7 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
     }
     // Over stream-json input the embedding program answers; else a
     // person at a terminal.
-    let approver = match (&input, terminal) {
+    let approver = match (&input, terminal.clone()) {
         (Some(input), _) => Some(Arc::new(input.approver(printer.clone())) as Arc<dyn Approver>),
         (None, Some(terminal)) => {
             let config = setup.kaizen_home.join(crate::config::USER_CONFIG);
@@ -244,7 +244,12 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
     config.plugin_llm = setup.plugin_llm.clone();
     config.context = setup.context.policy(&model);
     config.instructions = recalled;
-    let inbox = input.as_ref().map(|_| Inbox::default());
+    // Messages while the run works: from stream-json input, or typed at
+    // the terminal.
+    let inbox = (input.is_some() || terminal.is_some()).then(Inbox::default);
+    if let (Some(terminal), Some(inbox)) = (&terminal, &inbox) {
+        terminal.queue_into(inbox.clone());
+    }
     config.inbox = inbox.clone();
     let planner_name = choice
         .as_ref()
@@ -281,30 +286,26 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
         plugins.end_session(&state.session_id);
         return compacted_report(&state.session_id, compacted, json);
     }
-    let result = match (&mut input, &inbox) {
-        (Some(input), Some(inbox)) => {
-            let mut task = task;
-            loop {
-                // Each run can be interrupted alone; Ctrl-C still reaches it.
-                let run_interrupt = interrupt.child_token();
-                let run = agent.resume(&mut state, task.as_deref(), &run_interrupt);
-                let result = input.drive(run, inbox, &run_interrupt).await;
-                printer.finish(&result);
-                // What came after the run's last model call starts the next.
-                let waiting = inbox.take_all();
-                task = match waiting.is_empty() {
-                    false => Some(waiting.join("\n\n")),
-                    true => input.next_message().await,
-                };
-                if task.is_none() || interrupt.is_cancelled() {
-                    break result;
-                }
-            }
-        }
-        _ => {
-            let result = agent.resume(&mut state, task.as_deref(), &interrupt).await;
-            printer.finish(&result);
-            result
+    let mut task = task;
+    let result = loop {
+        // Each run can be interrupted alone; Ctrl-C still reaches it.
+        let run_interrupt = interrupt.child_token();
+        let run = agent.resume(&mut state, task.as_deref(), &run_interrupt);
+        let result = match (&mut input, &inbox) {
+            (Some(input), Some(inbox)) => input.drive(run, inbox, &run_interrupt).await,
+            _ => run.await,
+        };
+        printer.finish(&result);
+        // What came after the run's last model call starts the next run;
+        // over stream-json, so does the next message.
+        let waiting = inbox.as_ref().map(Inbox::take_all).unwrap_or_default();
+        task = match (waiting.is_empty(), &mut input) {
+            (false, _) => Some(waiting.join("\n\n")),
+            (true, Some(input)) => input.next_message().await,
+            (true, None) => None,
+        };
+        if task.is_none() || interrupt.is_cancelled() {
+            break result;
         }
     };
     signals.abort();

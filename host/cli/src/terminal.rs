@@ -7,9 +7,11 @@
 //! on an empty line declines the whole set of questions.
 
 mod approval;
+mod lines;
 mod prompt;
 
 pub use approval::TerminalApprover;
+use lines::LineReader;
 
 use crate::trust::{TrustStatus, WorkspaceConfig};
 use kaizen_plugins::interaction::{
@@ -17,8 +19,7 @@ use kaizen_plugins::interaction::{
 };
 use kaizen_runtime::CancellationToken;
 use std::io::{self, BufRead, Write};
-use std::sync::{Arc, Mutex, mpsc};
-use tokio::sync::oneshot;
+use std::sync::Arc;
 
 /// Asks the person at the terminal whether to trust the workspace's
 /// configuration, showing what it holds: `y` or `yes` trusts it; anything
@@ -86,7 +87,7 @@ impl TerminalInteraction {
         questions: Vec<Question>,
     ) -> Result<Vec<Answer>, InteractionError> {
         let _turn = self.turn.lock().await;
-        let _open = Prompting::open(&*self.status);
+        let _open = self.prompting();
         if plugin != "ask" {
             // Built-in questions need no introduction; others say who asks.
             say(&format!(
@@ -133,6 +134,33 @@ impl TerminalInteraction {
     }
 }
 
+impl TerminalInteraction {
+    /// Marks a prompt open until the guard drops: the status display keeps
+    /// quiet, and a line typed meanwhile answers the prompt (it is never
+    /// taken as a message for the run).
+    fn prompting(&self) -> Prompting<'_> {
+        self.reader.set_prompting(true);
+        self.status.set_prompting(true);
+        Prompting(self)
+    }
+
+    /// From now on, lines typed while no prompt is open are messages for
+    /// the run: each goes to `inbox`, and the terminal says it is queued.
+    pub fn queue_into(&self, inbox: kaizen_runtime::Inbox) {
+        self.reader.read_continuously(Box::new(move |line: String| {
+            let line = line.trim_end().to_string();
+            if line.trim().is_empty() {
+                return;
+            }
+            say(&format!(
+                "\x1b[2mkaizen: queued for the next step: {}\x1b[0m\n",
+                prompt::clean(&line)
+            ));
+            inbox.send(line);
+        }));
+    }
+}
+
 impl Interaction for TerminalInteraction {
     fn ask<'a>(&'a self, plugin: &'a str, questions: Vec<Question>) -> AskFuture<'a> {
         Box::pin(self.ask_all(plugin, questions))
@@ -159,86 +187,15 @@ fn say(text: &str) {
     let _ = err.flush();
 }
 
-/// Keeps the status display quiet while a prompt is open, however the ask
-/// ends (answered, declined, or dropped by an interrupt or a timeout).
-struct Prompting<'a>(&'a dyn StatusLine);
-
-impl<'a> Prompting<'a> {
-    fn open(status: &'a dyn StatusLine) -> Self {
-        status.set_prompting(true);
-        Self(status)
-    }
-}
+/// Keeps the status display quiet, and typed lines for the prompt, while a
+/// prompt is open, however the ask ends (answered, declined, or dropped by
+/// an interrupt or a timeout).
+struct Prompting<'a>(&'a TerminalInteraction);
 
 impl Drop for Prompting<'_> {
     fn drop(&mut self) {
-        self.0.set_prompting(false);
-    }
-}
-
-/// Where a line read from the terminal is sent: `None` at end of input.
-type LineReply = oneshot::Sender<io::Result<Option<String>>>;
-
-/// Reads stdin lines on a thread of its own, one per request.
-///
-/// Not `spawn_blocking`: an ask can be dropped mid-read (an interrupt, the
-/// run's timeout), and a blocking task still stuck in `read_line` would
-/// make the runtime's shutdown wait for the user to press Enter. A plain
-/// thread does not hold the process up at exit.
-#[derive(Default)]
-struct LineReader {
-    /// Started on the first question; most runs never ask one.
-    requests: Mutex<Option<mpsc::Sender<LineReply>>>,
-}
-
-impl LineReader {
-    /// The next line typed, or `None` at end of input (Ctrl-D).
-    async fn read_line(&self) -> io::Result<Option<String>> {
-        let (reply, line) = oneshot::channel();
-        self.request(reply)?;
-        line.await
-            .unwrap_or_else(|_| Err(io::Error::other("the terminal reader stopped")))
-    }
-
-    fn request(&self, reply: LineReply) -> io::Result<()> {
-        let mut requests = self.requests.lock().unwrap_or_else(|e| e.into_inner());
-        if requests.is_none() {
-            let (sender, receiver) = mpsc::channel();
-            std::thread::Builder::new()
-                .name("kaizen-terminal".into())
-                .spawn(move || serve(&receiver))?;
-            *requests = Some(sender);
-        }
-        let sender = requests.as_ref().expect("started above");
-        sender
-            .send(reply)
-            .map_err(|_| io::Error::other("the terminal reader stopped"))
-    }
-}
-
-/// The reader thread: one line per request, in order.
-fn serve(requests: &mpsc::Receiver<LineReply>) {
-    let stdin = io::stdin();
-    while let Ok(mut reply) = requests.recv() {
-        if reply.is_closed() {
-            // Its ask was dropped before anything was typed for it.
-            continue;
-        }
-        let mut line = String::new();
-        let mut result = match stdin.lock().read_line(&mut line) {
-            Ok(0) => Ok(None),
-            Ok(_) => Ok(Some(line)),
-            Err(err) => Err(err),
-        };
-        // If the asker gave up while the user typed, the line belongs to
-        // the prompt that replaced it, when there is one: that is what the
-        // user was looking at.
-        while let Err(unsent) = reply.send(result) {
-            match requests.try_recv() {
-                Ok(next) => (reply, result) = (next, unsent),
-                Err(_) => break,
-            }
-        }
+        self.0.status.set_prompting(false);
+        self.0.reader.set_prompting(false);
     }
 }
 

@@ -317,3 +317,42 @@ async fn a_compact_control_line_compacts_before_the_next_model_call() {
         "{after}"
     );
 }
+
+/// On a terminal, a line typed while the agent works is queued the same
+/// way: the terminal says so, and the line reaches the next model call.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_line_typed_at_the_terminal_while_it_works_is_queued() {
+    use common::terminal::Terminal;
+    let script = common::run::replies(vec![
+        Reply::tool("Bash", &json!({"command": "sleep 2"}).to_string()),
+        Reply::text("Done, with the note."),
+    ]);
+    let server = ModelServer::start(script).await.unwrap();
+    let run = common::run::Run::builtins_only();
+    let cmd = run.command(
+        Some((&server, Wire::OpenAi)),
+        &[
+            "--model",
+            "gpt-4o-mini",
+            "--permission-mode",
+            "bypassPermissions",
+            "Wait a bit.",
+        ],
+    );
+    let mut session = Terminal::spawn(cmd);
+    session.expect("→ Bash");
+    session.type_line("Also check the logs.");
+    session.expect("queued for the next step: Also check the logs.");
+    let code = session.finish();
+    assert_eq!(code, Some(0), "{}", session.transcript());
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let last = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["role"], "user");
+    assert_eq!(last["content"], "Also check the logs.");
+}

@@ -1,7 +1,7 @@
 //! Tool-call approval on the terminal: allow once, allow always (kept as
 //! a rule in the user's config), or refuse with a word for the model.
 
-use super::{Prompting, TerminalInteraction, prompt, say};
+use super::{TerminalInteraction, prompt, say};
 use anyhow::Context as _;
 use kaizen_runtime::permissions::{Approval, ApprovalFuture, ApprovalRequest, Approver};
 use std::path::PathBuf;
@@ -24,7 +24,7 @@ impl TerminalApprover {
     async fn ask(&self, request: &ApprovalRequest) -> Approval {
         let terminal = &self.terminal;
         let _turn = terminal.turn.lock().await;
-        let _open = Prompting::open(&*terminal.status);
+        let _open = terminal.prompting();
         say(&render(request, &self.config.display().to_string()));
         loop {
             say("> ");
