@@ -5,7 +5,7 @@
 //! ```toml
 //! [memory]                 # the user's config only
 //! enabled = true           # false: no recall, no Memory tool
-//! recall-bytes = 4000      # how much a session starts with, at most
+//! recall-tokens = 1000     # how much a session starts with, at most
 //! ```
 
 use anyhow::Context as _;
@@ -17,8 +17,10 @@ use std::sync::{Arc, Mutex};
 
 /// The store's file under `KAIZEN_HOME`.
 const STORE: &str = "memory.sqlite";
-/// What a session starts with by default, in bytes of entries.
-const RECALL_BYTES: usize = 4_000;
+/// What a session starts with by default, in tokens of entries.
+const RECALL_TOKENS: usize = 1_000;
+/// Bytes a token takes, roughly, to bound the recalled text.
+const BYTES_PER_TOKEN: usize = 4;
 
 /// The `[memory]` table.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -26,14 +28,15 @@ const RECALL_BYTES: usize = 4_000;
 pub struct MemorySection {
     /// Whether runs recall and get the `Memory` tool.
     pub enabled: Option<bool>,
-    /// How much a session starts with, in bytes of entries.
-    pub recall_bytes: Option<usize>,
+    /// How much a session starts with, in tokens of entries (counted as
+    /// four bytes each).
+    pub recall_tokens: Option<usize>,
 }
 
 impl MemorySection {
     /// True when the table sets anything.
     pub fn is_set(&self) -> bool {
-        self.enabled.is_some() || self.recall_bytes.is_some()
+        self.enabled.is_some() || self.recall_tokens.is_some()
     }
 }
 
@@ -57,7 +60,7 @@ pub fn for_run(
         &store,
         task,
         &project,
-        section.recall_bytes.unwrap_or(RECALL_BYTES),
+        section.recall_tokens.unwrap_or(RECALL_TOKENS) * BYTES_PER_TOKEN,
     )?;
     let tool = MemoryTool::new(Arc::new(Mutex::new(store)), project, trusted);
     registry
