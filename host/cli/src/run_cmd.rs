@@ -176,7 +176,12 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
             setup.trust == crate::trust::TrustStatus::Trusted,
             task.as_deref().unwrap_or_default(),
             &mut plugins.registry,
-        )?,
+        )
+        // A damaged store costs the run its memory, not the run.
+        .unwrap_or_else(|err| {
+            eprintln!("kaizen: warning: the run goes on without its memory: {err:#}");
+            None
+        }),
     };
     let provider = recorded(with_fallbacks(primary, &setup, &model), &options)?;
     let warnings = sandbox_warnings(&setup, &plugins);

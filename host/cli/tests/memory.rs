@@ -152,3 +152,38 @@ async fn memory_can_be_turned_off() {
     let tools = requests[0].body["tools"].to_string();
     assert!(!tools.contains("\"Memory\""), "{tools}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_damaged_store_costs_the_run_its_memory_not_the_run() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("memory.sqlite"),
+        "not a database, not even close".repeat(200),
+    )
+    .unwrap();
+    let server = ModelServer::start(common::run::replies(vec![Reply::text("Ok.")]))
+        .await
+        .unwrap();
+    let args = [
+        "--model",
+        "gpt-4o-mini",
+        "--output-format",
+        "json",
+        "Hello.",
+    ];
+    let out = run_command(home.path(), ws.path(), Some((&server, Wire::OpenAi)), &args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        common::run::result_of(&out)["status"],
+        "complete",
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the run goes on without its memory"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("memory.sqlite"), "{stderr}");
+}
