@@ -140,7 +140,7 @@ pub fn run(command: MemoryCommand) -> anyhow::Result<()> {
     match command {
         MemoryCommand::List { all, json, cwd } => {
             let project = project(cwd.as_deref())?;
-            let mut entries = store.list(None)?;
+            let mut entries = store.list()?;
             if !all {
                 entries.retain(|entry| match &entry.scope {
                     Scope::User => true,
@@ -177,7 +177,7 @@ pub fn run(command: MemoryCommand) -> anyhow::Result<()> {
                 anyhow::bail!("there is no memory #{id}; `kaizen memory list --all` shows them")
             }
         },
-        MemoryCommand::Export => print(&store.list(None)?, true),
+        MemoryCommand::Export => print(&store.list()?, true),
     }
 }
 

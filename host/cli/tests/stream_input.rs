@@ -8,7 +8,7 @@
 mod common;
 
 use common::run::run_command;
-use kaizen_model_server::{ModelServer, Reply, Wire};
+use kaizen_model_server::{ModelServer, Reply, Script, Wire};
 use serde_json::{Value, json};
 use std::process::Stdio;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
@@ -38,20 +38,24 @@ async fn until(lines: &mut Lines<BufReader<ChildStdout>>, kind: &str) -> Vec<Val
     panic!("stdout ended before a `{kind}` event: {seen:?}");
 }
 
-/// `kaizen run --input-format stream-json --output-format stream-json
-/// EXTRA` in `home` and `ws` against `server`, its stdin and stdout piped.
+/// A `kaizen run --input-format stream-json --output-format stream-json
+/// EXTRA` against a server answering `script`, with `config` as the
+/// user's config, its stdin and stdout piped.
 struct Driven {
+    server: ModelServer,
+    /// Kept until the test ends.
+    _home: tempfile::TempDir,
+    ws: tempfile::TempDir,
     child: tokio::process::Child,
     stdin: ChildStdin,
     lines: Lines<BufReader<ChildStdout>>,
 }
 
-fn drive(
-    home: &std::path::Path,
-    ws: &std::path::Path,
-    server: &ModelServer,
-    extra: &[&str],
-) -> Driven {
+async fn drive(script: Script, config: &str, extra: &[&str]) -> Driven {
+    let server = ModelServer::start(script).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
     let mut args = vec![
         "--model",
         "gpt-4o-mini",
@@ -61,9 +65,8 @@ fn drive(
         "stream-json",
     ];
     args.extend(extra);
-    let mut cmd =
-        tokio::process::Command::from(run_command(home, ws, Some((server, Wire::OpenAi)), &args));
-    let mut child = cmd
+    let cmd = run_command(home.path(), ws.path(), Some((&server, Wire::OpenAi)), &args);
+    let mut child = tokio::process::Command::from(cmd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -72,11 +75,16 @@ fn drive(
     let stdin = child.stdin.take().unwrap();
     let lines = BufReader::new(child.stdout.take().unwrap()).lines();
     Driven {
+        server,
+        _home: home,
+        ws,
         child,
         stdin,
         lines,
     }
 }
+
+const BYPASS: &[&str] = &["--permission-mode", "bypassPermissions"];
 
 async fn send(stdin: &mut ChildStdin, line: &str) {
     stdin.write_all(line.as_bytes()).await.unwrap();
@@ -92,19 +100,14 @@ async fn a_program_drives_and_steers_a_session_over_stdin() {
         Reply::text("Second run answered."),
         Reply::tool("Bash", &sleep(2)),
     ]);
-    let server = ModelServer::start(script).await.unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let ws = tempfile::tempdir().unwrap();
     let Driven {
+        server,
+        _home,
+        ws: _ws,
         child,
         mut stdin,
         mut lines,
-    } = drive(
-        home.path(),
-        ws.path(),
-        &server,
-        &["--permission-mode", "bypassPermissions"],
-    );
+    } = drive(script, "", BYPASS).await;
 
     // The task; while its tool runs, two messages.
     send(&mut stdin, &user("Start.")).await;
@@ -226,17 +229,16 @@ async fn the_embedding_program_answers_the_approvals() {
         Reply::tool("Write", &write),
         Reply::text("One ran, one was refused."),
     ]);
-    let server = ModelServer::start(script).await.unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let ws = tempfile::tempdir().unwrap();
     // Both calls would run in the default mode; these rules make them ask.
     let rules = "[permissions]\nask = [\"Bash(echo:*)\", \"Write\"]\n";
-    std::fs::write(home.path().join("config.toml"), rules).unwrap();
     let Driven {
+        server,
+        _home,
+        ws,
         mut child,
         mut stdin,
         mut lines,
-    } = drive(home.path(), ws.path(), &server, &[]);
+    } = drive(script, rules, &[]).await;
     send(&mut stdin, &user("Run and write.")).await;
     let answer = |id: &Value, response: Value| {
         json!({"type": "control_response", "response": {"subtype": "success", "request_id": id, "response": response}}).to_string() + "\n"
@@ -279,19 +281,14 @@ async fn a_compact_control_line_compacts_before_the_next_model_call() {
         Reply::text("Done."),
     ]);
     script.aside = Some(Reply::text("SUMMARY: ran true, then slept."));
-    let server = ModelServer::start(script).await.unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let ws = tempfile::tempdir().unwrap();
     let Driven {
+        server,
+        _home,
+        ws: _ws,
         child,
         mut stdin,
         mut lines,
-    } = drive(
-        home.path(),
-        ws.path(),
-        &server,
-        &["--permission-mode", "bypassPermissions"],
-    );
+    } = drive(script, "", BYPASS).await;
     send(&mut stdin, &user("Run two commands.")).await;
     until(&mut lines, "tool_call").await;
     until(&mut lines, "tool_call").await;

@@ -203,28 +203,18 @@ impl MemoryStore {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Every entry, oldest first: the user's, one project's, or all.
-    pub fn list(&self, filter: Option<&Scope>) -> Result<Vec<Entry>, MemoryError> {
-        let mut statement = match filter {
-            None => self.db.prepare(
-                "SELECT id, project, kind, text, session, created, used FROM entries ORDER BY id",
-            )?,
-            Some(_) => self.db.prepare(
-                "SELECT id, project, kind, text, session, created, used FROM entries
-                 WHERE project IS ?1 ORDER BY id",
-            )?,
-        };
-        let project = filter.and_then(project_of);
-        let rows = match filter {
-            None => statement.query_map([], entry)?,
-            Some(_) => statement.query_map(params![project], entry)?,
-        };
+    /// Every entry, every project's and the user's, oldest first.
+    pub fn list(&self) -> Result<Vec<Entry>, MemoryError> {
+        let mut statement = self.db.prepare(
+            "SELECT id, project, kind, text, session, created, used FROM entries ORDER BY id",
+        )?;
+        let rows = statement.query_map([], entry)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// Removes entry `id` when it is the user's or `project`'s (`None`:
-    /// any); whether there was one.
-    pub fn forget(&self, id: i64, project: Option<Option<&str>>) -> Result<bool, MemoryError> {
+    /// whoever's it is); whether there was one.
+    pub fn forget(&self, id: i64, project: Option<&str>) -> Result<bool, MemoryError> {
         let removed = match project {
             None => self
                 .db
@@ -407,13 +397,10 @@ mod tests {
                 .unwrap(),
             id
         );
-        assert_eq!(store.list(None).unwrap().len(), 1);
-        assert!(
-            !store.forget(id, Some(Some("/b"))).unwrap(),
-            "not /b's to forget"
-        );
-        assert!(store.forget(id, Some(Some("/a"))).unwrap());
-        assert!(store.list(None).unwrap().is_empty());
+        assert_eq!(store.list().unwrap().len(), 1);
+        assert!(!store.forget(id, Some("/b")).unwrap(), "not /b's to forget");
+        assert!(store.forget(id, Some("/a")).unwrap());
+        assert!(store.list().unwrap().is_empty());
         assert!(
             store.search("spot", Some("/a"), 5).unwrap().is_empty(),
             "gone from the index"

@@ -106,10 +106,7 @@ impl MemoryTool {
                 let id = input["id"]
                     .as_i64()
                     .ok_or_else(|| invalid("forget needs the entry's `id`".into()))?;
-                match store
-                    .forget(id, Some(Some(&self.project)))
-                    .map_err(failed)?
-                {
+                match store.forget(id, Some(&self.project)).map_err(failed)? {
                     true => Ok(ToolOutput::text(format!("Forgot #{id}."))),
                     false => Err(ToolError::new(
                         ToolErrorKind::NotFound,

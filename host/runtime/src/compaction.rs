@@ -43,10 +43,28 @@ const TASK_BYTES: usize = 8_000;
 /// Output tokens a summary may take.
 const SUMMARY_TOKENS: u32 = 4_096;
 
-/// What a compaction did.
+/// What replaces the older messages: a summary, or the same messages with
+/// their long results elided.
 struct Compacted {
-    entry: Entry,
+    head: Vec<Message>,
+    summarized: bool,
+    usage: Usage,
+    cost_usd: f64,
+    /// The model that summarised.
     model: Option<String>,
+}
+
+impl Compacted {
+    /// The older messages, their long results elided.
+    fn elided(plan: Plan) -> Self {
+        Self {
+            head: plan.elided,
+            summarized: false,
+            usage: Usage::default(),
+            cost_usd: 0.0,
+            model: None,
+        }
+    }
 }
 
 impl Agent<'_> {
@@ -69,28 +87,25 @@ impl Agent<'_> {
             .inbox
             .as_ref()
             .is_some_and(|inbox| inbox.take_compaction());
-        if asked {
-            let estimate = meter.estimate(model, system, tools, &state.messages);
-            self.compact(state, site, system, tools, ("manual", estimate))
-                .await?;
-            meter.reset();
-            return Ok(());
-        }
-        if policy.window == 0 {
+        if !asked && policy.window == 0 {
             return Ok(());
         }
         let limit = policy.limit();
         let mut estimate = meter.estimate(model, system, tools, &state.messages);
-        // Near the limit the count decides: make it exact where it can be.
-        if estimate >= limit / 2 && tokens::has_tokenizer(model) && !tokens::tokenizer_loaded() {
-            let _ = tokio::task::spawn_blocking(tokens::load_tokenizer).await;
-            meter.reset();
-            estimate = meter.estimate(model, system, tools, &state.messages);
+        if !asked {
+            // Near the limit the count decides: make it exact where it can be.
+            if estimate >= limit / 2 && tokens::has_tokenizer(model) && !tokens::tokenizer_loaded()
+            {
+                let _ = tokio::task::spawn_blocking(tokens::load_tokenizer).await;
+                meter.reset();
+                estimate = meter.estimate(model, system, tools, &state.messages);
+            }
+            if estimate <= limit {
+                return Ok(());
+            }
         }
-        if estimate <= limit {
-            return Ok(());
-        }
-        self.compact(state, site, system, tools, ("auto", estimate))
+        let trigger = if asked { "manual" } else { "auto" };
+        self.compact(state, site, system, tools, (trigger, estimate))
             .await?;
         meter.reset();
         Ok(())
@@ -165,10 +180,7 @@ impl Agent<'_> {
         let replaced = plan.cut;
         let elide_only = trigger != "manual" && self.elided_enough(state, system, tools, &plan);
         let compacted = match elide_only {
-            true => Some(Compacted {
-                entry: entry(plan.elided, replaced, false, Usage::default(), 0.0),
-                model: None,
-            }),
+            true => Some(Compacted::elided(plan)),
             false => {
                 let instructions = hooks.context();
                 match self.summarize(state, site, &plan, instructions).await? {
@@ -182,24 +194,21 @@ impl Agent<'_> {
                                 "whole"
                             }
                         ));
-                        (plan.elisions > 0).then(|| Compacted {
-                            entry: entry(plan.elided, replaced, false, Usage::default(), 0.0),
-                            model: None,
-                        })
+                        (plan.elisions > 0).then(|| Compacted::elided(plan))
                     }
                 }
             }
         };
-        let Some(Compacted { entry, model: by }) = compacted else {
+        let Some(compacted) = compacted else {
             return Ok(None);
         };
-        let (summarized, cost_usd) = match &entry {
-            Entry::Compaction {
-                summarized,
-                cost_usd,
-                ..
-            } => (*summarized, *cost_usd),
-            _ => (false, 0.0),
+        let (summarized, cost_usd) = (compacted.summarized, compacted.cost_usd);
+        let entry = Entry::Compaction {
+            head: compacted.head,
+            kept_from: replaced,
+            summarized,
+            usage: compacted.usage,
+            cost_usd,
         };
         self.commit(state, entry);
         let after = request_tokens(model, system, tools, &state.messages);
@@ -210,7 +219,7 @@ impl Agent<'_> {
             window: policy.window,
             replaced,
             summarized,
-            model: by,
+            model: compacted.model,
             cost_usd,
         };
         self.observer.on_event(&event);
@@ -297,13 +306,10 @@ impl Agent<'_> {
         let task = context::head(&task, TASK_BYTES);
         let text = format!("{COMPACTED}\n{task}\n\n{SUMMARY_OF}\n{summary}\n\n{GOES_ON}");
         Ok(Ok(Compacted {
-            entry: entry(
-                vec![text_message(text)],
-                plan.cut,
-                true,
-                response.usage,
-                cost,
-            ),
+            head: vec![text_message(text)],
+            summarized: true,
+            usage: response.usage,
+            cost_usd: cost,
             model: Some(response.model),
         }))
     }
@@ -313,16 +319,6 @@ impl Agent<'_> {
             source: "compaction".into(),
             text,
         });
-    }
-}
-
-fn entry(head: Vec<Message>, kept_from: usize, summarized: bool, usage: Usage, cost: f64) -> Entry {
-    Entry::Compaction {
-        head,
-        kept_from,
-        summarized,
-        usage,
-        cost_usd: cost,
     }
 }
 

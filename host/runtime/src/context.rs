@@ -173,13 +173,16 @@ pub(crate) fn plan(
     let turns: Vec<usize> = (1..messages.len())
         .filter(|&i| messages[i].role == Role::Assistant)
         .collect();
-    let last = *turns.last()?;
-    let mut cut = last;
+    let mut cut = *turns.last()?;
+    // The tail's tokens, counted once per message from the end.
+    let mut tail = 0;
+    let mut end = messages.len();
     for &start in turns.iter().rev() {
-        if message_tokens(model, &messages[start..]) > keep {
+        tail += message_tokens(model, &messages[start..end]);
+        if tail > keep {
             break;
         }
-        cut = start;
+        (cut, end) = (start, start);
     }
     // At least the first turn goes, else there is nothing to compact.
     let cut = cut.max(*turns.get(1)?);

@@ -179,19 +179,31 @@ impl Agent<'_> {
     /// Runs the hooks of `event` (when any wants it) and reports them,
     /// serving the completions they ask for; what those spent joins the
     /// session (`Entry::Hooks`) and, in a sub-agent, its parent's step.
-    /// Boxed because a sub-agent's run, which a step serves, runs hooks.
-    pub(crate) fn hook<'s>(
+    pub(crate) async fn hook(
+        &self,
+        state: &mut SessionState,
+        site: HookSite<'_>,
+        event: HookEvent,
+        value: Option<&str>,
+        fields: serde_json::Value,
+    ) -> Dispatch {
+        // Most events have no hook: nothing to serve, nothing allocated.
+        if !self.guard.hooks.wants(event) {
+            return Dispatch::default();
+        }
+        self.serve_hooks(state, site, (event, value), fields).await
+    }
+
+    /// [`Self::hook`] for an event some hook wants. Boxed because a
+    /// sub-agent's run, which a step serves, runs hooks.
+    fn serve_hooks<'s>(
         &'s self,
         state: &'s mut SessionState,
         site: HookSite<'s>,
-        event: HookEvent,
-        value: Option<&'s str>,
+        (event, value): (HookEvent, Option<&'s str>),
         fields: serde_json::Value,
     ) -> Pin<Box<dyn Future<Output = Dispatch> + Send + 's>> {
         Box::pin(async move {
-            if !self.guard.hooks.wants(event) {
-                return Dispatch::default();
-            }
             let run = |completions| {
                 let call = HookCall { completions };
                 async move {

@@ -43,14 +43,12 @@ impl LineReader {
         if requests.is_some() {
             return;
         }
-        let (sender, receiver) = mpsc::channel();
         let prompting = self.prompting.clone();
-        let started = std::thread::Builder::new()
-            .name("kaizen-terminal".into())
-            .spawn(move || serve_continuously(&receiver, &prompting, &sink));
-        match started {
-            Ok(_) => *requests = Some(sender),
-            Err(err) => tracing::warn!("cannot read the terminal while the run works: {err}"),
+        let serve = move |receiver: mpsc::Receiver<LineReply>| {
+            serve_continuously(&receiver, &prompting, &sink)
+        };
+        if let Err(err) = start(&mut requests, serve) {
+            tracing::warn!("cannot read the terminal while the run works: {err}");
         }
     }
 
@@ -65,17 +63,27 @@ impl LineReader {
     fn request(&self, reply: LineReply) -> io::Result<()> {
         let mut requests = self.requests.lock().unwrap_or_else(|e| e.into_inner());
         if requests.is_none() {
-            let (sender, receiver) = mpsc::channel();
-            std::thread::Builder::new()
-                .name("kaizen-terminal".into())
-                .spawn(move || serve(&receiver))?;
-            *requests = Some(sender);
+            start(&mut requests, |receiver| serve(&receiver))?;
         }
         let sender = requests.as_ref().expect("started above");
         sender
             .send(reply)
             .map_err(|_| io::Error::other("the terminal reader stopped"))
     }
+}
+
+/// Starts the reader thread, `serve` reading the requests `slot` now
+/// sends to.
+fn start(
+    slot: &mut Option<mpsc::Sender<LineReply>>,
+    serve: impl FnOnce(mpsc::Receiver<LineReply>) + Send + 'static,
+) -> io::Result<()> {
+    let (sender, receiver) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("kaizen-terminal".into())
+        .spawn(move || serve(receiver))?;
+    *slot = Some(sender);
+    Ok(())
 }
 
 /// The reader thread: one line per request, in order.
