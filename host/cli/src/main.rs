@@ -8,6 +8,7 @@ mod context_config;
 mod eval_cmd;
 mod guard_setup;
 mod kits;
+mod local_runtime;
 mod mcp_cmd;
 mod mcp_servers;
 mod memory_cmd;
@@ -17,6 +18,7 @@ mod planner_setup;
 mod plugins_add;
 mod plugins_cmd;
 mod run_cmd;
+mod runtime_cmd;
 mod sandbox_cmd;
 mod session;
 mod sessions_cmd;
@@ -53,6 +55,13 @@ enum Command {
     /// fresh copy of the task's workspace, on the model the flags and
     /// environment choose.
     Eval(Box<eval_cmd::EvalArgs>),
+    /// The agent runtimes `kaizen run --runtime` can use: whether each is
+    /// installed here, its version and what it can do.
+    Runtimes {
+        /// One JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// List, inspect and check plugins.
     #[command(subcommand)]
     Plugins(PluginsCommand),
@@ -374,6 +383,14 @@ struct RunArgs {
     /// plugin directory (default: `[planner] name` in the config, else none).
     #[arg(long, value_name = "NAME|PATH")]
     planner: Option<String>,
+    /// The agent that runs the task: kaizen (this loop), claude-code,
+    /// codex or gemini-cli (their CLIs, run as child processes with these
+    /// limits and permission mode), or auto (the runtimes that can do the
+    /// task, cheapest and fastest on their recent runs first, falling back
+    /// to the next when one is missing or fails before doing any work).
+    /// The result says which ran it and why (`kaizen runtimes` lists them).
+    #[arg(long, value_name = "NAME|auto")]
+    runtime: Option<String>,
     #[command(flatten)]
     permissions: PermissionArgs,
 }
@@ -457,7 +474,15 @@ async fn dispatch(command: Command) -> u8 {
                 }
             };
         }
-        Command::Run(args) => return run_exit(run_cmd::run(args.into_options()).await),
+        Command::Run(mut args) => {
+            let runtime = args.runtime.take();
+            let options = args.into_options();
+            return run_exit(match runtime {
+                Some(runtime) => runtime_cmd::run(options, &runtime).await,
+                None => run_cmd::run(options).await,
+            });
+        }
+        Command::Runtimes { json } => runtime_cmd::list(json),
         Command::Plugins(PluginsCommand::List { workspace, json }) => {
             plugins_cmd::list(&workspace.into(), json).await
         }

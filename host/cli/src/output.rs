@@ -39,6 +39,9 @@ struct PrintState {
     prompting: bool,
     /// What the run's result reports beside it (see [`Printer::set_warnings`]).
     warnings: Vec<String>,
+    /// Results are printed by [`Printer::print_result`] only, not as
+    /// they come (see [`Printer::hold_results`]).
+    holding: bool,
 }
 
 impl Printer {
@@ -170,7 +173,9 @@ impl Observer for Printer {
                 }
             }
             OutputFormat::Json => {
-                if let Event::Result(result) = event {
+                if let Event::Result(result) = event
+                    && !state.holding
+                {
                     self.clear_progress(&mut state);
                     print_json(&WithWarnings {
                         result,
@@ -179,8 +184,9 @@ impl Observer for Printer {
                 }
             }
             OutputFormat::StreamJson => {
+                let held = state.holding && matches!(event, Event::Result(_));
                 // Deltas would repeat what the assistant event carries.
-                if !is_delta(event) {
+                if !is_delta(event) && !held {
                     self.clear_progress(&mut state);
                     print_json(event);
                 }
@@ -190,6 +196,36 @@ impl Observer for Printer {
 }
 
 impl Printer {
+    /// Holds back results as they come: the caller settles which result
+    /// stands (a runtime that did no work may be passed over for the
+    /// next) and prints that one with [`Printer::print_result`].
+    pub fn hold_results(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.holding = true;
+    }
+
+    /// Prints `result` as a result event would be, even while holding,
+    /// adding `notes` to the run's warnings.
+    pub fn print_result(&self, result: &RunResult, notes: &[String]) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        self.clear_progress(&mut state);
+        let mut warnings = state.warnings.clone();
+        warnings.extend(notes.iter().cloned());
+        match self.format {
+            OutputFormat::Text => {}
+            OutputFormat::Json => print_json(&WithWarnings {
+                result,
+                warnings: &warnings,
+            }),
+            OutputFormat::StreamJson => {
+                for message in notes {
+                    print_json(&serde_json::json!({ "type": "warning", "message": message }));
+                }
+                print_json(&Event::Result(result.clone()));
+            }
+        }
+    }
+
     /// Writes `value` as a line of its own on stdout (a stream-json line
     /// that is not a run's event, such as a question for the embedder).
     pub fn line<T: serde::Serialize>(&self, value: &T) {

@@ -15,7 +15,8 @@ use kaizen_llm::{
 use kaizen_plugins::interaction::{Interaction, NoUser};
 use kaizen_runtime::permissions::{Approver, PermissionMode};
 use kaizen_runtime::{
-    Agent, AgentConfig, CancellationToken, Event, Inbox, SessionState, Status, new_session_id,
+    Agent, AgentConfig, CancellationToken, Event, Inbox, RunResult, SessionState, Status,
+    new_session_id,
 };
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
@@ -76,12 +77,39 @@ impl<E: Into<anyhow::Error>> From<E> for SetupError {
     }
 }
 
-fn usage(error: anyhow::Error) -> SetupError {
+pub(crate) fn usage(error: anyhow::Error) -> SetupError {
     SetupError { code: 2, error }
 }
 
+/// How a `kaizen run` on Kaizen's own loop ended.
+pub enum Finished {
+    /// The session's last run ended with this result.
+    Ran(Box<RunResult>),
+    /// A compaction by hand ended with this exit code.
+    Compacted(u8),
+}
+
 /// Runs the task; returns the process exit code.
-pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
+pub async fn run(options: RunOptions) -> Result<u8, SetupError> {
+    let printer = Arc::new(Printer::new(options.format));
+    let interrupt = CancellationToken::new();
+    let signals = tokio::spawn(watch_signals(interrupt.clone()));
+    let finished = run_with(options, printer, interrupt).await;
+    signals.abort();
+    Ok(match finished? {
+        Finished::Ran(result) => result.status.exit_code(),
+        Finished::Compacted(code) => code,
+    })
+}
+
+/// Runs the task on Kaizen's loop, reporting to `printer`, until the
+/// session's last run ends or `interrupt` stops it (the caller watches
+/// for Ctrl-C: see [`watch_signals`]).
+pub async fn run_with(
+    mut options: RunOptions,
+    printer: Arc<Printer>,
+    interrupt: CancellationToken,
+) -> Result<Finished, SetupError> {
     check_limits(&options)?;
     let store = session::open_store()?;
     let continued = session::continue_from(&store, &options.session).map_err(usage)?;
@@ -137,8 +165,6 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
         }
     };
     let (model, primary) = provider_for(&options)?;
-    let printer = Arc::new(Printer::new(options.format));
-    let interrupt = CancellationToken::new();
     let terminal = terminal_for(&options, &printer, &interrupt);
     let interaction: Arc<dyn Interaction> = match &terminal {
         Some(terminal) => terminal.clone(),
@@ -284,12 +310,10 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
         journal: Some(recorder.clone()),
         guard: guard.clone(),
     };
-    let signals = tokio::spawn(watch_signals(interrupt.clone()));
     if let Some(json) = options.compact_only {
         let compacted = agent.compact_now(&mut state, &interrupt).await;
-        signals.abort();
         plugins.end_session(&state.session_id);
-        return compacted_report(&state.session_id, compacted, json);
+        return compacted_report(&state.session_id, compacted, json).map(Finished::Compacted);
     }
     let mut task = task;
     let result = loop {
@@ -313,7 +337,6 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
             break result;
         }
     };
-    signals.abort();
     plugins.end_session(&state.session_id);
     for problem in recorder.problems() {
         eprintln!("kaizen: warning: the session could not be kept in full: {problem}");
@@ -325,7 +348,7 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
             status = result.status.as_str()
         );
     }
-    Ok(result.status.exit_code())
+    Ok(Finished::Ran(Box::new(result)))
 }
 
 /// What `kaizen sessions compact` did, for the user; its exit code.
@@ -452,7 +475,7 @@ fn provider_for(options: &RunOptions) -> Result<(String, Box<dyn Provider>), Set
     Ok((selection.model, selection.provider))
 }
 
-fn check_limits(options: &RunOptions) -> Result<(), SetupError> {
+pub(crate) fn check_limits(options: &RunOptions) -> Result<(), SetupError> {
     if let Some(secs) = options.timeout
         && !(secs.is_finite() && secs > 0.0)
     {
@@ -505,7 +528,7 @@ fn optional_task(task: Option<String>) -> Result<Option<String>, SetupError> {
     Ok(Some(text).filter(|task| !task.trim().is_empty()))
 }
 
-fn read_task(task: Option<String>) -> Result<String, SetupError> {
+pub(crate) fn read_task(task: Option<String>) -> Result<String, SetupError> {
     let task = match task {
         Some(task) => task,
         None if std::io::stdin().is_terminal() => {
@@ -528,7 +551,7 @@ fn read_task(task: Option<String>) -> Result<String, SetupError> {
 }
 
 /// First Ctrl-C or SIGTERM: end the run gracefully. Second Ctrl-C: exit now.
-async fn watch_signals(interrupt: CancellationToken) {
+pub(crate) async fn watch_signals(interrupt: CancellationToken) {
     let mut hits = 0u32;
     while wait_for_signal().await {
         hits += 1;

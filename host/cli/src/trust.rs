@@ -29,12 +29,21 @@ const CONFIG_FILES: &[&str] = &[
 
 /// Directories at a workspace's root whose whole content configures
 /// Kaizen (plugins: manifests and code; the scripts Claude Code's hooks
-/// conventionally run).
-const CONFIG_DIRS: &[&str] = &[".kaizen", ".claude/hooks"];
+/// conventionally run), or the other agents Kaizen can run as runtimes
+/// (Gemini CLI's settings and extensions, Codex's config): those are told
+/// to trust the workspace only when Kaizen does.
+const CONFIG_DIRS: &[&str] = &[".kaizen", ".claude/hooks", ".gemini", ".codex"];
 
 /// What no tool may change at the top of a directory it may write: the
 /// configuration files and directories Kaizen (or Claude Code) reads.
-pub const PROTECTED_NAMES: &[&str] = &["kaizen.toml", ".kaizen", ".claude", ".mcp.json"];
+pub const PROTECTED_NAMES: &[&str] = &[
+    "kaizen.toml",
+    ".kaizen",
+    ".claude",
+    ".mcp.json",
+    ".gemini",
+    ".codex",
+];
 
 /// Most files read under a config directory; a workspace with more is
 /// refused trust rather than hashed for minutes.
@@ -130,7 +139,7 @@ fn hash_entry(root: &Path, rel: &Path, files: &mut Vec<(String, String)>) -> any
 
 /// Asks the user whether to trust a workspace's config (it is `NotTrusted`
 /// or `Changed`); true trusts it.
-pub type AskTrust<'a> = &'a dyn Fn(&WorkspaceConfig, TrustStatus) -> bool;
+pub type AskTrust<'a> = &'a (dyn Fn(&WorkspaceConfig, TrustStatus) -> bool + Sync);
 
 /// Whether a workspace's config may take effect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -325,7 +325,7 @@ async fn anthropic_and_ollama_complete_a_tool_task() {
                 assert_eq!(requests[0].body["model"], "qwen3");
                 assert!(result["cost_usd"].as_f64().unwrap() == 0.0);
             }
-            Wire::OpenAi => unreachable!(),
+            Wire::OpenAi | Wire::Responses | Wire::Gemini => unreachable!(),
         }
     }
 }

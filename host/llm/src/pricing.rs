@@ -83,6 +83,11 @@ fn builtin() -> Vec<(&'static str, Price)> {
         ("claude-3-5-sonnet", Price::anthropic(3.00, 15.00)),
         ("claude-3-5-haiku", Price::anthropic(0.80, 4.00)),
         ("claude-haiku-4-5", Price::anthropic(1.00, 5.00)),
+        // Gemini's prices for prompts up to 200k tokens (Gemini CLI
+        // reports no cost; Kaizen estimates it from these).
+        ("gemini-2.5-pro", Price::new(1.25, 10.00, 0.31)),
+        ("gemini-2.5-flash", Price::new(0.30, 2.50, 0.075)),
+        ("gemini-2.5-flash-lite", Price::new(0.10, 0.40, 0.025)),
     ]
 }
 

@@ -50,7 +50,9 @@ pub use journal::{Entry, Journal, lost_results};
 pub use planner_driver::{DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_REVISIONS, PlannerSetup};
 pub use prompt::{INSTRUCTION_FILES, system_prompt, today};
 pub use recorder::{CheckpointPolicy, LogRecord, Restored, SessionRecorder, restore, restore_at};
-pub use result::{PermissionDenial, RUNTIME_NAME, RunResult, TokensUsed};
+pub use result::{
+    PassedOver, PermissionDenial, RUNTIME_NAME, RunResult, RuntimeSelection, TokensUsed,
+};
 pub use state::{FileRecord, SessionState, Status, ToolCallRecord, new_session_id};
 pub use sub_agent::TASK_TOOL;
 pub use tokio_util::sync::CancellationToken;

@@ -36,7 +36,8 @@ pub struct RunResult {
     pub session_id: String,
     /// The model that answered.
     pub model_used: String,
-    /// Always `kaizen`.
+    /// The runtime that ran the task: `kaizen` for this loop, or an
+    /// external one's name (`claude-code`, `codex`, `gemini-cli`).
     pub runtime_name: String,
     /// The tool calls of this run, in order.
     pub tool_calls: Vec<ToolCallRecord>,
@@ -49,6 +50,37 @@ pub struct RunResult {
     /// How many times this run compacted the conversation.
     #[serde(default)]
     pub compactions: u32,
+    /// Whether `cost_usd` was computed here, from the tokens and the price
+    /// table, because the runtime that ran the task reports no cost.
+    #[serde(default)]
+    pub cost_estimated: bool,
+    /// Which runtime ran the task and why, when one was asked for
+    /// (`--runtime`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_selection: Option<RuntimeSelection>,
+}
+
+/// How the runtime of a run was chosen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuntimeSelection {
+    /// What was asked for: a runtime's name, or `auto`.
+    pub requested: String,
+    /// The runtime that ran the task.
+    pub chosen: String,
+    /// Why it was chosen.
+    pub reason: String,
+    /// The runtimes tried before it, in order, and why each was passed over.
+    #[serde(default)]
+    pub passed_over: Vec<PassedOver>,
+}
+
+/// A runtime the selector tried or considered and did not use.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PassedOver {
+    /// The runtime.
+    pub runtime: String,
+    /// Why it did not run the task.
+    pub why: String,
 }
 
 /// A refused tool call in a result.
@@ -122,6 +154,8 @@ impl RunStart {
                 })
                 .collect(),
             compactions: state.compactions - self.compactions,
+            cost_estimated: false,
+            runtime_selection: None,
         }
     }
 }

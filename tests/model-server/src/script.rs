@@ -69,7 +69,8 @@ pub struct ScriptedCall {
     /// Raw JSON text of the arguments, sent as-is: may be deliberately
     /// malformed. Where a wire format carries arguments as a JSON value
     /// rather than text (Anthropic non-streaming `input`, Ollama
-    /// `arguments`), malformed text is sent as a JSON string instead.
+    /// `arguments`, Gemini `args`), malformed text is sent as a JSON string
+    /// instead.
     pub arguments: String,
 }
 

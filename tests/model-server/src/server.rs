@@ -39,7 +39,8 @@ pub struct Recorded {
     /// The JSON body; a JSON string of the raw text if it was not JSON.
     pub body: Value,
     /// Whether the request asked for a streamed answer (by its wire
-    /// format's rules: Ollama streams unless `"stream": false`).
+    /// format's rules: Ollama streams unless `"stream": false`, Gemini
+    /// by its path).
     pub stream: bool,
 }
 
@@ -58,15 +59,17 @@ pub struct Options {
     /// pause (for benchmarks). Non-streamed answers are never paced.
     pub pace: Option<Duration>,
     /// Answer each request with the turn at its position in the
-    /// conversation (the number of assistant messages it carries) instead
-    /// of the next turn in order; turns are then never used up. A client
-    /// that repeats a request (after a crash, on resume) gets the same
-    /// answer, as from a deterministic model.
+    /// conversation (the model turns it carries: assistant messages, Gemini
+    /// `model` contents, runs of Responses output items) instead of the
+    /// next turn in order; turns are then never used up. A client that
+    /// repeats a request (after a crash, on resume) gets the same answer,
+    /// as from a deterministic model.
     pub by_position: bool,
     /// With `by_position`, count the times this text occurs in the
-    /// request's messages instead of the assistant messages: put it in the
-    /// output of each step that succeeded (and nowhere else), and a step
-    /// whose result is missing or failed is asked for again.
+    /// request's conversation (`messages`, Responses' `input`, Gemini's
+    /// `contents`) instead of the model turns: put it in the output of each
+    /// step that succeeded (and nowhere else), and a step whose result is
+    /// missing or failed is asked for again.
     pub position_marker: Option<String>,
 }
 
@@ -101,15 +104,6 @@ struct State {
     by_position: bool,
     position_marker: Option<String>,
     aside: Option<Reply>,
-}
-
-/// Whether the last recorded request offers tools (any wire: `tools`).
-fn recorded_tools(requests: &[Recorded]) -> bool {
-    requests
-        .last()
-        .and_then(|r| r.body.get("tools"))
-        .and_then(Value::as_array)
-        .is_some_and(|tools| !tools.is_empty())
 }
 
 fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
@@ -169,6 +163,18 @@ impl ModelServer {
 
     /// `http://127.0.0.1:PORT` (Ollama's host is the server root).
     pub fn ollama_host(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// `http://127.0.0.1:PORT/v1` (OpenAI Responses, as Codex's provider
+    /// `base_url`, includes `/v1`).
+    pub fn responses_base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// `http://127.0.0.1:PORT` (Gemini's, as `GOOGLE_GEMINI_BASE_URL`,
+    /// does not include `/v1beta`).
+    pub fn gemini_base_url(&self) -> String {
         format!("http://{}", self.addr)
     }
 
@@ -254,12 +260,12 @@ async fn handle(req: Request<Incoming>, state: Arc<Mutex<State>>) -> Answer {
             Some(e),
         ),
     };
-    let stream = wire.wants_stream(&body);
-    let model = body
-        .get("model")
-        .and_then(Value::as_str)
+    let stream = wire.wants_stream(&path, &body);
+    let model = wire
+        .model(&path, &body)
         .unwrap_or("scripted-model")
         .to_owned();
+    let offers_tools = wire.offers_tools(&body);
     let choices = body.get("n").and_then(Value::as_u64).unwrap_or(1);
     let include_usage = body
         .pointer("/stream_options/include_usage")
@@ -285,11 +291,12 @@ async fn handle(req: Request<Incoming>, state: Arc<Mutex<State>>) -> Answer {
             let _ = log.write_all(&line);
         }
         let position = match &st.position_marker {
-            Some(marker) => recorded.body["messages"]
+            Some(marker) => wire
+                .conversation(&recorded.body)
                 .to_string()
                 .matches(marker.as_str())
                 .count(),
-            None => assistant_messages(&recorded.body),
+            None => wire.model_turns(&recorded.body),
         };
         st.requests.push(recorded);
         let seq = st.requests.len() as u64;
@@ -298,7 +305,6 @@ async fn handle(req: Request<Incoming>, state: Arc<Mutex<State>>) -> Answer {
             let message = format!("request body is not valid JSON: {e}");
             return Ok(error(wire, 400, &message, None));
         }
-        let offers_tools = recorded_tools(&st.requests);
         let turn = if let Some(aside) = st.aside.clone().filter(|_| !offers_tools) {
             Some(Turn::Reply(aside))
         } else if st.by_position {
@@ -510,12 +516,4 @@ fn truncated(
         resp
     };
     with_request_id(resp, wire)
-}
-
-/// How many assistant messages a request's conversation holds: its
-/// position in the conversation, the same in every wire format.
-fn assistant_messages(body: &Value) -> usize {
-    body["messages"].as_array().map_or(0, |messages| {
-        messages.iter().filter(|m| m["role"] == "assistant").count()
-    })
 }

@@ -23,6 +23,28 @@ async fn base_urls_point_at_the_server() {
     assert_eq!(server.openai_base_url(), format!("http://{addr}/v1"));
     assert_eq!(server.anthropic_base_url(), format!("http://{addr}"));
     assert_eq!(server.ollama_host(), format!("http://{addr}"));
+    assert_eq!(server.responses_base_url(), format!("http://{addr}/v1"));
+    assert_eq!(server.gemini_base_url(), format!("http://{addr}"));
+}
+
+#[tokio::test]
+async fn queries_do_not_change_the_route() {
+    let server = ModelServer::start(Script::new().reply(Reply::text("beta")))
+        .await
+        .unwrap();
+    // Claude Code adds `?beta=true`.
+    let body: Value = post(
+        &format!("{}/v1/messages?beta=true", server.anthropic_base_url()),
+        &json!({"model": "claude-test"}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(body["content"][0]["text"], "beta");
+    let recorded = &server.requests()[0];
+    assert_eq!(recorded.wire, Wire::Anthropic);
+    assert_eq!(recorded.path, "/v1/messages");
 }
 
 #[tokio::test]

@@ -19,6 +19,7 @@
 //! `mount-namespace`, `seccomp`, `rlimits` and `full-sandbox`.
 
 mod cache;
+pub mod netns;
 pub mod npm;
 pub mod python;
 

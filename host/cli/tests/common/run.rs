@@ -111,6 +111,9 @@ pub fn provider_command(
         Some((server, Wire::Ollama)) => {
             cmd.env("OLLAMA_HOST", server.ollama_host());
         }
+        Some((_, wire @ (Wire::Responses | Wire::Gemini))) => {
+            panic!("Kaizen has no provider for {wire:?}; its runtimes do")
+        }
         None => {}
     }
     cmd

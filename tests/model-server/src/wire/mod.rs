@@ -1,9 +1,12 @@
-//! The three wire formats: routing, the streaming flag, and rendering a
-//! resolved reply or an error as each vendor would.
+//! The five wire formats: routing, the streaming flag, where each keeps
+//! its model, tools and conversation, and rendering a resolved reply or an
+//! error as each vendor would.
 
 mod anthropic;
+mod gemini;
 mod ollama;
 mod openai;
+mod responses;
 
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
@@ -22,6 +25,33 @@ pub enum Wire {
     /// Ollama chat, `POST /api/chat`.
     #[serde(rename = "ollama")]
     Ollama,
+    /// OpenAI Responses, `POST /v1/responses` (as Codex CLI speaks it).
+    #[serde(rename = "responses")]
+    Responses,
+    /// Gemini, `POST /v1beta/models/{model}:generateContent` and
+    /// `:streamGenerateContent` (as Gemini CLI speaks it).
+    #[serde(rename = "gemini")]
+    Gemini,
+}
+
+/// Where Gemini's endpoints live: `/v1beta/models/{model}:{method}`.
+const GEMINI_MODELS: &str = "/v1beta/models/";
+
+/// The model and method of a Gemini path, if it is one.
+fn gemini_path(path: &str) -> Option<(&str, &str)> {
+    let (model, method) = path.strip_prefix(GEMINI_MODELS)?.rsplit_once(':')?;
+    (!model.is_empty() && !model.contains('/')).then_some((model, method))
+}
+
+/// Whether a Responses `input` item is the model's own output (a message
+/// it wrote, a call it made, its reasoning) rather than the user's or a
+/// tool's.
+fn model_item(item: &Value) -> bool {
+    item["role"] == "assistant"
+        || matches!(
+            item["type"].as_str(),
+            Some("function_call" | "custom_tool_call" | "local_shell_call" | "reasoning")
+        )
 }
 
 /// A tool call with its id settled.
@@ -64,24 +94,88 @@ pub(crate) fn now_nanos() -> u128 {
 }
 
 impl Wire {
-    /// The wire format served at `path`, if any.
+    /// The wire format served at `path` (without the query), if any.
     pub fn from_path(path: &str) -> Option<Wire> {
         match path {
             "/v1/chat/completions" => Some(Wire::OpenAi),
             "/v1/messages" => Some(Wire::Anthropic),
             "/api/chat" => Some(Wire::Ollama),
-            _ => None,
+            "/v1/responses" => Some(Wire::Responses),
+            _ => match gemini_path(path) {
+                Some((_, "generateContent" | "streamGenerateContent")) => Some(Wire::Gemini),
+                _ => None,
+            },
         }
     }
 
-    /// Whether a request with this body asks for a streamed answer.
-    /// OpenAI and Anthropic stream only with `"stream": true`; Ollama
-    /// streams unless `"stream": false`.
-    pub fn wants_stream(self, body: &Value) -> bool {
+    /// Whether a request to `path` with this body asks for a streamed
+    /// answer. OpenAI, Anthropic and Responses stream only with
+    /// `"stream": true`; Ollama streams unless `"stream": false`; Gemini
+    /// streams at `:streamGenerateContent`, whatever the body says.
+    pub fn wants_stream(self, path: &str, body: &Value) -> bool {
         let stream = body.get("stream").and_then(Value::as_bool);
         match self {
-            Wire::OpenAi | Wire::Anthropic => stream == Some(true),
+            Wire::OpenAi | Wire::Anthropic | Wire::Responses => stream == Some(true),
             Wire::Ollama => stream != Some(false),
+            Wire::Gemini => gemini_path(path).is_some_and(|(_, m)| m == "streamGenerateContent"),
+        }
+    }
+
+    /// The model a request names: Gemini's is in the path, every other
+    /// wire's in the body's `model`.
+    pub(crate) fn model<'a>(self, path: &'a str, body: &'a Value) -> Option<&'a str> {
+        match self {
+            Wire::Gemini => gemini_path(path).map(|(model, _)| model),
+            _ => body.get("model").and_then(Value::as_str),
+        }
+    }
+
+    /// The conversation a request carries: `messages`, Responses' `input`
+    /// (a string or a list of items) or Gemini's `contents`.
+    pub(crate) fn conversation(self, body: &Value) -> &Value {
+        match self {
+            Wire::Responses => &body["input"],
+            Wire::Gemini => &body["contents"],
+            _ => &body["messages"],
+        }
+    }
+
+    /// Whether a request offers the model any tools: a non-empty `tools`
+    /// (Chat Completions, Anthropic, Ollama, Responses, where a tool of any
+    /// type counts), or, for Gemini, any entry of
+    /// `tools[].functionDeclarations` (a search-only tool offers nothing
+    /// the client would run).
+    pub fn offers_tools(self, body: &Value) -> bool {
+        let Some(tools) = body.get("tools").and_then(Value::as_array) else {
+            return false;
+        };
+        match self {
+            Wire::Gemini => tools.iter().any(|tool| {
+                tool["functionDeclarations"]
+                    .as_array()
+                    .is_some_and(|d| !d.is_empty())
+            }),
+            _ => !tools.is_empty(),
+        }
+    }
+
+    /// How many model turns a request's conversation holds: its position in
+    /// the conversation, comparable across wires. Messages with role
+    /// `assistant`; Gemini contents with role `model`; for Responses, runs
+    /// of consecutive model items (see [`model_item`]), since one reply
+    /// there becomes several items (a message, each call, reasoning).
+    pub(crate) fn model_turns(self, body: &Value) -> usize {
+        let Some(entries) = self.conversation(body).as_array() else {
+            return 0;
+        };
+        match self {
+            Wire::Responses => entries
+                .iter()
+                .enumerate()
+                .filter(|(i, item)| model_item(item) && (*i == 0 || !model_item(&entries[i - 1])))
+                .count(),
+            Wire::Gemini => entries.iter().filter(|c| c["role"] == "model").count(),
+            _ => entries.iter().filter(|m| m["role"] == "assistant").count(),
         }
     }
 
@@ -91,6 +185,8 @@ impl Wire {
             Wire::OpenAi => openai::body(r),
             Wire::Anthropic => anthropic::body(r),
             Wire::Ollama => ollama::body(r),
+            Wire::Responses => responses::body(r),
+            Wire::Gemini => gemini::body(r),
         }
     }
 
@@ -100,6 +196,8 @@ impl Wire {
             Wire::OpenAi => openai::events(r),
             Wire::Anthropic => anthropic::events(r),
             Wire::Ollama => ollama::events(r),
+            Wire::Responses => responses::events(r),
+            Wire::Gemini => gemini::events(r),
         }
     }
 
@@ -115,16 +213,19 @@ impl Wire {
     /// The error body for `status`.
     pub(crate) fn error(self, status: u16, message: &str) -> Value {
         match self {
-            Wire::OpenAi => openai::error(status, message),
+            Wire::OpenAi | Wire::Responses => openai::error(status, message),
             Wire::Anthropic => anthropic::error(status, message),
             Wire::Ollama => ollama::error(message),
+            Wire::Gemini => gemini::error(status, message),
         }
     }
 
     /// The content type of a streamed response.
     pub(crate) fn stream_content_type(self) -> &'static str {
         match self {
-            Wire::OpenAi | Wire::Anthropic => "text/event-stream; charset=utf-8",
+            Wire::OpenAi | Wire::Anthropic | Wire::Responses | Wire::Gemini => {
+                "text/event-stream; charset=utf-8"
+            }
             Wire::Ollama => "application/x-ndjson",
         }
     }
@@ -132,9 +233,9 @@ impl Wire {
     /// The vendor's request-id header, for realism.
     pub(crate) fn request_id_header(self) -> Option<&'static str> {
         match self {
-            Wire::OpenAi => Some("x-request-id"),
+            Wire::OpenAi | Wire::Responses => Some("x-request-id"),
             Wire::Anthropic => Some("request-id"),
-            Wire::Ollama => None,
+            Wire::Ollama | Wire::Gemini => None,
         }
     }
 }

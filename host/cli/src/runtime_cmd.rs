@@ -1,0 +1,212 @@
+//! `kaizen run --runtime NAME|auto`: the task on Kaizen's own loop or on
+//! another vendor's agent CLI, chosen by name or by the selector, with the
+//! same events, result object and exit codes; and `kaizen runtimes`.
+
+use crate::config::Setup;
+use crate::local_runtime::{self, LocalRuntime};
+use crate::output::Printer;
+use crate::run_cmd::{self, RunOptions, SetupError, usage};
+use crate::session::Choice;
+use crate::trust::TrustStatus;
+use kaizen_runtime::permissions::PermissionMode;
+use kaizen_runtime::{CancellationToken, PassedOver, RUNTIME_NAME};
+use kaizen_runtimes::selector::{self, AUTO};
+use kaizen_runtimes::{
+    ExecutionContext, History, Limits, PastRun, RuntimeAdapter, RuntimeError, external_runtimes,
+};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where the runtimes' recent runs are kept, under `KAIZEN_HOME`.
+const HISTORY: &str = "runtimes/history.jsonl";
+
+/// Where the files a runtime's run is given (settings, an MCP config) are
+/// made, under `KAIZEN_HOME`, and removed after the run.
+const SCRATCH: &str = "runtimes/scratch";
+
+/// Runs the task on the runtime `requested` (a name, or `auto`).
+pub async fn run(mut options: RunOptions, requested: &str) -> Result<u8, SetupError> {
+    run_cmd::check_limits(&options)?;
+    let only_local = kaizen_only(&options);
+    if let Some(flag) = only_local
+        && requested != RUNTIME_NAME
+        && requested != AUTO
+    {
+        return Err(usage(anyhow::anyhow!(
+            "{flag} works only with the kaizen runtime, not {requested}"
+        )));
+    }
+    if !options.stream_input {
+        options.task = Some(run_cmd::read_task(options.task.take())?);
+    }
+    let setup = Setup::new(options.plugins.cwd.as_deref(), &[], &[], None).map_err(usage)?;
+    let context = context_for(&options, &setup)?;
+    let printer = Arc::new(Printer::new(options.format));
+    printer.hold_results();
+    let externals = external_runtimes(&setup.prices, Some(&setup.kaizen_home.join(SCRATCH)));
+    let local = LocalRuntime::new(options, printer.clone());
+    let mut runtimes: Vec<&dyn RuntimeAdapter> = vec![&local];
+    let mut left_out = Vec::new();
+    for external in &externals {
+        match only_local {
+            Some(flag) => left_out.push(PassedOver {
+                runtime: external.name().to_string(),
+                why: format!("the run uses {flag}, which only the kaizen runtime takes"),
+            }),
+            None => runtimes.push(external),
+        }
+    }
+    let history_file = setup.kaizen_home.join(HISTORY);
+    let mut history = History::load(&history_file);
+    let mut plan = selector::plan(requested, &runtimes, &context, &history)
+        .map_err(|e| usage(anyhow::anyhow!(e)))?;
+    plan.left_out.splice(0..0, left_out);
+    let interrupt = CancellationToken::new();
+    let signals = tokio::spawn(run_cmd::watch_signals(interrupt.clone()));
+    let executed = selector::execute(&plan, &runtimes, &context, &*printer, &interrupt).await;
+    signals.abort();
+    let execution = match executed {
+        Ok(execution) => execution,
+        Err(err) => {
+            let code = match err {
+                RuntimeError::Failed { .. } => 1,
+                RuntimeError::Unavailable { .. } | RuntimeError::Unsupported { .. } => 2,
+            };
+            return Err(SetupError {
+                code,
+                error: err.into(),
+            });
+        }
+    };
+    let result = &execution.result;
+    printer.print_result(result, &execution.notes);
+    printer.finish(result);
+    let recorded = history.add(PastRun {
+        runtime: result.runtime_name.clone(),
+        model: result.model_used.clone(),
+        status: result.status.as_str().to_string(),
+        cost_usd: result.cost_usd,
+        duration_ms: result.duration_ms,
+    });
+    if let Err(err) = recorded {
+        eprintln!(
+            "kaizen: warning: the run is not in {}: {err}",
+            history_file.display()
+        );
+    }
+    Ok(result.status.exit_code())
+}
+
+/// The flag of `options` that only Kaizen's own loop takes, if any.
+fn kaizen_only(options: &RunOptions) -> Option<&'static str> {
+    [
+        (options.stream_input, "--input-format stream-json"),
+        (!matches!(options.session, Choice::New), "--resume/--fork"),
+        (options.record.is_some(), "--record"),
+        (options.replay.is_some(), "--replay"),
+        (options.planner.is_some(), "--planner"),
+        (options.provider.is_some(), "--provider"),
+        (!options.plugins.plugins.is_empty(), "--plugin"),
+        (!options.plugins.add_dirs.is_empty(), "--add-dir"),
+    ]
+    .into_iter()
+    .find_map(|(used, flag)| used.then_some(flag))
+}
+
+/// What every runtime is told about the task.
+fn context_for(options: &RunOptions, setup: &Setup) -> Result<ExecutionContext, SetupError> {
+    let permissions = &options.permissions;
+    let permission_mode = match &permissions.permission_mode {
+        Some(mode) => PermissionMode::parse(mode).map_err(|e| usage(anyhow::anyhow!(e)))?,
+        None => PermissionMode::Default,
+    };
+    let mut context = ExecutionContext::new(
+        options.task.clone().unwrap_or_default(),
+        setup.policy.workspace.clone(),
+    );
+    // A workspace that configures nothing has nothing to hide; one that
+    // does is trusted only as Kaizen trusts it.
+    context.trusted_workspace = matches!(
+        setup.trust,
+        TrustStatus::Trusted | TrustStatus::NothingToTrust
+    );
+    context.model = options.model.clone();
+    context.limits = Limits {
+        max_cycles: options.max_cycles,
+        budget_usd: options.budget_usd,
+        timeout: options.timeout.map(Duration::from_secs_f64),
+    };
+    context.permission_mode = permission_mode;
+    context.allowed_tools = crate::guard_setup::split_rules(&permissions.allowed_tools);
+    context.disallowed_tools = crate::guard_setup::split_rules(&permissions.disallowed_tools);
+    Ok(context)
+}
+
+/// `kaizen runtimes`: each runtime, whether it can run here, its version
+/// and what it can do.
+pub fn list(json: bool) -> anyhow::Result<()> {
+    let setup = Setup::new(None, &[], &[], None)?;
+    let env = std::env::vars().collect();
+    let externals = external_runtimes(&setup.prices, None);
+    let mut rows = vec![(
+        RUNTIME_NAME.to_string(),
+        local_runtime::availability(None),
+        local_runtime::capabilities(),
+    )];
+    for external in &externals {
+        rows.push((
+            external.name().to_string(),
+            external.availability(&env),
+            external.capabilities(),
+        ));
+    }
+    if json {
+        let list: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(name, availability, capabilities)| {
+                let mut row = serde_json::json!({ "name": name });
+                row["availability"] = serde_json::to_value(availability).unwrap_or_default();
+                row["capabilities"] = serde_json::to_value(capabilities).unwrap_or_default();
+                row
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&list)?);
+        return Ok(());
+    }
+    println!(
+        "{:<12} {:<10} {:<26} {:<28} {:<4} {:<9} RESUME",
+        "RUNTIME", "INSTALLED", "VERSION", "MODELS", "MCP", "COST"
+    );
+    for (name, availability, capabilities) in &rows {
+        let vendors: Vec<String> = capabilities
+            .vendors
+            .iter()
+            .map(|v| {
+                serde_json::to_value(v)
+                    .ok()
+                    .and_then(|v| v.as_str().map(String::from))
+            })
+            .map(Option::unwrap_or_default)
+            .collect();
+        let yes = |b: bool| if b { "yes" } else { "no" };
+        println!(
+            "{:<12} {:<10} {:<26} {:<28} {:<4} {:<9} {}",
+            name,
+            yes(availability.installed),
+            availability.version.as_deref().unwrap_or("-"),
+            vendors.join(","),
+            yes(capabilities.mcp),
+            match capabilities.cost {
+                kaizen_runtimes::CostReporting::Reported => "reported",
+                kaizen_runtimes::CostReporting::Estimated => "estimated",
+            },
+            yes(capabilities.resume),
+        );
+    }
+    for (name, availability, _) in &rows {
+        if let Some(problem) = &availability.problem {
+            println!("{name}: {problem}");
+        }
+    }
+    Ok(())
+}

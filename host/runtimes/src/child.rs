@@ -1,0 +1,184 @@
+//! Running a runtime's CLI as a child process: in a process group of its
+//! own, with only the environment it was given, its stdout read line by
+//! line as it comes, and the whole group killed on a timeout, a limit, an
+//! interrupt, or when the run is dropped.
+
+use kaizen_runtime::{CancellationToken, Status};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::process::Command;
+
+/// How long a group has to end after SIGINT or SIGTERM before SIGKILL.
+const GRACE: Duration = Duration::from_secs(2);
+
+/// The most of its stderr kept to explain a failure.
+const STDERR_TAIL: usize = 8 * 1024;
+
+/// The command to run.
+#[derive(Debug, Clone)]
+pub(crate) struct ChildSpec {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// The whole environment: nothing else is inherited.
+    pub env: BTreeMap<String, String>,
+    pub cwd: PathBuf,
+}
+
+/// Why the child stopped before it ended by itself.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Stop {
+    pub status: Status,
+    pub message: String,
+}
+
+/// How the child ended.
+#[derive(Debug)]
+pub(crate) struct Ended {
+    /// Its exit code, when it exited rather than being killed.
+    pub code: Option<i32>,
+    /// What stopped it, when it did not end by itself.
+    pub stopped: Option<Stop>,
+    /// The end of what it wrote to stderr.
+    pub stderr: String,
+    /// How long it ran.
+    pub duration: Duration,
+}
+
+/// Kills the whole group when dropped, unless it is already gone.
+struct GroupGuard(Option<i32>);
+
+impl GroupGuard {
+    fn signal(&self, signal: i32) {
+        if let Some(pgid) = self.0 {
+            // SAFETY: kill(2) with a negative pid signals the group we made;
+            // a group that is gone only yields ESRCH.
+            unsafe { libc::kill(-pgid, signal) };
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        // Whatever the child left behind in its group goes with it.
+        self.signal(libc::SIGKILL);
+    }
+}
+
+/// Runs `spec`, handing each stdout line to `on_line`, which may ask for
+/// the run to stop (a limit it saw crossed). `timeout` and `interrupt`
+/// stop it too: SIGINT (interrupt) or SIGTERM to the group, then SIGKILL
+/// after a grace period.
+pub(crate) async fn run(
+    spec: &ChildSpec,
+    timeout: Option<Duration>,
+    interrupt: &CancellationToken,
+    mut on_line: impl FnMut(&str) -> Option<Stop>,
+) -> std::io::Result<Ended> {
+    let started = Instant::now();
+    let mut child = Command::new(&spec.program)
+        .args(&spec.args)
+        .env_clear()
+        .envs(&spec.env)
+        .current_dir(&spec.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()?;
+    let group = GroupGuard(child.id().and_then(|id| i32::try_from(id).ok()));
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let mut stderr = child.stderr.take().expect("stderr is piped");
+    let stderr_task = tokio::spawn(async move {
+        let mut tail = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stderr.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+            tail.extend_from_slice(&buf[..n]);
+            if tail.len() > 2 * STDERR_TAIL {
+                tail.drain(..tail.len() - STDERR_TAIL);
+            }
+        }
+        let start = tail.len().saturating_sub(STDERR_TAIL);
+        String::from_utf8_lossy(&tail[start..]).into_owned()
+    });
+    let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+    let expired = async {
+        match deadline {
+            Some(deadline) => tokio::time::sleep_until(deadline).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(expired);
+    let mut lines = BufReader::new(stdout).lines();
+    let mut stopped = None;
+    loop {
+        tokio::select! {
+            line = lines.next_line() => match line {
+                Ok(Some(line)) => {
+                    if let Some(stop) = on_line(&line) {
+                        stopped = Some((stop, libc::SIGTERM));
+                        break;
+                    }
+                }
+                // End of output (or unreadable output): wait for the exit.
+                Ok(None) | Err(_) => break,
+            },
+            () = &mut expired => {
+                let secs = timeout.unwrap_or_default().as_secs_f64();
+                stopped = Some((Stop {
+                    status: Status::Timeout,
+                    message: format!("the run took longer than its timeout ({secs}s) and was stopped"),
+                }, libc::SIGTERM));
+                break;
+            }
+            () = interrupt.cancelled() => {
+                stopped = Some((Stop {
+                    status: Status::Interrupted,
+                    message: "interrupted".to_string(),
+                }, libc::SIGINT));
+                break;
+            }
+        }
+    }
+    let status = match &stopped {
+        None => tokio::select! {
+            status = child.wait() => Some(status?),
+            () = &mut expired => {
+                stopped = Some((Stop {
+                    status: Status::Timeout,
+                    message: "the run took longer than its timeout and was stopped".to_string(),
+                }, libc::SIGTERM));
+                None
+            }
+        },
+        Some(_) => None,
+    };
+    let status = match (status, &stopped) {
+        (Some(status), _) => status,
+        (None, Some((_, signal))) => {
+            group.signal(*signal);
+            match tokio::time::timeout(GRACE, child.wait()).await {
+                Ok(status) => status?,
+                Err(_) => {
+                    group.signal(libc::SIGKILL);
+                    child.wait().await?
+                }
+            }
+        }
+        (None, None) => unreachable!("the child is waited for unless it was stopped"),
+    };
+    drop(group);
+    let stderr = stderr_task.await.unwrap_or_default();
+    Ok(Ended {
+        code: status.code(),
+        stopped: stopped.map(|(stop, _)| stop),
+        stderr,
+        duration: started.elapsed(),
+    })
+}

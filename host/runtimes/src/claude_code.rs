@@ -1,0 +1,279 @@
+//! Claude Code (`claude -p … --output-format stream-json --verbose`).
+//!
+//! Its lines: `system`/`init` (session, model, tools), `assistant` (one
+//! content block of a model message per line: text or `tool_use`), `user`
+//! (the `tool_result`s), and a last `result` with the answer, the number of
+//! turns, the cost it reports, its usage and the calls it refused.
+
+use crate::adapter::ExecutionContext;
+use crate::capabilities::{CostReporting, RuntimeCapabilities, Vendor};
+use crate::external::{Cli, Invocation};
+use crate::normalize::{RunSoFar, StreamParser, count, text};
+use kaizen_runtime::permissions::PermissionMode;
+use kaizen_runtime::{Event, PermissionDenial, Status};
+use serde_json::{Value, json};
+use std::collections::HashSet;
+use std::path::Path;
+
+/// Claude Code.
+pub(crate) struct ClaudeCode;
+
+impl Cli for ClaudeCode {
+    fn name(&self) -> &'static str {
+        "claude-code"
+    }
+
+    fn program(&self) -> &'static str {
+        "claude"
+    }
+
+    fn install_hint(&self) -> &'static str {
+        "install it with `npm install -g @anthropic-ai/claude-code`"
+    }
+
+    fn capabilities(&self) -> RuntimeCapabilities {
+        RuntimeCapabilities {
+            vendors: vec![Vendor::Anthropic],
+            default_model: "claude-sonnet-4-5".to_string(),
+            tools: [
+                "Bash",
+                "Read",
+                "Write",
+                "Edit",
+                "Glob",
+                "Grep",
+                "WebFetch",
+                "WebSearch",
+                "Task",
+                "TodoWrite",
+                "NotebookEdit",
+            ]
+            .map(String::from)
+            .to_vec(),
+            sandbox: vec!["permission rules; optional bubblewrap sandbox for Bash".to_string()],
+            mcp: true,
+            streaming: true,
+            cost: CostReporting::Reported,
+            resume: true,
+            max_context_tokens: 200_000,
+        }
+    }
+
+    fn env_vars(&self) -> &'static [&'static str] {
+        &[
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
+            "ANTHROPIC_BASE_URL",
+            "CLAUDE_CONFIG_DIR",
+            // Claude Code refuses bypassPermissions as root unless it is
+            // told it runs in a sandbox; only the user can say so.
+            "IS_SANDBOX",
+        ]
+    }
+
+    fn invocation(
+        &self,
+        context: &ExecutionContext,
+        model: &str,
+        scratch: &Path,
+    ) -> Result<Invocation, String> {
+        let limits = &context.limits;
+        let mut args: Vec<String> = [
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--model",
+            model,
+            "--permission-mode",
+            context.permission_mode.as_str(),
+        ]
+        .map(String::from)
+        .to_vec();
+        args.extend(["--max-turns".to_string(), limits.max_cycles.to_string()]);
+        if limits.budget_usd > 0.0 {
+            args.extend([
+                "--max-budget-usd".to_string(),
+                limits.budget_usd.to_string(),
+            ]);
+        }
+        for (flag, rules) in [
+            ("--allowedTools", &context.allowed_tools),
+            ("--disallowedTools", &context.disallowed_tools),
+        ] {
+            if !rules.is_empty() {
+                args.push(flag.to_string());
+                args.push(rules.join(","));
+            }
+        }
+        if !context.trusted_workspace {
+            // Not the workspace's .claude/settings*.json: their hooks
+            // would run commands a hostile repository chose.
+            args.extend(["--setting-sources".to_string(), "user".to_string()]);
+        }
+        if let Some(instructions) = &context.instructions {
+            args.extend(["--append-system-prompt".to_string(), instructions.clone()]);
+        }
+        if !context.mcp_servers.is_empty() {
+            let servers: serde_json::Map<String, Value> = context
+                .mcp_servers
+                .iter()
+                .map(|s| {
+                    let server = json!({"command": s.command, "args": s.args, "env": s.env});
+                    (s.name.clone(), server)
+                })
+                .collect();
+            let file = scratch.join("mcp.json");
+            std::fs::write(&file, json!({ "mcpServers": servers }).to_string())
+                .map_err(|err| format!("cannot write its MCP config: {err}"))?;
+            args.extend([
+                "--strict-mcp-config".to_string(),
+                "--mcp-config".to_string(),
+                file.display().to_string(),
+            ]);
+        }
+        // The task last, after `--`, so that one starting with a dash is
+        // not read as a flag.
+        args.extend(["--".to_string(), context.task.clone()]);
+        let env = [("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")]
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .into();
+        let mut notes = Vec::new();
+        if context.permission_mode == PermissionMode::Default {
+            notes.push(
+                "claude-code runs without a terminal: calls its default mode would ask about are refused"
+                    .to_string(),
+            );
+        }
+        Ok(Invocation { args, env, notes })
+    }
+
+    fn parser(&self) -> Box<dyn StreamParser> {
+        Box::new(Parser::default())
+    }
+}
+
+/// Reads Claude Code's stream.
+#[derive(Default)]
+struct Parser {
+    /// The model messages seen: one model call each.
+    messages: HashSet<String>,
+}
+
+impl StreamParser for Parser {
+    fn line(&mut self, line: &Value, run: &mut RunSoFar, emit: &mut dyn FnMut(Event)) {
+        match line["type"].as_str().unwrap_or_default() {
+            "system" if line["subtype"] == "init" => {
+                run.session_id = text(line, "session_id");
+                if let Some(model) = line["model"].as_str() {
+                    run.model = model.to_string();
+                }
+                emit(Event::SessionStart {
+                    session_id: run.session_id.clone(),
+                    model: run.model.clone(),
+                    cwd: text(line, "cwd"),
+                    tools: strings(&line["tools"]),
+                });
+            }
+            "assistant" => {
+                let message = &line["message"];
+                let id = text(message, "id");
+                if self.messages.insert(id) {
+                    run.cycles += 1;
+                }
+                for block in message["content"].as_array().into_iter().flatten() {
+                    match block["type"].as_str() {
+                        Some("text") => run.said(block["text"].as_str().unwrap_or(""), emit),
+                        Some("tool_use") => run.call_started(
+                            &text(block, "id"),
+                            &text(block, "name"),
+                            block["input"].clone(),
+                            emit,
+                        ),
+                        _ => {}
+                    }
+                }
+            }
+            "user" => {
+                for block in line["message"]["content"].as_array().into_iter().flatten() {
+                    if block["type"] == "tool_result" {
+                        let failed = block["is_error"].as_bool().unwrap_or(false);
+                        let output = result_text(&block["content"]);
+                        run.call_ended(&text(block, "tool_use_id"), failed, &output, emit);
+                    }
+                }
+            }
+            "result" => {
+                run.usage = kaizen_llm::Usage {
+                    input_tokens: count(line, "/usage/input_tokens"),
+                    output_tokens: count(line, "/usage/output_tokens"),
+                    cache_read_tokens: count(line, "/usage/cache_read_input_tokens"),
+                    cache_write_tokens: count(line, "/usage/cache_creation_input_tokens"),
+                };
+                run.reported_cost = line["total_cost_usd"].as_f64();
+                if let Some(answer) = line["result"].as_str() {
+                    run.output = answer.to_string();
+                }
+                run.denials = line["permission_denials"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|denial| PermissionDenial {
+                        tool_name: text(denial, "tool_name"),
+                        tool_use_id: text(denial, "tool_use_id"),
+                        tool_input: denial["tool_input"].clone(),
+                    })
+                    .collect();
+                run.ended = Some(verdict(line));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// How a `result` line says the run ended.
+fn verdict(line: &Value) -> (Status, Option<String>) {
+    let is_error = line["is_error"].as_bool().unwrap_or(false);
+    let said = || {
+        let errors = strings(&line["errors"]);
+        match line["result"].as_str() {
+            Some(result) if !result.is_empty() => result.to_string(),
+            _ if !errors.is_empty() => errors.join("; "),
+            _ => format!("claude-code ended with {}", text(line, "subtype")),
+        }
+    };
+    match line["subtype"].as_str().unwrap_or_default() {
+        "success" if !is_error => (Status::Complete, None),
+        "error_max_turns" => (
+            Status::MaxCycles,
+            Some("the run reached its limit of model calls (claude-code's --max-turns)".into()),
+        ),
+        "error_max_budget_usd" => (
+            Status::BudgetExceeded,
+            Some("the run spent its budget (claude-code's --max-budget-usd)".into()),
+        ),
+        _ => (Status::Error, Some(said())),
+    }
+}
+
+/// A tool result's content: text, or the text blocks of a list.
+fn result_text(content: &Value) -> String {
+    match content {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|block| block["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str().map(String::from))
+        .collect()
+}

@@ -1,0 +1,243 @@
+//! Codex CLI (`codex exec --json`).
+//!
+//! Its lines: `thread.started` (the thread id), `turn.started`,
+//! `item.started`/`item.updated`/`item.completed` for each item of the turn
+//! (`agent_message`, `reasoning`, `command_execution`, `file_change`,
+//! `mcp_tool_call`, `web_search`, `todo_list`), and `turn.completed` with the
+//! turn's usage, or `turn.failed`/`error`. It reports no cost, and no model
+//! calls: each tool call, then the answer, counts as one.
+
+use crate::adapter::ExecutionContext;
+use crate::capabilities::{CostReporting, RuntimeCapabilities, Vendor};
+use crate::external::{Cli, Invocation};
+use crate::normalize::{CycleCounter, RunSoFar, StreamParser, count, text};
+use kaizen_runtime::permissions::PermissionMode;
+use kaizen_runtime::{Event, Status};
+use serde_json::{Value, json};
+use std::path::Path;
+
+/// The provider Codex is given when `OPENAI_BASE_URL` points elsewhere.
+const PROVIDER: &str = "kaizen-openai";
+
+/// Codex CLI.
+pub(crate) struct Codex;
+
+impl Cli for Codex {
+    fn name(&self) -> &'static str {
+        "codex"
+    }
+
+    fn program(&self) -> &'static str {
+        "codex"
+    }
+
+    fn install_hint(&self) -> &'static str {
+        "install it with `npm install -g @openai/codex`"
+    }
+
+    fn capabilities(&self) -> RuntimeCapabilities {
+        RuntimeCapabilities {
+            vendors: vec![Vendor::Openai],
+            default_model: "gpt-5".to_string(),
+            tools: [
+                "shell",
+                "apply_patch",
+                "update_plan",
+                "view_image",
+                "web_search",
+            ]
+            .map(String::from)
+            .to_vec(),
+            sandbox: vec!["Landlock and seccomp (read-only, workspace-write)".to_string()],
+            mcp: true,
+            streaming: true,
+            cost: CostReporting::Estimated,
+            resume: true,
+            max_context_tokens: 272_000,
+        }
+    }
+
+    fn env_vars(&self) -> &'static [&'static str] {
+        &[
+            "OPENAI_API_KEY",
+            "CODEX_API_KEY",
+            "OPENAI_BASE_URL",
+            "CODEX_HOME",
+        ]
+    }
+
+    fn invocation(
+        &self,
+        context: &ExecutionContext,
+        model: &str,
+        _scratch: &Path,
+    ) -> Result<Invocation, String> {
+        let mut notes = Vec::new();
+        let mut args: Vec<String> = ["exec", "--json", "--skip-git-repo-check", "-m", model]
+            .map(String::from)
+            .to_vec();
+        args.extend(["-C".to_string(), context.workspace.display().to_string()]);
+        match context.permission_mode {
+            PermissionMode::Plan => args.extend(["--sandbox".into(), "read-only".into()]),
+            PermissionMode::BypassPermissions => {
+                args.push("--dangerously-bypass-approvals-and-sandbox".to_string());
+            }
+            PermissionMode::Default | PermissionMode::AcceptEdits | PermissionMode::DontAsk => {
+                args.extend(["--sandbox".into(), "workspace-write".into()]);
+            }
+        }
+        let mut config = Vec::new();
+        if let Some(base_url) = context.env.get("OPENAI_BASE_URL") {
+            // Codex's built-in provider ignores the variable: a provider of
+            // its own, on the Responses wire (the only one Codex speaks).
+            config.push(format!("model_provider={}", toml_string(PROVIDER)));
+            config.push(format!(
+                "model_providers.{PROVIDER}={{name={},base_url={},env_key=\"OPENAI_API_KEY\",wire_api=\"responses\"}}",
+                toml_string("OpenAI (OPENAI_BASE_URL)"),
+                toml_string(base_url),
+            ));
+        }
+        if let Some(instructions) = &context.instructions {
+            config.push(format!(
+                "developer_instructions={}",
+                toml_string(instructions)
+            ));
+        }
+        for server in &context.mcp_servers {
+            let args: Vec<String> = server.args.iter().map(|a| toml_string(a)).collect();
+            let env: Vec<String> = server
+                .env
+                .iter()
+                .map(|(k, v)| format!("{}={}", toml_string(k), toml_string(v)))
+                .collect();
+            config.push(format!(
+                "mcp_servers.{}={{command={},args=[{}],env={{{}}}}}",
+                toml_string(&server.name),
+                toml_string(&server.command),
+                args.join(","),
+                env.join(",")
+            ));
+        }
+        for entry in config {
+            args.extend(["-c".to_string(), entry]);
+        }
+        if !context.allowed_tools.is_empty() || !context.disallowed_tools.is_empty() {
+            notes.push(
+                "codex has no per-tool rules: --allowedTools and --disallowedTools are not applied; its sandbox mode is"
+                    .to_string(),
+            );
+        }
+        args.extend(["--".to_string(), context.task.clone()]);
+        Ok(Invocation {
+            args,
+            env: Default::default(),
+            notes,
+        })
+    }
+
+    fn parser(&self) -> Box<dyn StreamParser> {
+        Box::new(Parser::default())
+    }
+}
+
+/// A TOML basic string (JSON's escapes are TOML's).
+fn toml_string(text: &str) -> String {
+    json!(text).to_string()
+}
+
+/// Reads Codex's stream.
+#[derive(Default)]
+struct Parser {
+    cycles: CycleCounter,
+}
+
+/// The item types that are tool calls.
+fn is_tool(item: &Value) -> bool {
+    matches!(
+        item["type"].as_str(),
+        Some("command_execution" | "file_change" | "mcp_tool_call" | "web_search")
+    )
+}
+
+/// A tool item's name and arguments, as Kaizen reports them.
+fn call_of(item: &Value) -> (String, Value) {
+    match item["type"].as_str().unwrap_or_default() {
+        "command_execution" => ("shell".into(), json!({"command": item["command"]})),
+        "file_change" => ("apply_patch".into(), json!({"changes": item["changes"]})),
+        "mcp_tool_call" => (
+            format!("mcp__{}__{}", text(item, "server"), text(item, "tool")),
+            item["arguments"].clone(),
+        ),
+        other => (other.to_string(), json!({"query": item["query"]})),
+    }
+}
+
+impl StreamParser for Parser {
+    fn line(&mut self, line: &Value, run: &mut RunSoFar, emit: &mut dyn FnMut(Event)) {
+        let item = &line["item"];
+        match line["type"].as_str().unwrap_or_default() {
+            "thread.started" => {
+                run.session_id = text(line, "thread_id");
+                emit(Event::SessionStart {
+                    session_id: run.session_id.clone(),
+                    model: run.model.clone(),
+                    cwd: String::new(),
+                    tools: self_tools(),
+                });
+            }
+            "item.started" if is_tool(item) => {
+                self.cycles.model_acted(run);
+                let (name, arguments) = call_of(item);
+                run.call_started(&text(item, "id"), &name, arguments, emit);
+            }
+            "item.completed" if is_tool(item) => {
+                let id = text(item, "id");
+                if !run.tool_calls.iter().any(|call| call.id == id) {
+                    self.cycles.model_acted(run);
+                    let (name, arguments) = call_of(item);
+                    run.call_started(&id, &name, arguments, emit);
+                }
+                let failed = item["status"] == "failed"
+                    || item["exit_code"].as_i64().is_some_and(|code| code != 0);
+                let output = match item["aggregated_output"].as_str() {
+                    Some(output) => output.to_string(),
+                    None => item["result"].to_string(),
+                };
+                run.call_ended(&id, failed, &output, emit);
+                self.cycles.results_came();
+            }
+            "item.completed" if item["type"] == "agent_message" => {
+                self.cycles.model_acted(run);
+                run.said(item["text"].as_str().unwrap_or_default(), emit);
+            }
+            // Codex's warnings come as items of their own.
+            "item.completed" if item["type"] == "error" => emit(Event::Notice {
+                source: "codex".to_string(),
+                text: text(item, "message"),
+            }),
+            "turn.completed" => {
+                run.usage.input_tokens += count(line, "/usage/input_tokens")
+                    .saturating_sub(count(line, "/usage/cached_input_tokens"));
+                run.usage.cache_read_tokens += count(line, "/usage/cached_input_tokens");
+                run.usage.output_tokens += count(line, "/usage/output_tokens");
+                run.ended = Some((Status::Complete, None));
+            }
+            "turn.failed" => {
+                let message = line["error"]["message"]
+                    .as_str()
+                    .unwrap_or("the turn failed");
+                run.ended = Some((Status::Error, Some(message.to_string())));
+            }
+            "error" => {
+                let message = text(line, "message");
+                run.ended = Some((Status::Error, Some(message)));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The tools Codex offers its model.
+fn self_tools() -> Vec<String> {
+    Codex.capabilities().tools
+}

@@ -1,0 +1,287 @@
+//! Gemini CLI (`gemini -p … --output-format stream-json`).
+//!
+//! Its lines: `init` (session and model), `message` (the user's and the
+//! assistant's text, the latter in deltas), `tool_use`, `tool_result`,
+//! `error`, and a last `result` with a status and the run's token counts.
+//! It reports no cost.
+//!
+//! Settings go in a system settings file of the run's own
+//! (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`), which overrides the user's without
+//! touching them: API-key authentication when a key is given (a base-URL
+//! override alone selects an authentication headless mode refuses), the
+//! MCP servers, the turn limit, no usage statistics or update checks.
+//! Gemini CLI skips that file, with a warning, when a directory above it
+//! may be written by others (as `/tmp` may), so the scratch directory must
+//! be private. Telemetry is also turned off by its variable.
+
+use crate::adapter::ExecutionContext;
+use crate::capabilities::{CostReporting, RuntimeCapabilities, Vendor};
+use crate::external::{Cli, Invocation};
+use crate::normalize::{CycleCounter, RunSoFar, StreamParser, count, text};
+use kaizen_runtime::permissions::PermissionMode;
+use kaizen_runtime::{Event, Status};
+use serde_json::{Value, json};
+use std::path::Path;
+
+/// Gemini CLI.
+pub(crate) struct GeminiCli;
+
+impl Cli for GeminiCli {
+    fn name(&self) -> &'static str {
+        "gemini-cli"
+    }
+
+    fn program(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn install_hint(&self) -> &'static str {
+        "install it with `npm install -g @google/gemini-cli`"
+    }
+
+    fn capabilities(&self) -> RuntimeCapabilities {
+        RuntimeCapabilities {
+            vendors: vec![Vendor::Gemini],
+            default_model: "gemini-2.5-pro".to_string(),
+            tools: [
+                "run_shell_command",
+                "read_file",
+                "write_file",
+                "replace",
+                "glob",
+                "search_file_content",
+                "list_directory",
+                "web_fetch",
+                "google_web_search",
+                "save_memory",
+                "write_todos",
+            ]
+            .map(String::from)
+            .to_vec(),
+            sandbox: vec!["optional container or Seatbelt sandbox (GEMINI_SANDBOX)".to_string()],
+            mcp: true,
+            streaming: true,
+            cost: CostReporting::Estimated,
+            resume: true,
+            max_context_tokens: 1_048_576,
+        }
+    }
+
+    fn env_vars(&self) -> &'static [&'static str] {
+        &[
+            "GEMINI_API_KEY",
+            "GOOGLE_API_KEY",
+            "GOOGLE_GEMINI_BASE_URL",
+            "GOOGLE_CLOUD_PROJECT",
+            "GOOGLE_CLOUD_LOCATION",
+            "GOOGLE_GENAI_USE_VERTEXAI",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "GEMINI_CLI_HOME",
+            "GEMINI_SANDBOX",
+        ]
+    }
+
+    fn invocation(
+        &self,
+        context: &ExecutionContext,
+        model: &str,
+        scratch: &Path,
+    ) -> Result<Invocation, String> {
+        let mut notes = Vec::new();
+        let mode = match context.permission_mode {
+            PermissionMode::Default | PermissionMode::DontAsk => "default",
+            PermissionMode::AcceptEdits => "auto_edit",
+            PermissionMode::Plan => "plan",
+            PermissionMode::BypassPermissions => "yolo",
+        };
+        let mut args: Vec<String> = [
+            "--output-format",
+            "stream-json",
+            "-m",
+            model,
+            "--approval-mode",
+            mode,
+        ]
+        .map(String::from)
+        .to_vec();
+        if context.trusted_workspace {
+            // Gemini CLI's own trust, for this session only; without it,
+            // it leaves the workspace's settings alone.
+            args.push("--skip-trust".to_string());
+        }
+        if !context.allowed_tools.is_empty() {
+            args.push("--allowed-tools".to_string());
+            args.extend(context.allowed_tools.iter().cloned());
+        }
+        if !context.disallowed_tools.is_empty() {
+            notes.push("gemini-cli takes no --disallowedTools rules: they are not applied".into());
+        }
+        if context.instructions.is_some() {
+            notes.push(
+                "gemini-cli can only replace its system prompt, not add to it: the extra instructions go before the task"
+                    .into(),
+            );
+        }
+        let mut settings = json!({
+            "privacy": {"usageStatisticsEnabled": false},
+            "telemetry": {"enabled": false},
+            "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+            "model": {"maxSessionTurns": context.limits.max_cycles},
+        });
+        if context.env.contains_key("GEMINI_API_KEY") {
+            settings["security"] = json!({"auth": {"selectedType": "gemini-api-key"}});
+        }
+        if !context.mcp_servers.is_empty() {
+            let servers: serde_json::Map<String, Value> = context
+                .mcp_servers
+                .iter()
+                .map(|s| {
+                    let server = json!({"command": s.command, "args": s.args, "env": s.env});
+                    (s.name.clone(), server)
+                })
+                .collect();
+            settings["mcpServers"] = Value::Object(servers);
+        }
+        let file = scratch.join("settings.json");
+        std::fs::write(&file, settings.to_string())
+            .map_err(|err| format!("cannot write its settings: {err}"))?;
+        let task = match &context.instructions {
+            Some(instructions) => format!("{instructions}\n\n{}", context.task),
+            None => context.task.clone(),
+        };
+        args.extend(["--prompt".to_string(), task]);
+        let env = [
+            (
+                "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
+                file.display().to_string(),
+            ),
+            ("GEMINI_TELEMETRY_ENABLED", "false".to_string()),
+        ]
+        .map(|(k, v)| (k.to_string(), v))
+        .into();
+        if let Some(open) = writable_by_others(scratch) {
+            notes.push(format!(
+                "gemini-cli skips settings under {}, which others can write: set KAIZEN_HOME to a private directory (its API-key authentication, turn limit and MCP servers are in those settings)",
+                open.display()
+            ));
+        }
+        Ok(Invocation { args, env, notes })
+    }
+
+    fn parser(&self) -> Box<dyn StreamParser> {
+        Box::new(Parser::default())
+    }
+}
+
+/// Reads Gemini CLI's stream.
+#[derive(Default)]
+struct Parser {
+    cycles: CycleCounter,
+    /// The assistant's text of the current model call, from its deltas.
+    text: String,
+}
+
+impl Parser {
+    /// Ends the assistant's text of the current call, if any.
+    fn flush(&mut self, run: &mut RunSoFar, emit: &mut dyn FnMut(Event)) {
+        let text = std::mem::take(&mut self.text);
+        if !text.is_empty() {
+            run.output = text.clone();
+            emit(Event::Assistant {
+                cycle: run.cycles.max(1),
+                model: run.model.clone(),
+                text,
+            });
+        }
+    }
+}
+
+impl StreamParser for Parser {
+    fn line(&mut self, line: &Value, run: &mut RunSoFar, emit: &mut dyn FnMut(Event)) {
+        match line["type"].as_str().unwrap_or_default() {
+            "init" => {
+                run.session_id = text(line, "session_id");
+                if let Some(model) = line["model"].as_str() {
+                    run.model = model.to_string();
+                }
+                emit(Event::SessionStart {
+                    session_id: run.session_id.clone(),
+                    model: run.model.clone(),
+                    cwd: String::new(),
+                    tools: GeminiCli.capabilities().tools,
+                });
+            }
+            "message" if line["role"] == "assistant" => {
+                self.cycles.model_acted(run);
+                let delta = line["content"].as_str().unwrap_or_default();
+                if !delta.is_empty() {
+                    emit(Event::TextDelta {
+                        text: delta.to_string(),
+                    });
+                    self.text.push_str(delta);
+                }
+            }
+            "tool_use" => {
+                self.cycles.model_acted(run);
+                self.flush(run, emit);
+                run.call_started(
+                    &text(line, "tool_id"),
+                    &text(line, "tool_name"),
+                    line["parameters"].clone(),
+                    emit,
+                );
+            }
+            "tool_result" => {
+                let failed = line["status"] != "success";
+                let output = match line["output"].as_str() {
+                    Some(output) => output.to_string(),
+                    None => line["error"]["message"].as_str().unwrap_or("").to_string(),
+                };
+                run.call_ended(&text(line, "tool_id"), failed, &output, emit);
+                self.cycles.results_came();
+            }
+            "result" => {
+                self.flush(run, emit);
+                let stats = &line["stats"];
+                run.usage.input_tokens =
+                    count(stats, "/input_tokens").saturating_sub(count(stats, "/cached"));
+                run.usage.cache_read_tokens = count(stats, "/cached");
+                run.usage.output_tokens = count(stats, "/output_tokens");
+                let error_type = line["error"]["type"].as_str().unwrap_or_default();
+                run.ended = Some(match line["status"].as_str() {
+                    Some("success") => (Status::Complete, None),
+                    // Its own turn limit, set from --max-cycles.
+                    _ if error_type.contains("TurnLimited") => (
+                        Status::MaxCycles,
+                        Some("the run reached its limit of model calls (gemini-cli's maxSessionTurns)".into()),
+                    ),
+                    _ => (Status::Error, Some(error_message(line))),
+                });
+            }
+            "error" => {
+                self.flush(run, emit);
+                emit(Event::Notice {
+                    source: "gemini-cli".to_string(),
+                    text: text(line, "message"),
+                });
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The first directory at or above `dir` that users other than its owner
+/// may write, as Gemini CLI refuses for a settings file.
+fn writable_by_others(dir: &Path) -> Option<&Path> {
+    use std::os::unix::fs::PermissionsExt;
+    dir.ancestors()
+        .find(|dir| std::fs::metadata(dir).is_ok_and(|meta| meta.permissions().mode() & 0o022 != 0))
+}
+
+/// What a failed `result` says.
+fn error_message(line: &Value) -> String {
+    match line["error"]["message"].as_str() {
+        Some(message) => message.to_string(),
+        None => "gemini-cli reported an error".to_string(),
+    }
+}
