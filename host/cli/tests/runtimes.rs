@@ -7,7 +7,7 @@
 
 mod common;
 
-use kaizen_model_server::{ModelServer, Recorded, Reply, Script, Wire};
+use kaizen_model_server::{Fault, ModelServer, Recorded, Reply, Script, Wire};
 use kaizen_test_support::netns;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -47,13 +47,14 @@ fn inside(name: &str) -> bool {
 
 /// How one runtime is driven: its model, the wire it speaks, and how its
 /// shell tool is called and reported.
+#[derive(Clone)]
 struct Case {
     runtime: &'static str,
     model: &'static str,
     wire: Wire,
-    /// The tool the model calls, and its arguments.
+    /// The tool the model calls, and the argument that holds the command.
     tool: &'static str,
-    arguments: String,
+    arg: &'static str,
     /// The name the result reports the call under.
     reported_tool: &'static str,
     /// The whole run's cost at the price table's prices for the scripted
@@ -63,8 +64,10 @@ struct Case {
     estimated: bool,
 }
 
+/// The runtimes that are other vendors' CLIs.
+const EXTERNAL: [&str; 3] = ["claude-code", "codex", "gemini-cli"];
+
 fn case(runtime: &'static str) -> Case {
-    let command = serde_json::json!({ "command": COMMAND }).to_string();
     // Claude Sonnet 4.5: $3 and $15 per million.
     let sonnet = 250.0 * 3.0 / 1e6 + 25.0 * 15.0 / 1e6;
     match runtime {
@@ -73,7 +76,7 @@ fn case(runtime: &'static str) -> Case {
             model: "claude-sonnet-4-5",
             wire: Wire::Anthropic,
             tool: "Bash",
-            arguments: command,
+            arg: "command",
             reported_tool: "Bash",
             cost_usd: sonnet,
             estimated: false,
@@ -83,7 +86,7 @@ fn case(runtime: &'static str) -> Case {
             model: "gpt-5",
             wire: Wire::Responses,
             tool: "exec_command",
-            arguments: serde_json::json!({ "cmd": COMMAND }).to_string(),
+            arg: "cmd",
             reported_tool: "shell",
             // GPT-5: $1.25 and $10 per million.
             cost_usd: 250.0 * 1.25 / 1e6 + 25.0 * 10.0 / 1e6,
@@ -94,7 +97,7 @@ fn case(runtime: &'static str) -> Case {
             model: "gemini-2.5-flash",
             wire: Wire::Gemini,
             tool: "run_shell_command",
-            arguments: command,
+            arg: "command",
             reported_tool: "run_shell_command",
             // Gemini 2.5 Flash: $0.30 and $2.50 per million.
             cost_usd: 250.0 * 0.30 / 1e6 + 25.0 * 2.50 / 1e6,
@@ -107,8 +110,14 @@ fn case(runtime: &'static str) -> Case {
 /// The two-step task's script: the shell command, then the answer. Side
 /// requests without tools (titles, summaries) get an aside.
 fn two_steps(case: &Case) -> Script {
+    runs(case, COMMAND)
+}
+
+/// A script that runs `command` in the case's shell tool, then answers.
+fn runs(case: &Case, command: &str) -> Script {
+    let arguments = serde_json::json!({ case.arg: command }).to_string();
     let mut script = Script::new()
-        .reply(Reply::tool(case.tool, &case.arguments).with_usage(100, 20))
+        .reply(Reply::tool(case.tool, &arguments).with_usage(100, 20))
         .reply(Reply::text("All done.").with_usage(150, 5));
     script.aside = Some(Reply::text("A title").with_usage(1, 1));
     script
@@ -313,4 +322,284 @@ async fn gemini_cli_runs_the_two_step_task() {
     if inside("gemini_cli_runs_the_two_step_task") {
         two_step_task("gemini-cli").await;
     }
+}
+
+/// A command that runs until it is killed, known by its `seconds`.
+fn sleeper(seconds: u32) -> String {
+    format!("python3 -c 'import time; time.sleep({seconds})'")
+}
+
+/// Waits until no process runs `command` (true), or a few seconds pass.
+fn gone(command: &str) -> bool {
+    for _ in 0..100 {
+        if common::host_processes_with(command).is_empty() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    false
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn max_cycles_maps_onto_each_cli() {
+    clis_bin();
+    if !inside("max_cycles_maps_onto_each_cli") {
+        return;
+    }
+    for runtime in EXTERNAL {
+        let case = case(runtime);
+        let server = ModelServer::start(two_steps(&case)).await.unwrap();
+        let (home, ws) = dirs();
+        let out = run_on(&case, home.path(), ws.path(), &server, &["--max-cycles", "1"]);
+        let result = result_of(&out);
+        assert_eq!(out.status.code(), Some(3), "{runtime}: {result:#}");
+        assert_eq!(result["status"], "max_cycles", "{runtime}: {result:#}");
+        let why = result["error_message"].as_str().unwrap();
+        assert!(why.contains("limit of") && why.contains("model calls"), "{why}");
+        assert_eq!(result["runtime_name"], runtime);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_timeout_stops_the_cli_and_every_command_it_started() {
+    clis_bin();
+    if !inside("a_timeout_stops_the_cli_and_every_command_it_started") {
+        return;
+    }
+    let command = sleeper(3079);
+    for runtime in EXTERNAL {
+        let case = case(runtime);
+        let server = ModelServer::start(runs(&case, &command)).await.unwrap();
+        let (home, ws) = dirs();
+        let out = run_on(&case, home.path(), ws.path(), &server, &["--timeout", "3"]);
+        let result = result_of(&out);
+        assert_eq!(out.status.code(), Some(3), "{runtime}: {result:#}");
+        assert_eq!(result["status"], "timeout", "{runtime}: {result:#}");
+        assert!(result["error_message"].as_str().unwrap().contains("timeout"));
+        // The command was cut short with the rest.
+        assert_eq!(result["tool_calls"][0]["status"], "error", "{result:#}");
+        assert!(
+            gone("time.sleep(3079)"),
+            "{runtime} left its command running after the timeout"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_interrupt_stops_the_cli_and_its_commands() {
+    clis_bin();
+    if !inside("an_interrupt_stops_the_cli_and_its_commands") {
+        return;
+    }
+    let command = sleeper(3080);
+    for runtime in EXTERNAL {
+        let case = case(runtime);
+        let server = ModelServer::start(runs(&case, &command)).await.unwrap();
+        let (home, ws) = dirs();
+        let child = kaizen(
+            home.path(),
+            ws.path(),
+            &server,
+            &clis_bin(),
+            &[
+                "run",
+                "--runtime",
+                runtime,
+                "--output-format",
+                "json",
+                "--model",
+                case.model,
+                "--permission-mode",
+                "bypassPermissions",
+                "wait",
+            ],
+        )
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+        let child = common::KillOnDrop(child);
+        let mut running = false;
+        for _ in 0..600 {
+            if !common::host_processes_with("time.sleep(3080)").is_empty() {
+                running = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        assert!(running, "{runtime} never ran its command");
+        // SAFETY: signalling the child this test started.
+        unsafe { libc::kill(child.0.id() as i32, libc::SIGINT) };
+        let out = take(child).wait_with_output().unwrap();
+        let result = result_of(&out);
+        assert_eq!(out.status.code(), Some(130), "{runtime}: {result:#}");
+        assert_eq!(result["status"], "interrupted", "{runtime}: {result:#}");
+        assert!(gone("time.sleep(3080)"), "{runtime} left its command running");
+    }
+}
+
+/// The process out of its guard, to wait for it.
+fn take(guard: common::KillOnDrop) -> std::process::Child {
+    let guard = std::mem::ManuallyDrop::new(guard);
+    // SAFETY: the guard is never used or dropped again.
+    unsafe { std::ptr::read(&guard.0) }
+}
+
+#[test]
+fn a_missing_cli_is_reported_and_runtimes_lists_what_is_installed() {
+    let (home, ws) = dirs();
+    for (runtime, program) in [
+        ("claude-code", "claude"),
+        ("codex", "codex"),
+        ("gemini-cli", "gemini"),
+    ] {
+        let out = common::command(home.path(), ws.path(), ["run", "--runtime", runtime, "a task"])
+            .env("PATH", "/usr/bin:/bin")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "{runtime} is not available: `{program}` is not on PATH (install it with `npm install -g"
+            )),
+            "{stderr}"
+        );
+    }
+    let list = |path: String| {
+        let out = Command::new(env!("CARGO_BIN_EXE_kaizen"))
+            .args(["runtimes", "--json"])
+            .env("KAIZEN_HOME", home.path())
+            .env("PATH", path)
+            .output()
+            .unwrap();
+        let rows: Value = serde_json::from_str(&common::succeeded(&out)).unwrap();
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .map(|row| (row["name"].as_str().unwrap().to_string(), row["availability"].clone()))
+            .collect::<Vec<_>>()
+    };
+    let missing = list("/usr/bin:/bin".into());
+    let names: Vec<&str> = missing.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names, ["kaizen", "claude-code", "codex", "gemini-cli"]);
+    for (name, availability) in &missing[1..] {
+        assert_eq!(availability["installed"], false, "{name}");
+        assert!(availability["problem"].as_str().unwrap().contains("not on PATH"));
+    }
+    let installed = list(format!("{}:/usr/bin:/bin", clis_bin().display()));
+    let versions: Vec<&str> = installed[1..]
+        .iter()
+        .map(|(_, availability)| availability["version"].as_str().unwrap())
+        .collect();
+    assert_eq!(versions, ["2.1.332 (Claude Code)", "codex-cli 0.171.0", "0.61.0"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn auto_chooses_by_what_the_task_needs_and_falls_back() {
+    clis_bin();
+    if !inside("auto_chooses_by_what_the_task_needs_and_falls_back") {
+        return;
+    }
+    let auto = |case: &Case| Case {
+        runtime: "auto",
+        ..case.clone()
+    };
+
+    // The model decides: only Gemini CLI serves Gemini's models.
+    let gemini = case("gemini-cli");
+    let server = ModelServer::start(two_steps(&gemini)).await.unwrap();
+    let (home, ws) = dirs();
+    let result = result_of(&run_on(&auto(&gemini), home.path(), ws.path(), &server, &[]));
+    let selection = &result["runtime_selection"];
+    assert_eq!(result["status"], "complete", "{result:#}");
+    assert_eq!(selection["requested"], "auto");
+    assert_eq!(selection["chosen"], "gemini-cli");
+    assert!(selection["reason"].as_str().unwrap().starts_with("auto: "));
+    let passed: Vec<&str> = selection["passed_over"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["runtime"].as_str().unwrap())
+        .collect();
+    assert_eq!(passed, ["kaizen", "claude-code", "codex"], "{result:#}");
+    assert!(selection["passed_over"][0]["why"]
+        .as_str()
+        .unwrap()
+        .contains("does not serve the model gemini-2.5-flash"));
+
+    // A missing runtime is passed over: Claude Code ranks first on its
+    // record, but is not installed.
+    let claude = case("claude-code");
+    let server = ModelServer::start(two_steps(&claude)).await.unwrap();
+    let (home, ws) = dirs();
+    record_cheap_claude_code(home.path());
+    let bin = home.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for program in ["node", "codex", "gemini"] {
+        std::os::unix::fs::symlink(clis_bin().join(program), bin.join(program)).unwrap();
+    }
+    let mut args: Vec<&str> = vec!["run", "--runtime", "auto", "--output-format", "json"];
+    args.extend(["--model", claude.model, "--permission-mode", "bypassPermissions"]);
+    args.push("Make proof.txt say kaizen-was-here, then show it.");
+    let out = kaizen(home.path(), ws.path(), &server, &bin, &args).output().unwrap();
+    let result = result_of(&out);
+    let selection = &result["runtime_selection"];
+    assert_eq!(result["status"], "complete", "{result:#}");
+    assert_eq!(selection["chosen"], "kaizen", "{result:#}");
+    let claude_passed = selection["passed_over"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["runtime"] == "claude-code")
+        .unwrap();
+    assert!(claude_passed["why"].as_str().unwrap().contains("not on PATH"));
+
+    // A runtime that fails before doing any work is passed over: Claude
+    // Code's first request is refused, and Kaizen's loop does the task.
+    let mut script = Script::new().fault(Fault::Status {
+        code: 400,
+        retry_after: None,
+        message: Some("prompt is too long".into()),
+    });
+    let steps = two_steps(&claude);
+    script.turns.extend(steps.turns);
+    script.aside = steps.aside;
+    let server = ModelServer::start(script).await.unwrap();
+    let (home, ws) = dirs();
+    record_cheap_claude_code(home.path());
+    let out = run_on(&auto(&claude), home.path(), ws.path(), &server, &[]);
+    let result = result_of(&out);
+    let selection = &result["runtime_selection"];
+    assert_eq!(result["status"], "complete", "{result:#}");
+    assert_eq!(result["runtime_name"], "kaizen", "{result:#}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("proof.txt")).unwrap(),
+        "kaizen-was-here\n"
+    );
+    let claude_passed = selection["passed_over"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["runtime"] == "claude-code")
+        .unwrap();
+    assert!(
+        claude_passed["why"]
+            .as_str()
+            .unwrap()
+            .contains("before doing any work"),
+        "{result:#}"
+    );
+}
+
+/// A past run that makes Claude Code the cheapest runtime on record.
+fn record_cheap_claude_code(home: &Path) {
+    let dir = home.join("runtimes");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("history.jsonl"),
+        r#"{"runtime":"claude-code","model":"claude-sonnet-4-5","status":"complete","cost_usd":0.0001,"duration_ms":500}
+"#,
+    )
+    .unwrap();
 }

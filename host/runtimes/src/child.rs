@@ -1,8 +1,9 @@
 //! Running a runtime's CLI as a child process: in a process group of its
 //! own, with only the environment it was given, its stdout read line by
-//! line as it comes, and the whole group killed on a timeout, a limit, an
-//! interrupt, or when the run is dropped.
+//! line as it comes, and the whole group, with every process it started,
+//! killed on a timeout, a limit, an interrupt, or when the run is dropped.
 
+use crate::tree;
 use kaizen_runtime::{CancellationToken, Status};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -62,8 +63,11 @@ impl GroupGuard {
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
-        // Whatever the child left behind in its group goes with it.
+        // Whatever the child left behind in its group goes with it, and
+        // (when the run is dropped while the child lives) what it started.
+        let started = self.0.map(tree::descendants).unwrap_or_default();
         self.signal(libc::SIGKILL);
+        tree::kill_all(&started);
     }
 }
 
@@ -162,14 +166,19 @@ pub(crate) async fn run(
     let status = match (status, &stopped) {
         (Some(status), _) => status,
         (None, Some((_, signal))) => {
+            // Found before the signal, while the tree is whole: once the
+            // CLI is gone, what it started belongs to init.
+            let started = group.0.map(tree::descendants).unwrap_or_default();
             group.signal(*signal);
-            match tokio::time::timeout(GRACE, child.wait()).await {
+            let status = match tokio::time::timeout(GRACE, child.wait()).await {
                 Ok(status) => status?,
                 Err(_) => {
                     group.signal(libc::SIGKILL);
                     child.wait().await?
                 }
-            }
+            };
+            tree::kill_all(&started);
+            status
         }
         (None, None) => unreachable!("the child is waited for unless it was stopped"),
     };

@@ -175,11 +175,18 @@ impl StreamParser for Parser {
                     tools: strings(&line["tools"]),
                 });
             }
+            // Claude Code reports an API failure as a message of its own
+            // making, not the model's: the result line carries it.
+            "assistant" if line["message"]["model"] == "<synthetic>" => {}
             "assistant" => {
                 let message = &line["message"];
                 let id = text(message, "id");
                 if self.messages.insert(id) {
+                    // One line per content block, each with the message's
+                    // usage: counted once, so a limit or budget can be
+                    // watched before the result line gives the totals.
                     run.cycles += 1;
+                    run.usage.add(&usage(&message["usage"]));
                 }
                 for block in message["content"].as_array().into_iter().flatten() {
                     match block["type"].as_str() {
@@ -204,15 +211,12 @@ impl StreamParser for Parser {
                 }
             }
             "result" => {
-                run.usage = kaizen_llm::Usage {
-                    input_tokens: count(line, "/usage/input_tokens"),
-                    output_tokens: count(line, "/usage/output_tokens"),
-                    cache_read_tokens: count(line, "/usage/cache_read_input_tokens"),
-                    cache_write_tokens: count(line, "/usage/cache_creation_input_tokens"),
-                };
+                run.usage = usage(&line["usage"]);
                 run.reported_cost = line["total_cost_usd"].as_f64();
-                if let Some(answer) = line["result"].as_str() {
-                    run.output = answer.to_string();
+                let failed = line["is_error"].as_bool().unwrap_or(false);
+                match line["result"].as_str() {
+                    Some(answer) if !failed => run.output = answer.to_string(),
+                    _ => {}
                 }
                 run.denials = line["permission_denials"]
                     .as_array()
@@ -228,6 +232,16 @@ impl StreamParser for Parser {
             }
             _ => {}
         }
+    }
+}
+
+/// Anthropic's usage object as Kaizen counts it.
+fn usage(usage: &Value) -> kaizen_llm::Usage {
+    kaizen_llm::Usage {
+        input_tokens: count(usage, "/input_tokens"),
+        output_tokens: count(usage, "/output_tokens"),
+        cache_read_tokens: count(usage, "/cache_read_input_tokens"),
+        cache_write_tokens: count(usage, "/cache_creation_input_tokens"),
     }
 }
 

@@ -32,6 +32,7 @@ mod gemini;
 mod history;
 mod normalize;
 pub mod selector;
+mod tree;
 
 pub use adapter::{
     Availability, ExecuteFuture, Execution, ExecutionContext, Limits, McpServer, RuntimeAdapter,
