@@ -350,12 +350,21 @@ async fn max_cycles_maps_onto_each_cli() {
         let case = case(runtime);
         let server = ModelServer::start(two_steps(&case)).await.unwrap();
         let (home, ws) = dirs();
-        let out = run_on(&case, home.path(), ws.path(), &server, &["--max-cycles", "1"]);
+        let out = run_on(
+            &case,
+            home.path(),
+            ws.path(),
+            &server,
+            &["--max-cycles", "1"],
+        );
         let result = result_of(&out);
         assert_eq!(out.status.code(), Some(3), "{runtime}: {result:#}");
         assert_eq!(result["status"], "max_cycles", "{runtime}: {result:#}");
         let why = result["error_message"].as_str().unwrap();
-        assert!(why.contains("limit of") && why.contains("model calls"), "{why}");
+        assert!(
+            why.contains("limit of") && why.contains("model calls"),
+            "{why}"
+        );
         assert_eq!(result["runtime_name"], runtime);
     }
 }
@@ -375,7 +384,12 @@ async fn a_timeout_stops_the_cli_and_every_command_it_started() {
         let result = result_of(&out);
         assert_eq!(out.status.code(), Some(3), "{runtime}: {result:#}");
         assert_eq!(result["status"], "timeout", "{runtime}: {result:#}");
-        assert!(result["error_message"].as_str().unwrap().contains("timeout"));
+        assert!(
+            result["error_message"]
+                .as_str()
+                .unwrap()
+                .contains("timeout")
+        );
         // The command was cut short with the rest.
         assert_eq!(result["tool_calls"][0]["status"], "error", "{result:#}");
         assert!(
@@ -434,7 +448,10 @@ async fn an_interrupt_stops_the_cli_and_its_commands() {
         let result = result_of(&out);
         assert_eq!(out.status.code(), Some(130), "{runtime}: {result:#}");
         assert_eq!(result["status"], "interrupted", "{runtime}: {result:#}");
-        assert!(gone("time.sleep(3080)"), "{runtime} left its command running");
+        assert!(
+            gone("time.sleep(3080)"),
+            "{runtime} left its command running"
+        );
     }
 }
 
@@ -453,10 +470,14 @@ fn a_missing_cli_is_reported_and_runtimes_lists_what_is_installed() {
         ("codex", "codex"),
         ("gemini-cli", "gemini"),
     ] {
-        let out = common::command(home.path(), ws.path(), ["run", "--runtime", runtime, "a task"])
-            .env("PATH", "/usr/bin:/bin")
-            .output()
-            .unwrap();
+        let out = common::command(
+            home.path(),
+            ws.path(),
+            ["run", "--runtime", runtime, "a task"],
+        )
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{stderr}");
         assert!(
@@ -477,7 +498,12 @@ fn a_missing_cli_is_reported_and_runtimes_lists_what_is_installed() {
         rows.as_array()
             .unwrap()
             .iter()
-            .map(|row| (row["name"].as_str().unwrap().to_string(), row["availability"].clone()))
+            .map(|row| {
+                (
+                    row["name"].as_str().unwrap().to_string(),
+                    row["availability"].clone(),
+                )
+            })
             .collect::<Vec<_>>()
     };
     let missing = list("/usr/bin:/bin".into());
@@ -485,14 +511,22 @@ fn a_missing_cli_is_reported_and_runtimes_lists_what_is_installed() {
     assert_eq!(names, ["kaizen", "claude-code", "codex", "gemini-cli"]);
     for (name, availability) in &missing[1..] {
         assert_eq!(availability["installed"], false, "{name}");
-        assert!(availability["problem"].as_str().unwrap().contains("not on PATH"));
+        assert!(
+            availability["problem"]
+                .as_str()
+                .unwrap()
+                .contains("not on PATH")
+        );
     }
     let installed = list(format!("{}:/usr/bin:/bin", clis_bin().display()));
     let versions: Vec<&str> = installed[1..]
         .iter()
         .map(|(_, availability)| availability["version"].as_str().unwrap())
         .collect();
-    assert_eq!(versions, ["2.1.332 (Claude Code)", "codex-cli 0.171.0", "0.61.0"]);
+    assert_eq!(
+        versions,
+        ["2.1.332 (Claude Code)", "codex-cli 0.171.0", "0.61.0"]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -510,7 +544,13 @@ async fn auto_chooses_by_what_the_task_needs_and_falls_back() {
     let gemini = case("gemini-cli");
     let server = ModelServer::start(two_steps(&gemini)).await.unwrap();
     let (home, ws) = dirs();
-    let result = result_of(&run_on(&auto(&gemini), home.path(), ws.path(), &server, &[]));
+    let result = result_of(&run_on(
+        &auto(&gemini),
+        home.path(),
+        ws.path(),
+        &server,
+        &[],
+    ));
     let selection = &result["runtime_selection"];
     assert_eq!(result["status"], "complete", "{result:#}");
     assert_eq!(selection["requested"], "auto");
@@ -523,10 +563,12 @@ async fn auto_chooses_by_what_the_task_needs_and_falls_back() {
         .map(|p| p["runtime"].as_str().unwrap())
         .collect();
     assert_eq!(passed, ["kaizen", "claude-code", "codex"], "{result:#}");
-    assert!(selection["passed_over"][0]["why"]
-        .as_str()
-        .unwrap()
-        .contains("does not serve the model gemini-2.5-flash"));
+    assert!(
+        selection["passed_over"][0]["why"]
+            .as_str()
+            .unwrap()
+            .contains("does not serve the model gemini-2.5-flash")
+    );
 
     // A missing runtime is passed over: Claude Code ranks first on its
     // record, but is not installed.
@@ -540,9 +582,16 @@ async fn auto_chooses_by_what_the_task_needs_and_falls_back() {
         std::os::unix::fs::symlink(clis_bin().join(program), bin.join(program)).unwrap();
     }
     let mut args: Vec<&str> = vec!["run", "--runtime", "auto", "--output-format", "json"];
-    args.extend(["--model", claude.model, "--permission-mode", "bypassPermissions"]);
+    args.extend([
+        "--model",
+        claude.model,
+        "--permission-mode",
+        "bypassPermissions",
+    ]);
     args.push("Make proof.txt say kaizen-was-here, then show it.");
-    let out = kaizen(home.path(), ws.path(), &server, &bin, &args).output().unwrap();
+    let out = kaizen(home.path(), ws.path(), &server, &bin, &args)
+        .output()
+        .unwrap();
     let result = result_of(&out);
     let selection = &result["runtime_selection"];
     assert_eq!(result["status"], "complete", "{result:#}");
@@ -553,7 +602,12 @@ async fn auto_chooses_by_what_the_task_needs_and_falls_back() {
         .iter()
         .find(|p| p["runtime"] == "claude-code")
         .unwrap();
-    assert!(claude_passed["why"].as_str().unwrap().contains("not on PATH"));
+    assert!(
+        claude_passed["why"]
+            .as_str()
+            .unwrap()
+            .contains("not on PATH")
+    );
 
     // A runtime that fails before doing any work is passed over: Claude
     // Code's first request is refused, and Kaizen's loop does the task.

@@ -191,3 +191,76 @@ pub(crate) async fn run(
         duration: started.elapsed(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> ChildSpec {
+        ChildSpec {
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), script.into()],
+            env: [("ONLY".to_string(), "given".to_string())].into(),
+            cwd: std::env::temp_dir(),
+        }
+    }
+
+    #[tokio::test]
+    async fn lines_exit_code_stderr_and_nothing_but_the_given_environment() {
+        // SAFETY: no other test of this crate reads the environment.
+        unsafe { std::env::set_var("KAIZEN_CHILD_SECRET", "leak") };
+        let mut lines = Vec::new();
+        let ended = run(
+            &sh("echo \"$ONLY|$KAIZEN_CHILD_SECRET|$HOME\"; echo second; echo oops >&2; exit 4"),
+            None,
+            &CancellationToken::new(),
+            |line| {
+                lines.push(line.to_string());
+                None
+            },
+        )
+        .await
+        .unwrap();
+        assert_eq!(lines, ["given||", "second"]);
+        assert_eq!(ended.code, Some(4));
+        assert_eq!(ended.stopped, None);
+        assert_eq!(ended.stderr, "oops\n");
+    }
+
+    #[tokio::test]
+    async fn a_timeout_an_interrupt_or_a_limit_stops_the_whole_group() {
+        let script = "echo started; sleep 30 & wait";
+        let ended = run(
+            &sh(script),
+            Some(Duration::from_millis(300)),
+            &CancellationToken::new(),
+            |_| None,
+        )
+        .await
+        .unwrap();
+        assert_eq!(ended.stopped.unwrap().status, Status::Timeout);
+        assert!(ended.duration < Duration::from_secs(10));
+
+        let interrupt = CancellationToken::new();
+        let stopper = interrupt.clone();
+        let ended = run(&sh(script), None, &interrupt, |_| {
+            stopper.cancel();
+            None
+        })
+        .await
+        .unwrap();
+        assert_eq!(ended.stopped.unwrap().status, Status::Interrupted);
+
+        let limit = Stop {
+            status: Status::MaxCycles,
+            message: "limit".into(),
+        };
+        let ended = run(&sh(script), None, &CancellationToken::new(), |_| {
+            Some(limit.clone())
+        })
+        .await
+        .unwrap();
+        assert_eq!(ended.stopped, Some(limit));
+        assert!(ended.duration < Duration::from_secs(10));
+    }
+}

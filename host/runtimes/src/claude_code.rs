@@ -291,3 +291,100 @@ fn strings(value: &Value) -> Vec<String> {
         .filter_map(|v| v.as_str().map(String::from))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapter::McpServer;
+    use crate::normalize::{kinds, replay};
+
+    #[test]
+    fn a_run_reads_as_kaizens_events_and_result() {
+        let (run, events) = replay(
+            &mut Parser::default(),
+            include_str!("../tests/fixtures/claude-code.jsonl"),
+        );
+        assert_eq!(run.session_id, "fb0791ac-c985-4b71-9766-a37d4d5e7429");
+        assert_eq!(run.model, "claude-sonnet-4-5");
+        assert_eq!(run.cycles, 2);
+        assert_eq!(run.output, "All done.");
+        assert_eq!((run.usage.input_tokens, run.usage.output_tokens), (250, 25));
+        assert_eq!(run.reported_cost, Some(0.0011250000000000001));
+        assert_eq!(run.ended, Some((Status::Complete, None)));
+        let call = &run.tool_calls[0];
+        assert_eq!(
+            (call.name.as_str(), call.status.as_str()),
+            ("Bash", "success")
+        );
+        assert_eq!(
+            kinds(&events),
+            [
+                "session_start",
+                "tool_call",
+                "tool_result",
+                "text_delta",
+                "assistant"
+            ]
+        );
+    }
+
+    #[test]
+    fn its_turn_limit_and_api_failures_map_to_kaizens_statuses() {
+        let (run, _) = replay(
+            &mut Parser::default(),
+            include_str!("../tests/fixtures/claude-code-max-turns.jsonl"),
+        );
+        assert_eq!(run.ended.unwrap().0, Status::MaxCycles);
+        let (run, events) = replay(
+            &mut Parser::default(),
+            include_str!("../tests/fixtures/claude-code-api-error.jsonl"),
+        );
+        let (status, message) = run.ended.unwrap();
+        assert_eq!(status, Status::Error);
+        assert!(message.unwrap().contains("500"));
+        // The failure is not the model's answer, nor a model call.
+        assert_eq!((run.cycles, run.output.as_str()), (0, ""));
+        assert_eq!(kinds(&events), ["session_start"]);
+    }
+
+    #[test]
+    fn the_command_maps_limits_trust_instructions_and_mcp() {
+        let scratch = tempfile::tempdir().unwrap();
+        let mut context = ExecutionContext::new("-not a flag", "/w");
+        context.limits.max_cycles = 7;
+        context.limits.budget_usd = 0.5;
+        context.instructions = Some("Be brief.".into());
+        context.allowed_tools = vec!["Bash(ls:*)".into(), "Read".into()];
+        context.mcp_servers = vec![McpServer {
+            name: "notes".into(),
+            command: "notes-server".into(),
+            args: vec!["--stdio".into()],
+            env: Default::default(),
+        }];
+        let invocation = ClaudeCode
+            .invocation(&context, "claude-x", scratch.path())
+            .unwrap();
+        let line = invocation.args.join(" ");
+        for part in [
+            "--max-turns 7",
+            "--max-budget-usd 0.5",
+            "--allowedTools Bash(ls:*),Read",
+            "--append-system-prompt Be brief.",
+            "--setting-sources user",
+            "--strict-mcp-config",
+        ] {
+            assert!(line.contains(part), "{part} in {line}");
+        }
+        assert!(line.ends_with("-- -not a flag"), "{line}");
+        let mcp: Value =
+            serde_json::from_slice(&std::fs::read(scratch.path().join("mcp.json")).unwrap())
+                .unwrap();
+        assert_eq!(mcp["mcpServers"]["notes"]["command"], "notes-server");
+        context.trusted_workspace = true;
+        let args = ClaudeCode
+            .invocation(&context, "claude-x", scratch.path())
+            .unwrap()
+            .args;
+        assert!(!args.contains(&"--setting-sources".to_string()));
+    }
+}

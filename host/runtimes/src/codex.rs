@@ -4,8 +4,9 @@
 //! `item.started`/`item.updated`/`item.completed` for each item of the turn
 //! (`agent_message`, `reasoning`, `command_execution`, `file_change`,
 //! `mcp_tool_call`, `web_search`, `todo_list`), and `turn.completed` with the
-//! turn's usage, or `turn.failed`/`error`. It reports no cost, and no model
-//! calls: each tool call, then the answer, counts as one.
+//! turn's usage, or `turn.failed`; `error` lines report trouble it works
+//! around (reconnecting). It reports no cost, and no model calls: the first
+//! action after tool results counts as the next call.
 
 use crate::adapter::ExecutionContext;
 use crate::capabilities::{CostReporting, RuntimeCapabilities, Vendor};
@@ -228,10 +229,11 @@ impl StreamParser for Parser {
                     .unwrap_or("the turn failed");
                 run.ended = Some((Status::Error, Some(message.to_string())));
             }
-            "error" => {
-                let message = text(line, "message");
-                run.ended = Some((Status::Error, Some(message)));
-            }
+            // Passing trouble (it reconnects); `turn.failed` ends the run.
+            "error" => emit(Event::Notice {
+                source: "codex".to_string(),
+                text: text(line, "message"),
+            }),
             _ => {}
         }
     }
@@ -240,4 +242,79 @@ impl StreamParser for Parser {
 /// The tools Codex offers its model.
 fn self_tools() -> Vec<String> {
     Codex.capabilities().tools
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::normalize::{kinds, replay};
+
+    #[test]
+    fn a_run_reads_as_kaizens_events_and_result() {
+        let (run, events) = replay(
+            &mut Parser::default(),
+            include_str!("../tests/fixtures/codex.jsonl"),
+        );
+        assert_eq!(run.session_id, "01a21861-283b-7882-8833-5f10a68463b3");
+        assert_eq!(run.cycles, 2);
+        assert_eq!(run.output, "All done.");
+        assert_eq!((run.usage.input_tokens, run.usage.output_tokens), (250, 25));
+        assert_eq!(run.ended, Some((Status::Complete, None)));
+        let call = &run.tool_calls[0];
+        assert_eq!(
+            (call.name.as_str(), call.status.as_str()),
+            ("shell", "success")
+        );
+        assert!(
+            call.arguments["command"]
+                .as_str()
+                .unwrap()
+                .contains("proof.txt")
+        );
+        assert_eq!(
+            kinds(&events),
+            [
+                "session_start",
+                "notice",
+                "tool_call",
+                "tool_result",
+                "text_delta",
+                "assistant"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_failed_turn_is_an_error_and_reconnects_are_notices() {
+        let (run, events) = replay(
+            &mut Parser::default(),
+            include_str!("../tests/fixtures/codex-failed.jsonl"),
+        );
+        let (status, message) = run.ended.unwrap();
+        assert_eq!(status, Status::Error);
+        assert!(message.unwrap().contains("high demand"));
+        assert_eq!(run.cycles, 0);
+        assert_eq!(kinds(&events).iter().filter(|k| *k == "notice").count(), 7);
+    }
+
+    #[test]
+    fn the_command_is_mapped_from_the_permission_mode_and_base_url() {
+        let mut context = ExecutionContext::new("a -task", "/w");
+        context.env = [("OPENAI_BASE_URL".to_string(), "http://h:1/v1".to_string())].into();
+        context.permission_mode = PermissionMode::Plan;
+        let args = Codex
+            .invocation(&context, "gpt-5", Path::new("/s"))
+            .unwrap()
+            .args;
+        let line = args.join(" ");
+        assert!(line.contains("--sandbox read-only"), "{line}");
+        assert!(line.contains("base_url=\"http://h:1/v1\""), "{line}");
+        assert_eq!(args[args.len() - 2..], ["--", "a -task"]);
+        context.permission_mode = PermissionMode::BypassPermissions;
+        let args = Codex
+            .invocation(&context, "gpt-5", Path::new("/s"))
+            .unwrap()
+            .args;
+        assert!(args.contains(&"--dangerously-bypass-approvals-and-sandbox".to_string()));
+    }
 }

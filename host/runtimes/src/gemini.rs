@@ -285,3 +285,83 @@ fn error_message(line: &Value) -> String {
         None => "gemini-cli reported an error".to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::normalize::{kinds, replay};
+
+    #[test]
+    fn a_run_reads_as_kaizens_events_and_result() {
+        let (run, events) = replay(
+            &mut Parser::default(),
+            include_str!("../tests/fixtures/gemini-cli.jsonl"),
+        );
+        assert_eq!(run.session_id, "20020e8f-cade-41c8-bb8f-940388958735");
+        assert_eq!(run.model, "gemini-2.5-flash");
+        assert_eq!(run.cycles, 2);
+        assert_eq!(run.output, "All done.");
+        assert_eq!((run.usage.input_tokens, run.usage.output_tokens), (250, 25));
+        assert_eq!(run.reported_cost, None);
+        assert_eq!(run.ended, Some((Status::Complete, None)));
+        assert_eq!(run.tool_calls[0].name, "run_shell_command");
+        assert_eq!(
+            kinds(&events),
+            [
+                "session_start",
+                "tool_call",
+                "tool_result",
+                "text_delta",
+                "text_delta",
+                "text_delta",
+                "assistant"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_failed_result_is_an_error_with_its_message() {
+        let (run, _) = replay(
+            &mut Parser::default(),
+            include_str!("../tests/fixtures/gemini-cli-failed.jsonl"),
+        );
+        let (status, message) = run.ended.unwrap();
+        assert_eq!(status, Status::Error);
+        assert!(message.unwrap().contains("500"));
+        let turns = json!({"type": "result", "status": "error",
+            "error": {"type": "FatalTurnLimitedError", "message": "Reached max session turns"}});
+        let mut run = RunSoFar::default();
+        Parser::default().line(&turns, &mut run, &mut |_| {});
+        assert_eq!(run.ended.unwrap().0, Status::MaxCycles);
+    }
+
+    #[test]
+    fn settings_carry_auth_the_turn_limit_and_trust_is_kaizens() {
+        let scratch = tempfile::tempdir().unwrap();
+        let mut context = ExecutionContext::new("task", "/w");
+        context.env = [("GEMINI_API_KEY".to_string(), "k".to_string())].into();
+        context.limits.max_cycles = 9;
+        context.permission_mode = PermissionMode::AcceptEdits;
+        let invocation = GeminiCli
+            .invocation(&context, "gemini-x", scratch.path())
+            .unwrap();
+        let line = invocation.args.join(" ");
+        assert!(line.contains("--approval-mode auto_edit"), "{line}");
+        assert!(!line.contains("--skip-trust"), "{line}");
+        let settings: Value = serde_json::from_slice(
+            &std::fs::read(&invocation.env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            settings["security"]["auth"]["selectedType"],
+            "gemini-api-key"
+        );
+        assert_eq!(settings["model"]["maxSessionTurns"], 9);
+        context.trusted_workspace = true;
+        let args = GeminiCli
+            .invocation(&context, "gemini-x", scratch.path())
+            .unwrap()
+            .args;
+        assert!(args.contains(&"--skip-trust".to_string()));
+    }
+}

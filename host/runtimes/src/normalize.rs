@@ -203,3 +203,30 @@ impl CycleCounter {
         self.after_results = true;
     }
 }
+
+/// Feeds `text`, a runtime's output, line by line to `parser`: what the
+/// run shows and the events it reported.
+#[cfg(test)]
+pub(crate) fn replay(parser: &mut dyn StreamParser, text: &str) -> (RunSoFar, Vec<Event>) {
+    let mut run = RunSoFar::default();
+    let mut events = Vec::new();
+    for line in text.lines() {
+        let value: Value = serde_json::from_str(line).expect("a JSON line");
+        parser.line(&value, &mut run, &mut |event| events.push(event));
+    }
+    (run, events)
+}
+
+/// The `type` of each event, as stream-json names it.
+#[cfg(test)]
+pub(crate) fn kinds(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .map(|event| {
+            serde_json::to_value(event).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect()
+}

@@ -65,7 +65,8 @@ mod tests {
 
     #[test]
     fn stat_lines_with_odd_names_parse() {
-        let line = "4242 (a (b) c) S 17 4242 4242 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 987654 1000 10";
+        let line =
+            "4242 (a (b) c) S 17 4242 4242 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 987654 1000 10";
         assert_eq!(parent_and_start(line), Some((17, 987654)));
         assert_eq!(parent_and_start("garbage"), None);
     }

