@@ -4,7 +4,7 @@
 
 use crate::config::Setup;
 use crate::local_runtime::{self, LocalRuntime};
-use crate::output::Printer;
+use crate::output::{OutputFormat, Printer};
 use crate::run_cmd::{self, RunOptions, SetupError, usage};
 use crate::session::Choice;
 use crate::trust::TrustStatus;
@@ -12,8 +12,10 @@ use kaizen_runtime::permissions::PermissionMode;
 use kaizen_runtime::{CancellationToken, PassedOver, RUNTIME_NAME};
 use kaizen_runtimes::selector::{self, AUTO};
 use kaizen_runtimes::{
-    ExecutionContext, History, Limits, PastRun, RuntimeAdapter, RuntimeError, external_runtimes,
+    Availability, ExecutionContext, History, Limits, PastRun, RuntimeAdapter, RuntimeError,
+    external_runtimes,
 };
+use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -41,6 +43,7 @@ pub async fn run(mut options: RunOptions, requested: &str) -> Result<u8, SetupEr
     }
     let setup = Setup::new(options.plugins.cwd.as_deref(), &[], &[], None).map_err(usage)?;
     let context = context_for(&options, &setup)?;
+    let text = options.format == OutputFormat::Text;
     let printer = Arc::new(Printer::new(options.format));
     printer.hold_results();
     let externals = external_runtimes(&setup.prices, Some(&setup.kaizen_home.join(SCRATCH)));
@@ -81,6 +84,9 @@ pub async fn run(mut options: RunOptions, requested: &str) -> Result<u8, SetupEr
     let result = &execution.result;
     printer.print_result(result, &execution.notes);
     printer.finish(result);
+    if let Some(selection) = result.runtime_selection.as_ref().filter(|_| text) {
+        eprintln!("kaizen: ran on {} ({})", selection.chosen, selection.reason);
+    }
     let recorded = history.add(PastRun {
         runtime: result.runtime_name.clone(),
         model: result.model_used.clone(),
@@ -153,13 +159,24 @@ pub fn list(json: bool) -> anyhow::Result<()> {
         local_runtime::availability(None),
         local_runtime::capabilities(),
     )];
-    for external in &externals {
-        rows.push((
-            external.name().to_string(),
-            external.availability(&env),
-            external.capabilities(),
-        ));
-    }
+    // Each CLI is asked its version at once: some take a second to start.
+    std::thread::scope(|scope| {
+        let asked: Vec<_> = externals
+            .iter()
+            .map(|external| scope.spawn(|| external.availability(&env)))
+            .collect();
+        for (external, asked) in externals.iter().zip(asked) {
+            let availability = asked
+                .join()
+                .unwrap_or_else(|_| Availability::missing("its check failed"));
+            rows.push((
+                external.name().to_string(),
+                availability,
+                external.capabilities(),
+            ));
+        }
+    });
+    let mut out = std::io::stdout().lock();
     if json {
         let list: Vec<serde_json::Value> = rows
             .iter()
@@ -170,10 +187,12 @@ pub fn list(json: bool) -> anyhow::Result<()> {
                 row
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&list)?);
+        let _ = writeln!(out, "{}", serde_json::to_string_pretty(&list)?);
         return Ok(());
     }
-    println!(
+    // A closed pipe (`| head`) ends the listing, not the process.
+    let _ = writeln!(
+        out,
         "{:<12} {:<10} {:<26} {:<28} {:<4} {:<9} RESUME",
         "RUNTIME", "INSTALLED", "VERSION", "MODELS", "MCP", "COST"
     );
@@ -189,7 +208,8 @@ pub fn list(json: bool) -> anyhow::Result<()> {
             .map(Option::unwrap_or_default)
             .collect();
         let yes = |b: bool| if b { "yes" } else { "no" };
-        println!(
+        let _ = writeln!(
+            out,
             "{:<12} {:<10} {:<26} {:<28} {:<4} {:<9} {}",
             name,
             yes(availability.installed),
@@ -205,7 +225,8 @@ pub fn list(json: bool) -> anyhow::Result<()> {
     }
     for (name, availability, _) in &rows {
         if let Some(problem) = &availability.problem {
-            println!("{name}: {problem}");
+            let first = problem.lines().next().unwrap_or_default();
+            let _ = writeln!(out, "{name}: {first}");
         }
     }
     Ok(())

@@ -5,7 +5,8 @@
 //! (`agent_message`, `reasoning`, `command_execution`, `file_change`,
 //! `mcp_tool_call`, `web_search`, `todo_list`), and `turn.completed` with the
 //! turn's usage, or `turn.failed`; `error` lines report trouble it works
-//! around (reconnecting). It reports no cost, and no model calls: the first
+//! around (reconnecting). A command execution is reported as a call of
+//! `shell`, with the command line it ran. It reports no cost, and no model calls: the first
 //! action after tool results counts as the next call.
 
 use crate::adapter::ExecutionContext;
@@ -182,7 +183,7 @@ impl StreamParser for Parser {
                 emit(Event::SessionStart {
                     session_id: run.session_id.clone(),
                     model: run.model.clone(),
-                    cwd: String::new(),
+                    cwd: run.cwd.clone(),
                     tools: self_tools(),
                 });
             }

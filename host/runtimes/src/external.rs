@@ -183,6 +183,7 @@ impl ExternalRuntime {
         let mut parser = self.cli.parser();
         let mut run = RunSoFar {
             model: model.clone(),
+            cwd: context.workspace.display().to_string(),
             ..RunSoFar::default()
         };
         let mut stray = Vec::new();

@@ -207,7 +207,7 @@ impl StreamParser for Parser {
                 emit(Event::SessionStart {
                     session_id: run.session_id.clone(),
                     model: run.model.clone(),
-                    cwd: String::new(),
+                    cwd: run.cwd.clone(),
                     tools: GeminiCli.capabilities().tools,
                 });
             }

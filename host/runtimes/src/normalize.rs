@@ -20,6 +20,8 @@ pub(crate) struct RunSoFar {
     pub session_id: String,
     /// The model that answered, when said.
     pub model: String,
+    /// The directory it works in.
+    pub cwd: String,
     /// Model calls made.
     pub cycles: u32,
     /// Tokens, as reported.
