@@ -475,7 +475,12 @@ async fn dispatch(command: Command) -> u8 {
             };
         }
         Command::Run(mut args) => {
-            let runtime = args.runtime.take();
+            let options_session = args.resume.clone().map(session::Choice::Resume);
+            // A session an external runtime runs goes on there.
+            let runtime = args
+                .runtime
+                .take()
+                .or_else(|| options_session.as_ref().and_then(runtime_cmd::runtime_of));
             let options = args.into_options();
             return run_exit(match runtime {
                 Some(runtime) => runtime_cmd::run(options, &runtime).await,

@@ -6,16 +6,20 @@ use crate::config::Setup;
 use crate::local_runtime::{self, LocalRuntime};
 use crate::output::{OutputFormat, Printer};
 use crate::run_cmd::{self, RunOptions, SetupError, usage};
-use crate::session::Choice;
+use crate::session::{self, Choice};
 use crate::trust::TrustStatus;
 use kaizen_runtime::permissions::PermissionMode;
-use kaizen_runtime::{CancellationToken, PassedOver, RUNTIME_NAME};
+use kaizen_runtime::session_store::SessionMeta;
+use kaizen_runtime::{
+    CancellationToken, PassedOver, RUNTIME_NAME, RunResult, TokensUsed, new_session_id,
+};
 use kaizen_runtimes::selector::{self, AUTO};
 use kaizen_runtimes::{
-    Availability, ExecutionContext, History, Limits, PastRun, RuntimeAdapter, RuntimeError,
+    Availability, ExecutionContext, History, Limits, PastRun, Resume, RuntimeAdapter, RuntimeError,
     external_runtimes,
 };
 use std::io::Write;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,9 +30,27 @@ const HISTORY: &str = "runtimes/history.jsonl";
 /// made, under `KAIZEN_HOME`, and removed after the run.
 const SCRATCH: &str = "runtimes/scratch";
 
+/// The external runtime that runs the session `--resume` names, if it is
+/// one (a Kaizen session, or one that cannot be read, is `kaizen run`'s
+/// to resume and to explain).
+pub fn runtime_of(choice: &Choice) -> Option<String> {
+    let Choice::Resume(name) = choice else {
+        return None;
+    };
+    let store = session::open_store().ok()?;
+    let id = store.resolve(name).ok()?;
+    store.meta(&id).ok()?.runtime
+}
+
 /// Runs the task on the runtime `requested` (a name, or `auto`).
 pub async fn run(mut options: RunOptions, requested: &str) -> Result<u8, SetupError> {
     run_cmd::check_limits(&options)?;
+    let resumed = resumed_session(&mut options, requested)?;
+    let requested = match &resumed {
+        Some(meta) => meta.runtime.clone().unwrap_or_default(),
+        None => requested.to_string(),
+    };
+    let requested = requested.as_str();
     let only_local = kaizen_only(&options);
     if let Some(flag) = only_local
         && requested != RUNTIME_NAME
@@ -42,7 +64,14 @@ pub async fn run(mut options: RunOptions, requested: &str) -> Result<u8, SetupEr
         options.task = Some(run_cmd::read_task(options.task.take())?);
     }
     let setup = Setup::new(options.plugins.cwd.as_deref(), &[], &[], None).map_err(usage)?;
-    let context = context_for(&options, &setup)?;
+    let mut context = context_for(&options, &setup)?;
+    context.resume = resumed.as_ref().and_then(|meta| {
+        let tokens = meta.runtime_tokens.unwrap_or_default();
+        Some(Resume {
+            session: meta.runtime_session.clone()?,
+            tokens: (tokens.input, tokens.output),
+        })
+    });
     let text = options.format == OutputFormat::Text;
     let printer = Arc::new(Printer::new(options.format));
     printer.hold_results();
@@ -81,6 +110,10 @@ pub async fn run(mut options: RunOptions, requested: &str) -> Result<u8, SetupEr
             });
         }
     };
+    let mut execution = execution;
+    if execution.result.runtime_name != RUNTIME_NAME {
+        keep_session(&mut execution.result, resumed, &context)?;
+    }
     let result = &execution.result;
     printer.print_result(result, &execution.notes);
     printer.finish(result);
@@ -103,11 +136,105 @@ pub async fn run(mut options: RunOptions, requested: &str) -> Result<u8, SetupEr
     Ok(result.status.exit_code())
 }
 
+/// The session `--resume` names, when an external runtime runs it: the
+/// run goes on with that runtime, in its workspace and on its model unless
+/// the flags say otherwise; `options` no longer asks Kaizen's loop to
+/// resume. A Kaizen session is left to Kaizen's loop.
+fn resumed_session(
+    options: &mut RunOptions,
+    requested: &str,
+) -> Result<Option<SessionMeta>, SetupError> {
+    let Choice::Resume(name) = &options.session else {
+        return Ok(None);
+    };
+    let store = session::open_store()?;
+    let id = store.resolve(name).map_err(|e| usage(e.into()))?;
+    let meta = store.meta(&id)?;
+    let Some(runtime) = &meta.runtime else {
+        return Ok(None);
+    };
+    if requested != runtime.as_str() && requested != AUTO {
+        return Err(usage(anyhow::anyhow!(
+            "session {id} runs on {runtime}; it goes on there (drop --runtime {requested})"
+        )));
+    }
+    if meta.runtime_session.is_none() {
+        return Err(usage(anyhow::anyhow!(
+            "session {id} never got a session id from {runtime}, so it cannot go on"
+        )));
+    }
+    options.model.get_or_insert_with(|| meta.model.clone());
+    options
+        .plugins
+        .cwd
+        .get_or_insert_with(|| PathBuf::from(&meta.cwd));
+    options.session = Choice::New;
+    Ok(Some(meta))
+}
+
+/// Keeps an external runtime's run as a Kaizen session (a new one, or the
+/// resumed one, updated), so that `kaizen sessions` lists it and `kaizen
+/// run --resume` continues it; the result names that session, and the
+/// runtime's own id goes in the session's metadata.
+fn keep_session(
+    result: &mut RunResult,
+    resumed: Option<SessionMeta>,
+    context: &ExecutionContext,
+) -> Result<(), SetupError> {
+    let store = session::open_store()?;
+    let theirs = Some(result.session_id.clone()).filter(|id| !id.is_empty());
+    let id = match resumed {
+        Some(meta) => {
+            store.update_meta(&meta.id, |meta| {
+                meta.status = result.status.as_str().to_string();
+                meta.cycles += result.cycles_used;
+                meta.cost_usd += result.cost_usd;
+                meta.runtime_tokens = Some(add(meta.runtime_tokens, result.tokens_used));
+                if theirs.is_some() {
+                    meta.runtime_session.clone_from(&theirs);
+                }
+            })?;
+            meta.id
+        }
+        None => {
+            let mut meta = SessionMeta::new(
+                new_session_id(),
+                &context.task,
+                &result.model_used,
+                context.workspace.display().to_string(),
+            );
+            meta.status = result.status.as_str().to_string();
+            meta.cycles = result.cycles_used;
+            meta.cost_usd = result.cost_usd;
+            meta.runtime = Some(result.runtime_name.clone());
+            meta.runtime_session = theirs;
+            meta.runtime_tokens = Some(result.tokens_used);
+            store.create(&meta)?;
+            meta.id
+        }
+    };
+    result.session_id = id;
+    Ok(())
+}
+
+/// `so_far` and `more` together.
+fn add(so_far: Option<TokensUsed>, more: TokensUsed) -> TokensUsed {
+    let so_far = so_far.unwrap_or_default();
+    TokensUsed {
+        input: so_far.input + more.input,
+        output: so_far.output + more.output,
+        total: so_far.total + more.total,
+    }
+}
+
 /// The flag of `options` that only Kaizen's own loop takes, if any.
 fn kaizen_only(options: &RunOptions) -> Option<&'static str> {
     [
         (options.stream_input, "--input-format stream-json"),
-        (!matches!(options.session, Choice::New), "--resume/--fork"),
+        (
+            !matches!(options.session, Choice::New),
+            "--resume/--fork of a Kaizen session",
+        ),
         (options.record.is_some(), "--record"),
         (options.replay.is_some(), "--replay"),
         (options.planner.is_some(), "--planner"),

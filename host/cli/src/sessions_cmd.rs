@@ -27,7 +27,10 @@ pub fn list(json: bool) -> anyhow::Result<()> {
             .get(..19)
             .unwrap_or(&meta.started)
             .replace('T', " ");
-        let task = first_line(&meta.task, 60);
+        let task = match &meta.runtime {
+            Some(runtime) => format!("[{runtime}] {}", first_line(&meta.task, 60)),
+            None => first_line(&meta.task, 60),
+        };
         println!(
             "{:<28} {:<20} {:<16} {:>6} {:>9}  {task}",
             meta.id,
@@ -44,13 +47,29 @@ pub fn list(json: bool) -> anyhow::Result<()> {
 pub fn show(name: &str, json: bool) -> anyhow::Result<()> {
     let store = session::open_store()?;
     let id = store.resolve(name)?;
+    let meta = store.meta(&id)?;
+    if let Some(runtime) = &meta.runtime {
+        // Its conversation is the runtime's to keep.
+        if json {
+            println!("{}", serde_json::to_string(&meta)?);
+        } else {
+            println!(
+                "session {id} ({}, {} cycles, ${:.4}) on {runtime}, whose own session is {}; it keeps the conversation",
+                meta.status,
+                meta.cycles,
+                meta.cost_usd,
+                meta.runtime_session.as_deref().unwrap_or("unknown")
+            );
+            println!("task: {}", meta.task);
+        }
+        return Ok(());
+    }
     let read = store.read_events::<LogRecord>(&id)?;
     if json {
         for record in &read.events {
             println!("{}", serde_json::to_string(record)?);
         }
     } else {
-        let meta = store.meta(&id)?;
         println!(
             "session {id} ({}, {} cycles, ${:.4})",
             meta.status, meta.cycles, meta.cost_usd

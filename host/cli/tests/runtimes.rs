@@ -136,9 +136,13 @@ fn dirs() -> (TempDir, TempDir) {
 
 /// `kaizen ARGS` with nothing of the machine's environment but `PATH`
 /// (`path` first) and every vendor's key and base URL pointing at
-/// `server`.
+/// `server`; a run's workspace is `ws`.
 fn kaizen(home: &Path, ws: &Path, server: &ModelServer, path: &Path, args: &[&str]) -> Command {
-    let mut cmd = common::command(home, ws, args);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kaizen"));
+    cmd.args(args);
+    if args.first() == Some(&"run") {
+        cmd.arg("--cwd").arg(ws);
+    }
     cmd.env_clear()
         .env("PATH", format!("{}:/usr/bin:/bin", path.display()))
         .env("HOME", home.join("user"))
@@ -656,4 +660,76 @@ fn record_cheap_claude_code(home: &Path) {
 "#,
     )
     .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_external_session_is_kept_and_goes_on_where_it_was() {
+    clis_bin();
+    if !inside("an_external_session_is_kept_and_goes_on_where_it_was") {
+        return;
+    }
+    for runtime in EXTERNAL {
+        let case = case(runtime);
+        let script = two_steps(&case).reply(Reply::text("Again.").with_usage(200, 5));
+        let server = ModelServer::start(script).await.unwrap();
+        let (home, ws) = dirs();
+        let first = result_of(&run_on(&case, home.path(), ws.path(), &server, &[]));
+        let id = first["session_id"].as_str().unwrap().to_string();
+        let out = kaizen(
+            home.path(),
+            ws.path(),
+            &server,
+            &clis_bin(),
+            &["sessions", "list", "--json"],
+        )
+        .output()
+        .unwrap();
+        let listed: Value = serde_json::from_str(&common::succeeded(&out)).unwrap();
+        let meta = &listed[0];
+        assert_eq!(meta["id"], id.as_str(), "{listed:#}");
+        assert_eq!(meta["runtime"], runtime);
+        assert!(!meta["runtime_session"].as_str().unwrap().is_empty());
+        assert_eq!(meta["cycles"], 2);
+
+        // No --runtime: the session goes on with the runtime that ran it,
+        // in its own session there (the model sees the first run's work).
+        let args = ["run", "--resume", &id, "--output-format", "json"];
+        let args = [
+            &args[..],
+            &["--permission-mode", "bypassPermissions", "Once more."],
+        ]
+        .concat();
+        let out = kaizen(home.path(), ws.path(), &server, &clis_bin(), &args)
+            .output()
+            .unwrap();
+        let again = result_of(&out);
+        assert_eq!(again["status"], "complete", "{runtime}: {again:#}");
+        assert_eq!(again["output"], "Again.");
+        assert_eq!(again["runtime_name"], runtime);
+        assert_eq!(again["session_id"], id.as_str());
+        assert_eq!(again["cycles_used"], 1);
+        // Only this run's tokens, though Codex reports the thread's totals.
+        assert_eq!(again["tokens_used"]["input"], 200, "{runtime}: {again:#}");
+        assert_eq!(again["tokens_used"]["output"], 5);
+        let last = server.requests().pop().unwrap().body.to_string();
+        assert!(last.contains("Once more."), "{last}");
+        assert!(
+            last.contains("PATH="),
+            "{runtime} did not go on with its session: {last}"
+        );
+        let out = kaizen(
+            home.path(),
+            ws.path(),
+            &server,
+            &clis_bin(),
+            &["sessions", "show", &id],
+        )
+        .output()
+        .unwrap();
+        let shown = common::succeeded(&out);
+        assert!(
+            shown.contains("3 cycles") && shown.contains(runtime),
+            "{shown}"
+        );
+    }
 }

@@ -71,6 +71,9 @@ pub struct ExecutionContext {
     pub instructions: Option<String>,
     /// MCP servers to connect.
     pub mcp_servers: Vec<McpServer>,
+    /// A session of the runtime's to continue, with the task as its next
+    /// message.
+    pub resume: Option<Resume>,
     /// The environment the runtime may read from: each adapter passes its
     /// child only the variables it names (its own vendor's key, base URL
     /// and config directory, and the basics such as `PATH` and `HOME`), so
@@ -93,9 +96,21 @@ impl ExecutionContext {
             disallowed_tools: Vec::new(),
             instructions: None,
             mcp_servers: Vec::new(),
+            resume: None,
             env: std::env::vars().collect(),
         }
     }
+}
+
+/// A runtime's session to continue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resume {
+    /// The runtime's own id for it.
+    pub session: String,
+    /// The tokens its runs so far used, input and output (a runtime that
+    /// reports a session's running totals, as Codex does, is counted from
+    /// there).
+    pub tokens: (u64, u64),
 }
 
 /// Whether a runtime can run here.
@@ -173,10 +188,12 @@ pub struct Execution {
 }
 
 impl Execution {
-    /// Whether the runtime did nothing of the task: no tool call, no
-    /// output, and it did not complete (the selector may then fall back).
+    /// Whether the runtime failed without doing anything of the task: an
+    /// error before any tool call or output (the selector may then fall
+    /// back). A run stopped by a limit spent what the user allowed, and
+    /// is not tried again elsewhere.
     pub fn did_no_work(&self) -> bool {
-        self.result.status != kaizen_runtime::Status::Complete
+        self.result.status == kaizen_runtime::Status::Error
             && self.result.tool_calls.is_empty()
             && self.result.output.is_empty()
     }

@@ -106,6 +106,9 @@ impl Cli for ClaudeCode {
                 args.push(rules.join(","));
             }
         }
+        if let Some(resume) = &context.resume {
+            args.extend(["--resume".to_string(), resume.session.clone()]);
+        }
         if !context.trusted_workspace {
             // Not the workspace's .claude/settings*.json: their hooks
             // would run commands a hostile repository chose.
@@ -148,7 +151,7 @@ impl Cli for ClaudeCode {
         Ok(Invocation { args, env, notes })
     }
 
-    fn parser(&self) -> Box<dyn StreamParser> {
+    fn parser(&self, _context: &ExecutionContext) -> Box<dyn StreamParser> {
         Box::new(Parser::default())
     }
 }

@@ -129,6 +129,9 @@ impl Cli for Codex {
                     .to_string(),
             );
         }
+        if let Some(resume) = &context.resume {
+            args.extend(["resume".to_string(), resume.session.clone()]);
+        }
         args.extend(["--".to_string(), context.task.clone()]);
         Ok(Invocation {
             args,
@@ -137,8 +140,12 @@ impl Cli for Codex {
         })
     }
 
-    fn parser(&self) -> Box<dyn StreamParser> {
-        Box::new(Parser::default())
+    fn parser(&self, context: &ExecutionContext) -> Box<dyn StreamParser> {
+        let (input, output) = context.resume.as_ref().map_or((0, 0), |r| r.tokens);
+        Box::new(Parser {
+            before: (input, output),
+            ..Parser::default()
+        })
     }
 }
 
@@ -151,6 +158,9 @@ fn toml_string(text: &str) -> String {
 #[derive(Default)]
 struct Parser {
     cycles: CycleCounter,
+    /// The input and output tokens of the thread's earlier runs: Codex
+    /// reports the thread's running totals.
+    before: (u64, u64),
 }
 
 /// The item types that are tool calls.
@@ -218,10 +228,12 @@ impl StreamParser for Parser {
                 text: text(item, "message"),
             }),
             "turn.completed" => {
-                run.usage.input_tokens += count(line, "/usage/input_tokens")
-                    .saturating_sub(count(line, "/usage/cached_input_tokens"));
-                run.usage.cache_read_tokens += count(line, "/usage/cached_input_tokens");
-                run.usage.output_tokens += count(line, "/usage/output_tokens");
+                let input = count(line, "/usage/input_tokens").saturating_sub(self.before.0);
+                let cached = count(line, "/usage/cached_input_tokens").min(input);
+                run.usage.input_tokens = input - cached;
+                run.usage.cache_read_tokens = cached;
+                run.usage.output_tokens =
+                    count(line, "/usage/output_tokens").saturating_sub(self.before.1);
                 run.ended = Some((Status::Complete, None));
             }
             "turn.failed" => {

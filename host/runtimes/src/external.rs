@@ -69,8 +69,8 @@ pub(crate) trait Cli: Send + Sync {
         model: &str,
         scratch: &Path,
     ) -> Result<Invocation, String>;
-    /// A reader for its output.
-    fn parser(&self) -> Box<dyn StreamParser>;
+    /// A reader for its output of the run of `context`.
+    fn parser(&self, context: &ExecutionContext) -> Box<dyn StreamParser>;
 }
 
 /// A [`RuntimeAdapter`] over a [`Cli`].
@@ -180,7 +180,7 @@ impl ExternalRuntime {
             env,
             cwd: context.workspace.clone(),
         };
-        let mut parser = self.cli.parser();
+        let mut parser = self.cli.parser(context);
         let mut run = RunSoFar {
             model: model.clone(),
             cwd: context.workspace.display().to_string(),

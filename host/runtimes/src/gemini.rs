@@ -104,6 +104,9 @@ impl Cli for GeminiCli {
         ]
         .map(String::from)
         .to_vec();
+        if let Some(resume) = &context.resume {
+            args.extend(["--resume".to_string(), resume.session.clone()]);
+        }
         if context.trusted_workspace {
             // Gemini CLI's own trust, for this session only; without it,
             // it leaves the workspace's settings alone.
@@ -168,7 +171,7 @@ impl Cli for GeminiCli {
         Ok(Invocation { args, env, notes })
     }
 
-    fn parser(&self) -> Box<dyn StreamParser> {
+    fn parser(&self, _context: &ExecutionContext) -> Box<dyn StreamParser> {
         Box::new(Parser::default())
     }
 }

@@ -35,8 +35,8 @@ pub mod selector;
 mod tree;
 
 pub use adapter::{
-    Availability, ExecuteFuture, Execution, ExecutionContext, Limits, McpServer, RuntimeAdapter,
-    RuntimeError,
+    Availability, ExecuteFuture, Execution, ExecutionContext, Limits, McpServer, Resume,
+    RuntimeAdapter, RuntimeError,
 };
 pub use capabilities::{CostReporting, RuntimeCapabilities, Vendor};
 pub use external::ExternalRuntime;

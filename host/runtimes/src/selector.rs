@@ -419,6 +419,26 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_run_stopped_by_a_limit_is_not_tried_elsewhere() {
+        let slow = fake("slow", &[Vendor::Openai], Some((Status::Timeout, false)));
+        let next = fake("next", &[Vendor::Openai], Some((Status::Complete, true)));
+        let runtimes: [&dyn RuntimeAdapter; 2] = [&slow, &next];
+        let context = context(None);
+        let both = plan(AUTO, &runtimes, &context, &History::default()).unwrap();
+        let done = execute(
+            &both,
+            &runtimes,
+            &context,
+            &Notices::default(),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(done.result.runtime_name, "slow");
+        assert_eq!(done.result.status, Status::Timeout);
+    }
+
+    #[tokio::test]
     async fn a_lone_runtime_that_cannot_run_is_its_own_error() {
         let missing = fake("missing", &[Vendor::Openai], None);
         let runtimes: [&dyn RuntimeAdapter; 1] = [&missing];

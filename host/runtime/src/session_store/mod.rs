@@ -113,6 +113,17 @@ pub struct SessionMeta {
     /// absolute path), so that a resume goes on with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planner: Option<String>,
+    /// The external runtime that runs it (`claude-code`, ...), when not
+    /// Kaizen's own loop: that runtime keeps the conversation, and this
+    /// session has no log of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
+    /// That runtime's own id for the session, to continue it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_session: Option<String>,
+    /// The tokens that runtime's runs of the session used so far.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_tokens: Option<crate::TokensUsed>,
 }
 
 impl SessionMeta {
@@ -135,6 +146,9 @@ impl SessionMeta {
             cost_usd: 0.0,
             parent: None,
             planner: None,
+            runtime: None,
+            runtime_session: None,
+            runtime_tokens: None,
         }
     }
 }
