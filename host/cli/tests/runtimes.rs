@@ -384,7 +384,9 @@ async fn a_timeout_stops_the_cli_and_every_command_it_started() {
         let case = case(runtime);
         let server = ModelServer::start(runs(&case, &command)).await.unwrap();
         let (home, ws) = dirs();
-        let out = run_on(&case, home.path(), ws.path(), &server, &["--timeout", "3"]);
+        // Long enough for the slowest CLI to start and run the command on
+        // a loaded machine (Gemini CLI takes seconds to start).
+        let out = run_on(&case, home.path(), ws.path(), &server, &["--timeout", "10"]);
         let result = result_of(&out);
         assert_eq!(out.status.code(), Some(3), "{runtime}: {result:#}");
         assert_eq!(result["status"], "timeout", "{runtime}: {result:#}");
