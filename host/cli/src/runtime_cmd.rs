@@ -97,7 +97,7 @@ pub async fn run(mut options: RunOptions, requested: &str) -> Result<u8, SetupEr
     let signals = tokio::spawn(run_cmd::watch_signals(interrupt.clone()));
     let executed = selector::execute(&plan, &runtimes, &context, &*printer, &interrupt).await;
     signals.abort();
-    let execution = match executed {
+    let mut execution = match executed {
         Ok(execution) => execution,
         Err(err) => {
             let code = match err {
@@ -110,14 +110,17 @@ pub async fn run(mut options: RunOptions, requested: &str) -> Result<u8, SetupEr
             });
         }
     };
-    let mut execution = execution;
-    if execution.result.runtime_name != RUNTIME_NAME {
-        keep_session(&mut execution.result, resumed, &context)?;
+    if execution.result.runtime_name != RUNTIME_NAME
+        && let Err(err) = keep_session(&mut execution.result, resumed, &context)
+    {
+        // The run happened: its result is still reported.
+        eprintln!("kaizen: warning: the run is not kept as a session: {err:#}");
     }
     let result = &execution.result;
     printer.print_result(result, &execution.notes);
     printer.finish(result);
-    if let Some(selection) = result.runtime_selection.as_ref().filter(|_| text) {
+    let chose = text && plan.requested == AUTO;
+    if let Some(selection) = result.runtime_selection.as_ref().filter(|_| chose) {
         eprintln!("kaizen: ran on {} ({})", selection.chosen, selection.reason);
     }
     let recorded = history.add(PastRun {
@@ -180,7 +183,7 @@ fn keep_session(
     result: &mut RunResult,
     resumed: Option<SessionMeta>,
     context: &ExecutionContext,
-) -> Result<(), SetupError> {
+) -> anyhow::Result<()> {
     let store = session::open_store()?;
     let theirs = Some(result.session_id.clone()).filter(|id| !id.is_empty());
     let id = match resumed {
