@@ -4,6 +4,7 @@
 mod audit_cmd;
 mod builtins;
 mod config;
+mod config_file;
 mod context_config;
 mod eval_cmd;
 mod guard_setup;
