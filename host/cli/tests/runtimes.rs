@@ -735,3 +735,52 @@ async fn an_external_session_is_kept_and_goes_on_where_it_was() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stream_json_carries_kaizens_events_whatever_the_runtime() {
+    clis_bin();
+    if !inside("stream_json_carries_kaizens_events_whatever_the_runtime") {
+        return;
+    }
+    for runtime in ["kaizen", "codex"] {
+        let case = case(runtime);
+        let server = ModelServer::start(two_steps(&case)).await.unwrap();
+        let (home, ws) = dirs();
+        let args = [
+            "run",
+            "--runtime",
+            runtime,
+            "--output-format",
+            "stream-json",
+            "--model",
+            case.model,
+            "--permission-mode",
+            "bypassPermissions",
+            "Make proof.txt say kaizen-was-here, then show it.",
+        ];
+        let out = kaizen(home.path(), ws.path(), &server, &clis_bin(), &args)
+            .output()
+            .unwrap();
+        let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        // The events every runtime reports, in order (Kaizen's loop says
+        // more: its permission decisions, an event per model call).
+        let shared = ["session_start", "tool_call", "tool_result", "result"];
+        let kinds: Vec<&Value> = events
+            .iter()
+            .filter(|e| shared.contains(&e["type"].as_str().unwrap()))
+            .collect();
+        let names: Vec<&str> = kinds.iter().map(|e| e["type"].as_str().unwrap()).collect();
+        assert_eq!(names, shared, "{runtime}: {events:#?}");
+        assert_eq!(kinds[1]["name"], case.reported_tool);
+        assert_eq!(kinds[2]["status"], "success");
+        let answer = &events[events.len() - 2];
+        assert_eq!(answer["type"], "assistant", "{runtime}: {events:#?}");
+        assert_eq!(answer["text"], "All done.");
+        let result = events.last().unwrap();
+        assert_eq!(result["runtime_name"], runtime);
+        assert_eq!(result["runtime_selection"]["chosen"], runtime);
+    }
+}
