@@ -396,8 +396,9 @@ async fn a_timeout_stops_the_cli_and_every_command_it_started() {
                 .unwrap()
                 .contains("timeout")
         );
-        // The command was cut short with the rest.
+        // The command was cut short with the rest, after running a while.
         assert_eq!(result["tool_calls"][0]["status"], "error", "{result:#}");
+        assert!(result["tool_calls"][0]["duration_ms"].as_u64().unwrap() > 0);
         assert!(
             gone("time.sleep(3079)"),
             "{runtime} left its command running after the timeout"

@@ -181,11 +181,7 @@ impl ExternalRuntime {
             cwd: context.workspace.clone(),
         };
         let mut parser = self.cli.parser(context);
-        let mut run = RunSoFar {
-            model: model.clone(),
-            cwd: context.workspace.display().to_string(),
-            ..RunSoFar::default()
-        };
+        let mut run = RunSoFar::new(&model, context.workspace.display().to_string());
         let mut stray = Vec::new();
         let limits = &context.limits;
         let prices = &self.prices;

@@ -32,6 +32,9 @@ pub(crate) struct RunSoFar {
     pub output: String,
     /// Tool calls, in the order they started.
     pub tool_calls: Vec<ToolCallRecord>,
+    /// When each call's start was seen, by id: its duration is measured
+    /// from there to its result (the streams carry no timing).
+    started: std::collections::HashMap<String, std::time::Instant>,
     /// Calls refused by the runtime's permissions.
     pub denials: Vec<PermissionDenial>,
     /// The runtime's own verdict on how the run ended, when it gives one.
@@ -39,6 +42,15 @@ pub(crate) struct RunSoFar {
 }
 
 impl RunSoFar {
+    /// A run on `model` in `cwd` that has shown nothing yet.
+    pub fn new(model: &str, cwd: String) -> Self {
+        Self {
+            model: model.to_string(),
+            cwd,
+            ..Self::default()
+        }
+    }
+
     /// Records a tool call's start and reports it.
     pub fn call_started(
         &mut self,
@@ -52,6 +64,8 @@ impl RunSoFar {
             name: name.to_string(),
             arguments: arguments.clone(),
         });
+        self.started
+            .insert(id.to_string(), std::time::Instant::now());
         self.tool_calls.push(ToolCallRecord {
             id: id.to_string(),
             name: name.to_string(),
@@ -78,14 +92,18 @@ impl RunSoFar {
                 self.tool_calls.len() - 1
             }
         };
+        let took = self.started.remove(id).map_or(0, |started| {
+            u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+        });
         let call = &mut self.tool_calls[index];
         call.status = if failed { "error" } else { "success" }.to_string();
         call.error = failed.then(|| first_line(output));
+        call.duration_ms = took;
         emit(Event::ToolResult {
             id: id.to_string(),
             name: call.name.clone(),
             status: call.status.clone(),
-            duration_ms: 0,
+            duration_ms: took,
             output: output.to_string(),
         });
     }
@@ -133,6 +151,10 @@ impl RunSoFar {
             if call.status == "running" {
                 call.status = "error".to_string();
                 call.error = Some("the run stopped before this call ended".to_string());
+                if let Some(started) = self.started.get(&call.id) {
+                    call.duration_ms =
+                        u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                }
             }
         }
         RunResult {
