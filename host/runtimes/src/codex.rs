@@ -323,6 +323,28 @@ mod tests {
         assert!(line.contains("--sandbox read-only"), "{line}");
         assert!(line.contains("base_url=\"http://h:1/v1\""), "{line}");
         assert_eq!(args[args.len() - 2..], ["--", "a -task"]);
+        context.instructions = Some("Be \"brief\".".into());
+        context.mcp_servers = vec![crate::adapter::McpServer {
+            name: "notes".into(),
+            command: "notes-server".into(),
+            args: vec!["--stdio".into()],
+            env: [("TOKEN".to_string(), "t".to_string())].into(),
+        }];
+        let line = Codex
+            .invocation(&context, "gpt-5", Path::new("/s"))
+            .unwrap()
+            .args
+            .join(" ");
+        assert!(
+            line.contains(r#"developer_instructions="Be \"brief\".""#),
+            "{line}"
+        );
+        assert!(
+            line.contains(
+                r#"mcp_servers."notes"={command="notes-server",args=["--stdio"],env={"TOKEN"="t"}}"#
+            ),
+            "{line}"
+        );
         context.permission_mode = PermissionMode::BypassPermissions;
         let args = Codex
             .invocation(&context, "gpt-5", Path::new("/s"))

@@ -360,6 +360,21 @@ mod tests {
             "gemini-api-key"
         );
         assert_eq!(settings["model"]["maxSessionTurns"], 9);
+        assert_eq!(settings["telemetry"]["enabled"], false);
+        context.mcp_servers = vec![crate::adapter::McpServer {
+            name: "notes".into(),
+            command: "notes-server".into(),
+            args: Vec::new(),
+            env: Default::default(),
+        }];
+        let invocation = GeminiCli
+            .invocation(&context, "gemini-x", scratch.path())
+            .unwrap();
+        let settings: Value = serde_json::from_slice(
+            &std::fs::read(&invocation.env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(settings["mcpServers"]["notes"]["command"], "notes-server");
         context.trusted_workspace = true;
         let args = GeminiCli
             .invocation(&context, "gemini-x", scratch.path())
