@@ -4,9 +4,10 @@
 //! Results always come back in call order with their ids.
 
 use crate::admit::{Admission, Gatekeeper};
+use crate::steps::{StepKey, StepKind};
 use base64::Engine as _;
 use kaizen_llm::Block;
-use kaizen_tools::{CallContext, ContentPart, ToolError, ToolOutput, ToolRegistry};
+use kaizen_tools::{CallContext, ContentPart, ToolError, ToolOutput};
 use std::time::{Duration, Instant};
 
 /// A tool call from the model, waiting to run.
@@ -57,7 +58,7 @@ pub(crate) async fn run_calls(gate: &Gatekeeper<'_>, calls: Vec<PendingCall>) ->
         }
         let runs = admitted
             .into_iter()
-            .map(|(call, admission)| run_one(registry, gate.ctx, call, admission));
+            .map(|(call, admission)| run_one(gate, call, admission));
         let mut done = futures::future::join_all(runs).await;
         for outcome in done.iter_mut() {
             let input = outcome.input.clone();
@@ -69,12 +70,7 @@ pub(crate) async fn run_calls(gate: &Gatekeeper<'_>, calls: Vec<PendingCall>) ->
     outcomes
 }
 
-async fn run_one(
-    registry: &ToolRegistry,
-    ctx: &CallContext,
-    call: &PendingCall,
-    admission: Admission,
-) -> CallOutcome {
+async fn run_one(gate: &Gatekeeper<'_>, call: &PendingCall, admission: Admission) -> CallOutcome {
     let (input, context) = match admission {
         Admission::Run { input, context } => (input, context),
         Admission::Refused {
@@ -94,12 +90,19 @@ async fn run_one(
     };
     let ctx = CallContext {
         call_id: call.id.clone(),
-        ..ctx.clone()
+        ..gate.ctx.clone()
+    };
+    let key = StepKey {
+        session: ctx.session_id.clone(),
+        cycle: gate.cycle,
+        kind: StepKind::Tool,
+        id: call.id.clone(),
     };
     let started = Instant::now();
     // Through the registry, which checks the input once more (cheap) and
     // bounds the output's size.
-    let result = registry.call_value(&ctx, &call.name, &input).await;
+    let dispatch = Box::pin(gate.registry.call_value(&ctx, &call.name, &input));
+    let result = gate.steps.tool(key, dispatch).await;
     CallOutcome {
         call: call.clone(),
         input,

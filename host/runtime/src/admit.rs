@@ -9,6 +9,7 @@ use crate::hooks::{Dispatch, PayloadBase};
 use crate::permissions::{
     Approval, ApprovalRequest, Approver, Effect, Grounds, RuleOrigin, Verdict, always_rule,
 };
+use crate::steps::StepExecutor;
 use kaizen_hooks::{HookAction, HookCall, HookEvent};
 use kaizen_tools::{CallContext, ContentPart, Tool, ToolError, ToolErrorKind, ToolRegistry};
 use serde_json::{Value, json};
@@ -41,6 +42,10 @@ pub(crate) struct Gatekeeper<'a> {
     /// Set once a hook stops the session: the hook and its reason. Calls
     /// not yet admitted are then refused.
     pub stopped: Mutex<Option<String>>,
+    /// How the calls run, and the model call they answer (their steps'
+    /// cycle).
+    pub steps: &'a dyn StepExecutor,
+    pub cycle: u32,
 }
 
 impl Gatekeeper<'_> {

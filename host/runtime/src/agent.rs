@@ -484,6 +484,8 @@ impl Agent<'_> {
             base,
             approver: None,
             stopped: Default::default(),
+            steps: self.config.steps.as_ref(),
+            cycle: state.cycles,
         };
         let work = self.serving_step(
             run_calls(&gate, calls),

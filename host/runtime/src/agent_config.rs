@@ -5,7 +5,9 @@ use crate::completions::{ModelRoles, PluginLlmPolicy};
 use crate::context::ContextPolicy;
 use crate::inbox::Inbox;
 use crate::planner_driver::PlannerSetup;
+use crate::steps::{InProcess, StepExecutor};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Default cap on model calls per run.
@@ -60,6 +62,9 @@ pub struct AgentConfig {
     /// Messages from outside the run, taken before each model call (not
     /// by sub-agents).
     pub inbox: Option<Inbox>,
+    /// How model and tool calls run: in process, or journaled by a
+    /// durable-execution engine (see [`crate::StepExecutor`]).
+    pub steps: Arc<dyn StepExecutor>,
 }
 
 impl AgentConfig {
@@ -81,6 +86,7 @@ impl AgentConfig {
             planner: None,
             context: ContextPolicy::default(),
             inbox: None,
+            steps: Arc::new(InProcess),
         }
     }
 }

@@ -10,6 +10,7 @@ use crate::events::Observer;
 use crate::guard::Guard;
 use crate::hooks::PayloadBase;
 use crate::permissions::Approver;
+use crate::steps::InProcess;
 use kaizen_tools::{CallContext, ContentPart, SessionNotes, ToolError, ToolOutput, ToolRegistry};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -79,6 +80,9 @@ impl DirectSession {
             base: &base,
             approver,
             stopped: Default::default(),
+            // A call from outside any model's turn: no engine journals it.
+            steps: &InProcess,
+            cycle: 0,
         };
         let call = PendingCall {
             id: id.to_string(),

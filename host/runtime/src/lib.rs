@@ -31,6 +31,7 @@ mod recorder;
 mod result;
 pub mod session_store;
 mod state;
+mod steps;
 mod sub_agent;
 mod think;
 
@@ -54,5 +55,6 @@ pub use result::{
     PassedOver, PermissionDenial, RUNTIME_NAME, RunResult, RuntimeSelection, TokensUsed,
 };
 pub use state::{FileRecord, SessionState, Status, ToolCallRecord, new_session_id};
+pub use steps::{InProcess, StepExecutor, StepKey, StepKind, ToolStep};
 pub use sub_agent::TASK_TOOL;
 pub use tokio_util::sync::CancellationToken;

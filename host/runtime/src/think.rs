@@ -6,6 +6,7 @@ use crate::agent::{Agent, Ending};
 use crate::bounded::bounded;
 use crate::events::Event;
 use crate::state::{SessionState, Status};
+use crate::steps::{StepKey, StepKind};
 use crate::sub_agent::Scope;
 use kaizen_llm::{Request, Response, StreamEvent, ToolDefinition};
 use tokio_util::sync::CancellationToken;
@@ -73,7 +74,16 @@ impl Agent<'_> {
             }
             StreamEvent::TextDelta(_) | StreamEvent::ToolCallStarted { .. } => {}
         };
-        let calls = self.provider.complete_n(&request, n.max(1), &sink);
+        let key = StepKey {
+            session: state.session_id.clone(),
+            cycle: state.cycles + 1,
+            kind: StepKind::Model,
+            id: n.max(1).to_string(),
+        };
+        let calls = self
+            .config
+            .steps
+            .model(key, self.provider.complete_n(&request, n.max(1), &sink));
         let outcome = bounded(calls, scope.deadline, interrupt).await;
         state.messages = request.messages;
         *tools = request.tools;

@@ -1,0 +1,93 @@
+//! The loop's steps that reach beyond the process (model calls and tool
+//! calls) run through a [`StepExecutor`]. In process, the executor simply
+//! runs them. A durable-execution engine journals each step's result under
+//! its [`StepKey`], so that when a session's run starts over (its worker
+//! was lost), finished steps hand back what they returned instead of
+//! running twice; the loop is deterministic given those results, so it
+//! arrives where it was.
+//!
+//! The loop knows no engine: it names its steps and hands them over.
+
+use kaizen_llm::CompletionsFuture;
+use kaizen_tools::{ToolError, ToolOutput};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+
+/// What kind of step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StepKind {
+    /// A model call (with its candidates, when a planner asks for several).
+    Model,
+    /// A tool call.
+    Tool,
+}
+
+/// A step's name, the same each time a session's run reaches it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct StepKey {
+    /// The session (a sub-agent's is its own, under its parent's).
+    pub session: String,
+    /// The model call the step belongs to, counted from 1 in the session.
+    pub cycle: u32,
+    /// What kind of step.
+    pub kind: StepKind,
+    /// Which one of its kind in the cycle: a tool call's id; for a model
+    /// call, how many candidates it asks for.
+    pub id: String,
+}
+
+impl fmt::Display for StepKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.kind {
+            StepKind::Model => "model",
+            StepKind::Tool => "tool",
+        };
+        write!(f, "{}/{}/{kind}/{}", self.session, self.cycle, self.id)
+    }
+}
+
+/// A tool call's future.
+pub type ToolStep<'a> = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send + 'a>>;
+
+/// Runs the loop's steps.
+pub trait StepExecutor: Send + Sync + fmt::Debug {
+    /// Model call `key`: `call`'s outcome, or what an earlier run of the
+    /// step returned.
+    fn model<'a>(&'a self, key: StepKey, call: CompletionsFuture<'a>) -> CompletionsFuture<'a>;
+
+    /// Tool call `key`: `call`'s result, or what an earlier run of the
+    /// step returned.
+    fn tool<'a>(&'a self, key: StepKey, call: ToolStep<'a>) -> ToolStep<'a>;
+}
+
+/// Runs every step as it comes, in this process: nothing is journaled
+/// beyond the session's own log.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct InProcess;
+
+impl StepExecutor for InProcess {
+    fn model<'a>(&'a self, _key: StepKey, call: CompletionsFuture<'a>) -> CompletionsFuture<'a> {
+        call
+    }
+
+    fn tool<'a>(&'a self, _key: StepKey, call: ToolStep<'a>) -> ToolStep<'a> {
+        call
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_name_the_session_cycle_kind_and_call() {
+        let key = StepKey {
+            session: "s/call_1".into(),
+            cycle: 3,
+            kind: StepKind::Tool,
+            id: "call_9".into(),
+        };
+        assert_eq!(key.to_string(), "s/call_1/3/tool/call_9");
+    }
+}

@@ -1,0 +1,252 @@
+//! The loop's steps through a `StepExecutor`: an executor that journals
+//! each step's result by its key, as a durable-execution engine does, lets
+//! a session's run start over from nothing (its worker was lost) and arrive
+//! where it was, without running a finished step twice.
+
+mod common;
+
+use kaizen_llm::{
+    CompletionFuture, CompletionsFuture, EventSink, LlmError, LlmErrorKind, Provider, Request,
+    Response, Usage,
+};
+use kaizen_runtime::{
+    Agent, AgentConfig, CancellationToken, SessionState, Silent, Status, StepExecutor, StepKey,
+    ToolStep,
+};
+use kaizen_tools::{
+    CallContext, Danger, Tool, ToolError, ToolFuture, ToolOutput, ToolRegistry, ToolSpec,
+};
+use serde_json::json;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Answers in order, counting calls; when the script runs out, it fails
+/// (a run that reaches it has run a model call twice) or hangs.
+struct Scripted {
+    replies: Mutex<Vec<Response>>,
+    calls: AtomicUsize,
+    hang_when_done: bool,
+}
+
+impl Scripted {
+    fn new(mut replies: Vec<Response>, hang_when_done: bool) -> Self {
+        replies.reverse();
+        Self {
+            replies: Mutex::new(replies),
+            calls: AtomicUsize::new(0),
+            hang_when_done,
+        }
+    }
+}
+
+impl Provider for Scripted {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+    fn complete<'a>(&'a self, _: &'a Request, _: EventSink<'a>) -> CompletionFuture<'a> {
+        Box::pin(async move {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            let next = self.replies.lock().unwrap().pop();
+            match (next, self.hang_when_done) {
+                (Some(reply), _) => Ok(reply),
+                (None, true) => std::future::pending().await,
+                (None, false) => Err(LlmError {
+                    kind: LlmErrorKind::Replay,
+                    message: "the script ran out".into(),
+                }),
+            }
+        })
+    }
+}
+
+/// A tool with an effect: it counts its runs.
+struct Bump(ToolSpec, Arc<AtomicUsize>);
+
+impl Tool for Bump {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    fn source(&self) -> &str {
+        "test"
+    }
+    fn call<'a>(&'a self, _: &'a CallContext, input: &'a serde_json::Value) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let n = self.1.fetch_add(1, Ordering::SeqCst) + 1;
+            Ok(ToolOutput::text(format!(
+                "bumped {} (run {n})",
+                input["what"]
+            )))
+        })
+    }
+}
+
+/// Journals each step's result by its key and hands it back when the
+/// step comes again, as a durable-execution engine does; a failed step is
+/// not journaled (it runs again).
+#[derive(Debug, Default)]
+struct Journaling {
+    models: Mutex<HashMap<String, Vec<Response>>>,
+    tools: Mutex<HashMap<String, Result<ToolOutput, ToolError>>>,
+    /// Every key asked for, in order.
+    asked: Mutex<Vec<String>>,
+}
+
+impl StepExecutor for Journaling {
+    fn model<'a>(&'a self, key: StepKey, call: CompletionsFuture<'a>) -> CompletionsFuture<'a> {
+        let name = key.to_string();
+        self.asked.lock().unwrap().push(name.clone());
+        Box::pin(async move {
+            if let Some(kept) = self.models.lock().unwrap().get(&name) {
+                return kept.iter().cloned().map(Ok).collect();
+            }
+            let answers = call.await;
+            if answers.iter().all(Result::is_ok) {
+                let kept = answers.iter().flatten().cloned().collect();
+                self.models.lock().unwrap().insert(name, kept);
+            }
+            answers
+        })
+    }
+
+    fn tool<'a>(&'a self, key: StepKey, call: ToolStep<'a>) -> ToolStep<'a> {
+        let name = key.to_string();
+        self.asked.lock().unwrap().push(name.clone());
+        Box::pin(async move {
+            if let Some(kept) = self.tools.lock().unwrap().get(&name) {
+                return kept.clone();
+            }
+            let result = call.await;
+            self.tools.lock().unwrap().insert(name, result.clone());
+            result
+        })
+    }
+}
+
+fn registry(runs: &Arc<AtomicUsize>) -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    registry
+        .register(Arc::new(Bump(
+            ToolSpec {
+                name: "Bump".into(),
+                description: "bumps".into(),
+                input_schema: json!({"type": "object"}),
+                danger: Danger::Safe,
+                read_only: false,
+            },
+            runs.clone(),
+        )))
+        .unwrap();
+    registry
+}
+
+/// The session's script: two tool steps, then the answer.
+fn script() -> Vec<Response> {
+    vec![
+        common::reply_json("first", &[("Bump", json!({"what": "a"}))]),
+        common::reply_json("second", &[("Bump", json!({"what": "b"}))]),
+        common::reply_json("done", &[]),
+    ]
+}
+
+/// One run of the session `s` from nothing, through `steps`.
+async fn run(
+    provider: &Scripted,
+    steps: &Arc<Journaling>,
+    runs: &Arc<AtomicUsize>,
+    interrupt: &CancellationToken,
+) -> kaizen_runtime::RunResult {
+    let pricing = |_: &str, _: &Usage| 0.25;
+    let tools = registry(runs);
+    let mut config = AgentConfig::new("m", std::env::temp_dir());
+    config.steps = steps.clone();
+    let agent = Agent {
+        provider,
+        tools: &tools,
+        pricing: &pricing,
+        config,
+        observer: &Silent,
+        journal: None,
+        guard: Arc::new(kaizen_runtime::Guard::allow_all()),
+    };
+    let mut state = SessionState::new("s", "m");
+    agent
+        .resume(&mut state, Some("bump twice"), interrupt)
+        .await
+}
+
+#[tokio::test]
+async fn a_session_run_again_hands_back_its_finished_steps_and_ends_the_same() {
+    let steps = Arc::new(Journaling::default());
+    let runs = Arc::new(AtomicUsize::new(0));
+    let first_provider = Scripted::new(script(), false);
+    let first = run(&first_provider, &steps, &runs, &CancellationToken::new()).await;
+    assert_eq!(first.status, Status::Complete, "{first:?}");
+    assert_eq!(first.output, "done");
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    let asked = steps.asked.lock().unwrap().clone();
+    assert_eq!(
+        asked,
+        [
+            "s/1/model/1",
+            "s/1/tool/call_0_Bump",
+            "s/2/model/1",
+            "s/2/tool/call_0_Bump",
+            "s/3/model/1"
+        ]
+    );
+
+    // The same session from nothing: every step comes from the journal.
+    let again_provider = Scripted::new(Vec::new(), false);
+    let again = run(&again_provider, &steps, &runs, &CancellationToken::new()).await;
+    assert_eq!(again_provider.calls.load(Ordering::SeqCst), 0);
+    assert_eq!(runs.load(Ordering::SeqCst), 2, "a tool step ran twice");
+    assert_eq!(again.status, first.status);
+    assert_eq!(again.output, first.output);
+    assert_eq!(again.cycles_used, first.cycles_used);
+    assert_eq!(again.tokens_used, first.tokens_used);
+    assert_eq!(again.cost_usd, first.cost_usd);
+    let names = |r: &kaizen_runtime::RunResult| {
+        r.tool_calls
+            .iter()
+            .map(|c| (c.id.clone(), c.status.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(&again), names(&first));
+}
+
+#[tokio::test]
+async fn a_run_lost_mid_session_goes_on_from_its_journal() {
+    let steps = Arc::new(Journaling::default());
+    let runs = Arc::new(AtomicUsize::new(0));
+    // The worker is lost while the second model call is out: the first
+    // model call and the first tool step are journaled.
+    let lost_provider = Scripted::new(script()[..1].to_vec(), true);
+    let lost = CancellationToken::new();
+    let stop = lost.clone();
+    let watched = runs.clone();
+    tokio::spawn(async move {
+        while watched.load(Ordering::SeqCst) == 0 {
+            tokio::task::yield_now().await;
+        }
+        stop.cancel();
+    });
+    let cut = run(&lost_provider, &steps, &runs, &lost).await;
+    assert_eq!(cut.status, Status::Interrupted, "{cut:?}");
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+
+    // Another worker runs the session from nothing: the finished steps
+    // come from the journal, the rest from the model and the tool.
+    let rest = Scripted::new(script()[1..].to_vec(), false);
+    let done = run(&rest, &steps, &runs, &CancellationToken::new()).await;
+    assert_eq!(done.status, Status::Complete, "{done:?}");
+    assert_eq!(done.output, "done");
+    assert_eq!(rest.calls.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        2,
+        "the first tool step ran twice"
+    );
+    assert_eq!(done.cycles_used, 3);
+    assert_eq!(done.tool_calls.len(), 2);
+}
