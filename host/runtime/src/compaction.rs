@@ -14,6 +14,7 @@ use crate::events::Event;
 use crate::hook_points::{HookSite, stopped_by};
 use crate::journal::Entry;
 use crate::state::SessionState;
+use crate::steps::{StepKey, StepKind};
 use crate::sub_agent::Scope;
 use kaizen_hooks::{HookAction, HookEvent};
 use kaizen_llm::{Block, Message, Request, Role, StreamEvent, ToolDefinition, Usage, tokens};
@@ -290,10 +291,25 @@ impl Agent<'_> {
                 self.observer.on_event(&Event::Fallback { from, to, error });
             }
         };
-        let call = self.provider.complete(&request, &sink);
+        // A step of its own, before the cycle's model call: an engine that
+        // journals steps hands the summary back rather than paying again.
+        let key = StepKey {
+            session: state.session_id.clone(),
+            cycle: state.cycles + 1,
+            kind: StepKind::Model,
+            id: "compaction".to_string(),
+        };
+        let single = self.provider.complete(&request, &sink);
+        let call = self
+            .config
+            .steps
+            .model(key, Box::pin(async move { vec![single.await] }));
         let response = match bounded(call, scope.deadline, site.interrupt).await {
-            Ok(Ok(response)) => response,
-            Ok(Err(err)) => return Ok(Err(err.message)),
+            Ok(mut answers) => match answers.pop() {
+                Some(Ok(response)) => response,
+                Some(Err(err)) => return Ok(Err(err.message)),
+                None => return Ok(Err("the summary call returned nothing".into())),
+            },
             Err(cut) => return Err(self.cut_ending(cut, "compacting the conversation")),
         };
         let cost = (self.pricing)(&response.model, &response.usage);

@@ -250,3 +250,53 @@ async fn a_run_lost_mid_session_goes_on_from_its_journal() {
     assert_eq!(done.cycles_used, 3);
     assert_eq!(done.tool_calls.len(), 2);
 }
+
+#[tokio::test]
+async fn a_compaction_summary_is_a_step_of_its_own() {
+    let steps = Arc::new(Journaling::default());
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut replies = script();
+    // The summary is asked for before the third model call.
+    replies.insert(2, common::reply_json("the summary", &[]));
+    let provider = Scripted::new(replies, false);
+    let run_compacting = |provider| {
+        let steps = steps.clone();
+        let runs = runs.clone();
+        async move {
+            let pricing = |_: &str, _: &Usage| 0.25;
+            let tools = registry(&runs);
+            let mut config = AgentConfig::new("m", std::env::temp_dir());
+            config.steps = steps;
+            // Each scripted answer reports 110 tokens: the conversation
+            // passes 80 % of this window once there is a turn to summarise.
+            config.context.window = 130;
+            let agent = Agent {
+                provider,
+                tools: &tools,
+                pricing: &pricing,
+                config,
+                observer: &Silent,
+                journal: None,
+                guard: Arc::new(kaizen_runtime::Guard::allow_all()),
+            };
+            let mut state = SessionState::new("s", "m");
+            agent
+                .resume(&mut state, Some("bump twice"), &CancellationToken::new())
+                .await
+        }
+    };
+    let first = run_compacting(&provider).await;
+    assert_eq!(first.status, Status::Complete, "{first:?}");
+    let asked = steps.asked.lock().unwrap().clone();
+    assert!(
+        asked.contains(&"s/3/model/compaction".to_string()),
+        "{asked:?}"
+    );
+    assert_eq!(first.compactions, 1);
+    let none = Scripted::new(Vec::new(), false);
+    let again = run_compacting(&none).await;
+    assert_eq!(none.calls.load(Ordering::SeqCst), 0);
+    assert_eq!(again.output, first.output);
+    assert_eq!(again.compactions, 1);
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+}
