@@ -1,0 +1,367 @@
+//! A session survives the loss of its worker mid-step: the real Restate
+//! server (from npm, under the target directory) runs a session object
+//! whose handler runs Kaizen's loop with `RestateSteps`; the worker is
+//! killed with SIGKILL while a tool step runs, another worker process takes
+//! over, and the session completes with no finished step run twice and the
+//! cut step run again.
+//!
+//! This file is its own test harness: run plainly, it is the test, which
+//! re-runs itself in a network namespace with only loopback (the server
+//! looks for updates at start); with `KAIZEN_CLUSTER_WORKER=PORT` it is a
+//! worker.
+
+use kaizen_cluster::{RestateSteps, serve_steps};
+use kaizen_llm::{
+    Block, CompletionFuture, EventSink, Provider, Request, Response, StopReason, Usage,
+};
+use kaizen_runtime::{Agent, AgentConfig, CancellationToken, Guard, SessionState, Silent};
+use kaizen_tools::{CallContext, Danger, Tool, ToolFuture, ToolOutput, ToolRegistry, ToolSpec};
+use restate_sdk::prelude::*;
+use serde_json::json;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const SERVER: &str = "@restatedev/restate-server@1.7.12";
+const WORKER: &str = "KAIZEN_CLUSTER_WORKER";
+const DIR: &str = "KAIZEN_CLUSTER_DIR";
+const INSIDE: &str = "KAIZEN_CLUSTER_IN_NETNS";
+
+fn main() {
+    if let Ok(port) = std::env::var(WORKER) {
+        return worker(&port);
+    }
+    let bin = server_bin();
+    if std::env::var_os(INSIDE).is_none() {
+        let can = Command::new("unshare").args(["--net", "true"]).output();
+        if let Some(why) = match &can {
+            Ok(out) if out.status.success() => None,
+            Ok(out) => Some(String::from_utf8_lossy(&out.stderr).trim().to_string()),
+            Err(err) => Some(err.to_string()),
+        } {
+            kaizen_test_support::missing_feature(
+                env!("CARGO_TARGET_TMPDIR"),
+                "netns",
+                &format!("unshare --net failed: {why}"),
+            );
+            return;
+        }
+        let status = Command::new("unshare")
+            .args(["--net", "--"])
+            .arg(std::env::current_exe().unwrap())
+            .env(INSIDE, "1")
+            .status();
+        match status {
+            Ok(status) if status.success() => println!("test a_session_survives_its_worker ... ok"),
+            Ok(status) => panic!("the test failed in its network namespace ({status})"),
+            Err(err) => panic!("cannot run unshare: {err}"),
+        }
+        return;
+    }
+    a_session_survives_its_worker(&bin);
+}
+
+fn server_bin() -> PathBuf {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("npm");
+    kaizen_test_support::npm::install(&root, "restate", &[SERVER])
+        .join("node_modules/.bin/restate-server")
+}
+
+// ---- the worker ----
+
+/// Answers by the conversation's length, so any worker gives the same
+/// answer to the same request; counts its calls in a file.
+struct ByPosition(PathBuf);
+
+impl Provider for ByPosition {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+    fn complete<'a>(&'a self, request: &'a Request, _: EventSink<'a>) -> CompletionFuture<'a> {
+        Box::pin(async move {
+            bump(&self.0.join("model-calls"));
+            let turn = request.messages.len() / 2;
+            let call = |what: &str| Block::ToolUse {
+                id: format!("call_{what}"),
+                name: "Bump".into(),
+                arguments: json!({"what": what}).to_string(),
+            };
+            let (content, stop_reason) = match turn {
+                0 => (vec![call("a")], StopReason::ToolUse),
+                1 => (vec![call("b")], StopReason::ToolUse),
+                _ => (
+                    vec![Block::Text {
+                        text: "done".into(),
+                    }],
+                    StopReason::EndTurn,
+                ),
+            };
+            Ok(Response {
+                content,
+                usage: Usage {
+                    input_tokens: 100,
+                    output_tokens: 10,
+                    ..Usage::default()
+                },
+                stop_reason,
+                model: "scripted-model".into(),
+            })
+        })
+    }
+}
+
+/// Counts a run in `file`; the count after it.
+fn bump(file: &Path) -> u32 {
+    let n = std::fs::read_to_string(file)
+        .ok()
+        .and_then(|text| text.trim().parse::<u32>().ok())
+        .unwrap_or(0)
+        + 1;
+    std::fs::write(file, n.to_string()).unwrap();
+    n
+}
+
+/// A tool with an effect: it counts its runs of each `what`; `b` takes a
+/// while, long enough for the test to kill its worker.
+struct Bump(ToolSpec, PathBuf);
+
+impl Tool for Bump {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    fn source(&self) -> &str {
+        "test"
+    }
+    fn call<'a>(&'a self, _: &'a CallContext, input: &'a serde_json::Value) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let what = input["what"].as_str().unwrap_or_default().to_string();
+            let n = bump(&self.1.join(format!("tool-{what}")));
+            if what == "b" {
+                tokio::time::sleep(Duration::from_secs(3)).await;
+            }
+            Ok(ToolOutput::text(format!("bumped {what} (run {n})")))
+        })
+    }
+}
+
+struct Session;
+
+#[restate_sdk::object]
+impl Session {
+    #[handler]
+    async fn turn(&self, ctx: ObjectContext<'_>, task: String) -> Result<String, HandlerError> {
+        let dir = PathBuf::from(std::env::var(DIR).unwrap());
+        let provider = ByPosition(dir.clone());
+        let mut tools = ToolRegistry::new();
+        let spec = ToolSpec {
+            name: "Bump".into(),
+            description: "bumps".into(),
+            input_schema: json!({"type": "object"}),
+            danger: Danger::Safe,
+            read_only: false,
+        };
+        tools.register(Arc::new(Bump(spec, dir))).unwrap();
+        let (steps, requests) = RestateSteps::channel();
+        let mut config = AgentConfig::new("scripted-model", std::env::temp_dir());
+        config.steps = Arc::new(steps);
+        let pricing = |_: &str, _: &Usage| 0.25;
+        let agent = Agent {
+            provider: &provider,
+            tools: &tools,
+            pricing: &pricing,
+            config,
+            observer: &Silent,
+            journal: None,
+            guard: Arc::new(Guard::allow_all()),
+        };
+        let session = ctx.key().to_string();
+        let run = async move {
+            let mut state = SessionState::new(session, "scripted-model");
+            agent
+                .resume(&mut state, Some(&task), &CancellationToken::new())
+                .await
+        };
+        // The loop ends, dropping its executor, and the steps' serving
+        // ends with it.
+        let (result, ()) = tokio::join!(run, serve_steps(&ctx, requests));
+        Ok(json!({
+            "status": result.status.as_str(),
+            "output": result.output,
+            "cycles": result.cycles_used,
+            "calls": result.tool_calls.len(),
+            "cost_usd": result.cost_usd,
+        })
+        .to_string())
+    }
+}
+
+fn worker(port: &str) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(
+        HttpServer::new(Endpoint::builder().bind(Session).build())
+            .listen_and_serve(format!("127.0.0.1:{port}").parse().unwrap()),
+    );
+}
+
+// ---- the test ----
+
+/// Kills the process when dropped.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// One HTTP/1.1 request to 127.0.0.1:`port`: the status and body.
+fn http(port: u16, method: &str, path: &str, body: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let status = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = answer
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b)
+        .unwrap_or_default();
+    (status, dechunk(body))
+}
+
+/// The body of a chunked answer, or `body` as it is.
+fn dechunk(body: &str) -> String {
+    let mut rest = body;
+    let mut out = String::new();
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
+            return body.to_string();
+        };
+        if size == 0 || after.len() < size {
+            break;
+        }
+        out.push_str(&after[..size]);
+        rest = after[size..].trim_start_matches("\r\n");
+    }
+    if out.is_empty() {
+        body.to_string()
+    } else {
+        out
+    }
+}
+
+/// Waits until `ready` holds, or panics saying `what`.
+fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !ready() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn spawn_worker(port: u16, dir: &Path) -> Killed {
+    Killed(
+        Command::new(std::env::current_exe().unwrap())
+            .env(WORKER, port.to_string())
+            .env(DIR, dir)
+            .spawn()
+            .unwrap(),
+    )
+}
+
+fn count(dir: &Path, name: &str) -> u32 {
+    std::fs::read_to_string(dir.join(name))
+        .ok()
+        .and_then(|text| text.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn a_session_survives_its_worker(server: &Path) {
+    let up = Command::new("ip")
+        .args(["link", "set", "lo", "up"])
+        .status();
+    assert!(up.is_ok_and(|s| s.success()), "cannot bring loopback up");
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("restate");
+    let log = std::fs::File::create(dir.path().join("server.log")).unwrap();
+    let _server = Killed(
+        Command::new(server)
+            .arg("--base-dir")
+            .arg(&data)
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap(),
+    );
+    wait_for("the Restate server", || {
+        TcpStream::connect(("127.0.0.1", 9070)).is_ok() && http(9070, "GET", "/health", "").0 == 200
+    });
+    let port = 9181;
+    let first = spawn_worker(port, dir.path());
+    wait_for("the first worker", || {
+        TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    let (status, body) = http(
+        9070,
+        "POST",
+        "/deployments",
+        &json!({"uri": format!("http://127.0.0.1:{port}")}).to_string(),
+    );
+    assert!(
+        (200..300).contains(&status),
+        "registering the worker: {status} {body}"
+    );
+    let (status, body) = http(8080, "POST", "/Session/s1/turn/send", "\"bump a, then b\"");
+    assert!((200..300).contains(&status), "submitting: {status} {body}");
+    let id = serde_json::from_str::<serde_json::Value>(&body).unwrap()["invocationId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // The worker is lost while the second tool step runs.
+    wait_for("the second tool step", || count(dir.path(), "tool-b") == 1);
+    drop(first);
+    assert_eq!(count(dir.path(), "tool-a"), 1);
+    assert_eq!(count(dir.path(), "model-calls"), 2);
+
+    let _second = spawn_worker(port, dir.path());
+    let (status, output) = http(8080, "GET", &format!("/restate/invocation/{id}/attach"), "");
+    assert_eq!(status, 200, "{output}");
+    let result: serde_json::Value =
+        serde_json::from_str(&serde_json::from_str::<String>(&output).unwrap()).unwrap();
+    assert_eq!(result["status"], "complete", "{result}");
+    assert_eq!(result["output"], "done");
+    assert_eq!(result["cycles"], 3);
+    assert_eq!(result["calls"], 2);
+    // Three model calls and two tool steps, once each; only the cut step
+    // ran again.
+    assert_eq!(
+        count(dir.path(), "model-calls"),
+        3,
+        "a finished model call ran again"
+    );
+    assert_eq!(
+        count(dir.path(), "tool-a"),
+        1,
+        "a finished tool step ran again"
+    );
+    assert_eq!(count(dir.path(), "tool-b"), 2);
+}
