@@ -5,8 +5,10 @@
 //! loop hands over with [`serve_steps`]. Each step becomes a named
 //! `ctx.run` in the invocation's journal. When the worker running the
 //! invocation is lost, Restate runs it again on another: the loop starts
-//! over from nothing, every finished step comes back from the journal
-//! without running, and the step that was cut runs again.
+//! over from nothing and every finished step comes back from the journal
+//! without running. A tool call that was cut off is not run again (it may
+//! have done part of its work): the model is told so, as a resumed session
+//! tells it. A model call that was cut off runs again.
 //!
 //! The loop's steps borrow what they work on, and `ctx.run` wants a
 //! closure as long-lived as its context, so the closure holds only
@@ -24,6 +26,8 @@ use kaizen_tools::{ToolError, ToolErrorKind};
 use restate_sdk::prelude::*;
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use serde_json::Value;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::{mpsc, oneshot};
 
 /// A step handed to the handler: its name in the journal, and the
@@ -31,6 +35,10 @@ use tokio::sync::{mpsc, oneshot};
 #[derive(Debug)]
 pub struct StepRequest {
     name: String,
+    /// A step with effects of its own (a tool call): when an earlier run
+    /// of the invocation started it and never journaled its end, it is
+    /// reported as cut off rather than run again.
+    once: bool,
     /// Restate asks for the step to run (on a replay, never).
     start: oneshot::Sender<()>,
     /// The step's result, once it ran.
@@ -54,9 +62,10 @@ impl RestateSteps {
         (Self { requests }, taken)
     }
 
-    /// Runs `run` as the journaled step `key`: its value, or the one the
-    /// journal holds.
-    async fn step<T, F>(&self, key: StepKey, run: F) -> Result<T, String>
+    /// Runs `run` as the journaled step `key` (see [`StepRequest`] for
+    /// `once`): its value, the one the journal holds, or `None` when the
+    /// step was cut off in an earlier run.
+    async fn step<T, F>(&self, key: StepKey, once: bool, run: F) -> Result<Option<T>, String>
     where
         T: Serialize + DeserializeOwned,
         F: Future<Output = T>,
@@ -66,6 +75,7 @@ impl RestateSteps {
         let (journaled, journal) = oneshot::channel();
         let request = StepRequest {
             name: key.to_string(),
+            once,
             start,
             value,
             journaled,
@@ -89,18 +99,25 @@ impl RestateSteps {
         let _ = value_tx.send(encoded);
         // The journal now holds it; what it hands back is the same value.
         match journal.await {
-            Ok(Ok(_)) => Ok(output),
+            Ok(Ok(_)) => Ok(Some(output)),
             Ok(Err(err)) => Err(err),
             Err(_) => Err("the handler stopped serving steps".into()),
         }
     }
 }
 
+/// What the journal holds for a step whose end an earlier run never
+/// journaled.
+const CUT: &str = "kaizen:cut-off";
+
 fn decode<T: DeserializeOwned>(
     kept: Result<Result<Value, String>, oneshot::error::RecvError>,
-) -> Result<T, String> {
+) -> Result<Option<T>, String> {
     match kept {
-        Ok(Ok(value)) => serde_json::from_value(value).map_err(|err| err.to_string()),
+        Ok(Ok(Value::String(marker))) if marker == CUT => Ok(None),
+        Ok(Ok(value)) => serde_json::from_value(value)
+            .map(Some)
+            .map_err(|err| err.to_string()),
         Ok(Err(err)) => Err(err),
         Err(_) => Err("the handler stopped serving steps".into()),
     }
@@ -128,8 +145,14 @@ impl StepExecutor for RestateSteps {
                     })
                     .collect::<Vec<_>>()
             };
-            match self.step(key, run).await {
-                Ok(answers) => answers
+            // A model call has no effect but its cost: one cut off runs
+            // again.
+            match self.step(key, false, run).await {
+                Ok(None) => vec![Err(LlmError {
+                    kind: LlmErrorKind::InvalidResponse,
+                    message: "the model call's journal entry was lost".into(),
+                })],
+                Ok(Some(answers)) => answers
                     .into_iter()
                     .map(|answer| match answer {
                         Answer::Ok(response) => Ok(response),
@@ -146,8 +169,19 @@ impl StepExecutor for RestateSteps {
 
     fn tool<'a>(&'a self, key: StepKey, call: ToolStep<'a>) -> ToolStep<'a> {
         Box::pin(async move {
-            match self.step(key, call).await {
-                Ok(result) => result,
+            let name = key.id.clone();
+            match self.step(key, true, call).await {
+                Ok(Some(result)) => result,
+                Ok(None) => Err(ToolError::new(
+                    ToolErrorKind::Failed,
+                    format!(
+                        "This call ({name}) was cut off when the worker running the session was \
+                         lost, before its result came back. It may have done part or all of its \
+                         work, or none; background processes it started are gone. Check the \
+                         current state before relying on it, and call it again if it is still \
+                         needed."
+                    ),
+                )),
                 Err(message) => Err(ToolError::new(
                     ToolErrorKind::Failed,
                     format!("the step's journal failed: {message}"),
@@ -181,12 +215,34 @@ pub async fn serve_steps(
 async fn journal(ctx: &ObjectContext<'_>, request: StepRequest) {
     let StepRequest {
         name,
+        once,
         start,
         value,
         journaled,
     } = request;
+    // For a step run once: an entry saying it started, whose closure runs
+    // only when no earlier run journaled it.
+    let fresh = Arc::new(AtomicBool::new(!once));
+    if once {
+        let first = fresh.clone();
+        let started = ctx
+            .run(move || async move {
+                first.store(true, Ordering::SeqCst);
+                Ok(())
+            })
+            .name(format!("{name}/start"))
+            .await;
+        if let Err(err) = started {
+            let _ = journaled.send(Err(err.to_string()));
+            return;
+        }
+    }
     let kept = ctx
         .run(move || async move {
+            // Started before, never ended: it is not started again.
+            if !fresh.load(Ordering::SeqCst) {
+                return Ok(Json(Value::String(CUT.into())));
+            }
             let _ = start.send(());
             match value.await {
                 Ok(value) => Ok(Json(value)),
