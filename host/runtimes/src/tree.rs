@@ -49,14 +49,37 @@ pub(crate) fn descendants(root: i32) -> Vec<Process> {
     found
 }
 
-/// Kills each of `processes` that is still the process it was.
+/// Kills each of `processes` that is still the process it was, and what
+/// it has started since it was found. Each is stopped before its children
+/// are looked for, so that none starts another while the tree is walked.
 pub(crate) fn kill_all(processes: &[Process]) {
-    for process in processes {
-        if stat_of(process.pid).is_some_and(|(_, start)| start == process.start) {
-            // SAFETY: kill(2) on a process just checked to be the one found.
-            unsafe { libc::kill(process.pid, libc::SIGKILL) };
+    let mut known = processes.to_vec();
+    let mut next = 0;
+    while next < known.len() {
+        let process = known[next];
+        next += 1;
+        if signal(process, libc::SIGSTOP) {
+            for child in descendants(process.pid) {
+                if !known.contains(&child) {
+                    known.push(child);
+                }
+            }
         }
     }
+    for process in &known {
+        signal(*process, libc::SIGKILL);
+    }
+}
+
+/// Sends `signal` to `process` if it is still the process it was; whether
+/// it was.
+fn signal(process: Process, signal: i32) -> bool {
+    let same = stat_of(process.pid).is_some_and(|(_, start)| start == process.start);
+    if same {
+        // SAFETY: kill(2) on a process just checked to be the one found.
+        unsafe { libc::kill(process.pid, signal) };
+    }
+    same
 }
 
 #[cfg(test)]
@@ -71,25 +94,57 @@ mod tests {
         assert_eq!(parent_and_start("garbage"), None);
     }
 
+    /// The descendants of `child` once it has any.
+    fn first_found(child: &std::process::Child) -> Vec<Process> {
+        for _ in 0..200 {
+            let found = descendants(child.id() as i32);
+            if !found.is_empty() {
+                return found;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        panic!("{} started nothing", child.id());
+    }
+
     #[test]
     fn a_grandchild_in_its_own_session_is_found_and_killed() {
         let mut child = std::process::Command::new("sh")
             .args(["-c", "setsid sleep 300 & wait"])
             .spawn()
             .unwrap();
-        let pid = child.id() as i32;
-        let mut tree = Vec::new();
-        for _ in 0..100 {
-            tree = descendants(pid);
-            if !tree.is_empty() {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        let tree = first_found(&child);
         assert_eq!(tree.len(), 1, "{tree:?}");
         kill_all(&tree);
         // `wait` in the shell returns once its child is killed.
         assert!(child.wait().is_ok());
         assert!(stat_of(tree[0].pid).is_none_or(|(_, start)| start != tree[0].start));
+    }
+
+    #[test]
+    fn what_a_found_process_started_after_it_was_found_goes_too() {
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "sh -c 'sleep 0.3; setsid sleep 301 & wait'; true"])
+            .spawn()
+            .unwrap();
+        // Found while the inner shell has only its first child.
+        let found = first_found(&child);
+        std::thread::sleep(std::time::Duration::from_millis(600));
+        let later = descendants(child.id() as i32);
+        assert!(
+            later.iter().any(|process| !found.contains(process)),
+            "{found:?} {later:?}"
+        );
+        kill_all(&found);
+        let _ = child.kill();
+        assert!(child.wait().is_ok());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        for process in later {
+            assert!(
+                stat_of(process.pid).is_none_or(|(_, start)| start != process.start)
+                    || std::fs::read_to_string(format!("/proc/{}/stat", process.pid))
+                        .is_ok_and(|stat| stat.contains(") Z ")),
+                "{process:?} is still running"
+            );
+        }
     }
 }
