@@ -172,25 +172,16 @@ impl Observer for Printer {
                     state.open_line = false;
                 }
             }
-            OutputFormat::Json => {
-                if let Event::Result(result) = event
-                    && !state.holding
-                {
-                    self.clear_progress(&mut state);
-                    print_json(&WithWarnings {
-                        result,
-                        warnings: &state.warnings,
-                    });
-                }
-            }
-            OutputFormat::StreamJson => {
-                let held = state.holding && matches!(event, Event::Result(_));
+            OutputFormat::Json | OutputFormat::StreamJson => match event {
+                Event::Result(result) if !state.holding => self.write_result(&mut state, result),
+                Event::Result(_) => {}
                 // Deltas would repeat what the assistant event carries.
-                if !is_delta(event) && !held {
+                _ if self.format == OutputFormat::StreamJson && !is_delta(event) => {
                     self.clear_progress(&mut state);
                     print_json(event);
                 }
-            }
+                _ => {}
+            },
         }
     }
 }
@@ -205,24 +196,37 @@ impl Printer {
     }
 
     /// Prints `result` as a result event would be, even while holding,
-    /// adding `notes` to the run's warnings.
+    /// with `notes` added to the run's warnings (told as the run's
+    /// warnings are: on stderr for text, as warning events for
+    /// stream-json, in the result object for json).
     pub fn print_result(&self, result: &RunResult, notes: &[String]) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         self.clear_progress(&mut state);
-        let mut warnings = state.warnings.clone();
-        warnings.extend(notes.iter().cloned());
+        for message in notes {
+            match self.format {
+                OutputFormat::Text => eprintln!("kaizen: warning: {message}"),
+                OutputFormat::StreamJson => {
+                    print_json(&serde_json::json!({ "type": "warning", "message": message }));
+                }
+                OutputFormat::Json => {}
+            }
+        }
+        state.warnings.extend(notes.iter().cloned());
+        self.write_result(&mut state, result);
+    }
+
+    /// The result as the format shows it: the object with the warnings
+    /// (json), the result event (stream-json); text shows the answer as it
+    /// streams, and the error in [`Printer::finish`].
+    fn write_result(&self, state: &mut PrintState, result: &RunResult) {
+        self.clear_progress(state);
         match self.format {
             OutputFormat::Text => {}
             OutputFormat::Json => print_json(&WithWarnings {
                 result,
-                warnings: &warnings,
+                warnings: &state.warnings,
             }),
-            OutputFormat::StreamJson => {
-                for message in notes {
-                    print_json(&serde_json::json!({ "type": "warning", "message": message }));
-                }
-                print_json(&Event::Result(result.clone()));
-            }
+            OutputFormat::StreamJson => print_json(&Event::Result(result.clone())),
         }
     }
 
