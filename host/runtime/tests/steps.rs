@@ -156,10 +156,24 @@ async fn run(
     runs: &Arc<AtomicUsize>,
     interrupt: &CancellationToken,
 ) -> kaizen_runtime::RunResult {
+    run_in(provider, steps, runs, interrupt, None).await
+}
+
+/// [`run`], with the model's window set to `window` when given.
+async fn run_in(
+    provider: &Scripted,
+    steps: &Arc<Journaling>,
+    runs: &Arc<AtomicUsize>,
+    interrupt: &CancellationToken,
+    window: Option<u64>,
+) -> kaizen_runtime::RunResult {
     let pricing = |_: &str, _: &Usage| 0.25;
     let tools = registry(runs);
     let mut config = AgentConfig::new("m", std::env::temp_dir());
     config.steps = steps.clone();
+    if let Some(window) = window {
+        config.context.window = window;
+    }
     let agent = Agent {
         provider,
         tools: &tools,
@@ -259,33 +273,11 @@ async fn a_compaction_summary_is_a_step_of_its_own() {
     // The summary is asked for before the third model call.
     replies.insert(2, common::reply_json("the summary", &[]));
     let provider = Scripted::new(replies, false);
-    let run_compacting = |provider| {
-        let steps = steps.clone();
-        let runs = runs.clone();
-        async move {
-            let pricing = |_: &str, _: &Usage| 0.25;
-            let tools = registry(&runs);
-            let mut config = AgentConfig::new("m", std::env::temp_dir());
-            config.steps = steps;
-            // Each scripted answer reports 110 tokens: the conversation
-            // passes 80 % of this window once there is a turn to summarise.
-            config.context.window = 130;
-            let agent = Agent {
-                provider,
-                tools: &tools,
-                pricing: &pricing,
-                config,
-                observer: &Silent,
-                journal: None,
-                guard: Arc::new(kaizen_runtime::Guard::allow_all()),
-            };
-            let mut state = SessionState::new("s", "m");
-            agent
-                .resume(&mut state, Some("bump twice"), &CancellationToken::new())
-                .await
-        }
-    };
-    let first = run_compacting(&provider).await;
+    // Each scripted answer reports 110 tokens: the conversation passes
+    // 80 % of this window once there is a turn to summarise.
+    let window = Some(130);
+    let interrupt = CancellationToken::new();
+    let first = run_in(&provider, &steps, &runs, &interrupt, window).await;
     assert_eq!(first.status, Status::Complete, "{first:?}");
     let asked = steps.asked.lock().unwrap().clone();
     assert!(
@@ -294,7 +286,7 @@ async fn a_compaction_summary_is_a_step_of_its_own() {
     );
     assert_eq!(first.compactions, 1);
     let none = Scripted::new(Vec::new(), false);
-    let again = run_compacting(&none).await;
+    let again = run_in(&none, &steps, &runs, &interrupt, window).await;
     assert_eq!(none.calls.load(Ordering::SeqCst), 0);
     assert_eq!(again.output, first.output);
     assert_eq!(again.compactions, 1);

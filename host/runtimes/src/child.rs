@@ -120,56 +120,44 @@ pub(crate) async fn run(
     };
     tokio::pin!(expired);
     let mut lines = BufReader::new(stdout).lines();
-    let mut stopped = None;
-    loop {
+    let mut reading = true;
+    // The exit status, or what stopped the child and the signal it gets.
+    let ending = loop {
         tokio::select! {
-            line = lines.next_line() => match line {
+            line = lines.next_line(), if reading => match line {
                 Ok(Some(line)) => {
                     if let Some(stop) = on_line(&line) {
-                        stopped = Some((stop, libc::SIGTERM));
-                        break;
+                        break Err((stop, libc::SIGTERM));
                     }
                 }
                 // End of output (or unreadable output): wait for the exit.
-                Ok(None) | Err(_) => break,
+                Ok(None) | Err(_) => reading = false,
             },
+            status = child.wait(), if !reading => break Ok(status?),
             () = &mut expired => {
                 let secs = timeout.unwrap_or_default().as_secs_f64();
-                stopped = Some((Stop {
+                let stop = Stop {
                     status: Status::Timeout,
                     message: format!("the run took longer than its timeout ({secs}s) and was stopped"),
-                }, libc::SIGTERM));
-                break;
+                };
+                break Err((stop, libc::SIGTERM));
             }
             () = interrupt.cancelled() => {
-                stopped = Some((Stop {
+                let stop = Stop {
                     status: Status::Interrupted,
                     message: "interrupted".to_string(),
-                }, libc::SIGINT));
-                break;
+                };
+                break Err((stop, libc::SIGINT));
             }
         }
-    }
-    let status = match &stopped {
-        None => tokio::select! {
-            status = child.wait() => Some(status?),
-            () = &mut expired => {
-                stopped = Some((Stop {
-                    status: Status::Timeout,
-                    message: "the run took longer than its timeout and was stopped".to_string(),
-                }, libc::SIGTERM));
-                None
-            }
-        },
-        Some(_) => None,
     };
-    let status = match (status, &stopped) {
-        (Some(status), _) => status,
-        (None, Some((_, signal))) => {
+    let (status, stopped) = match ending {
+        Ok(status) => (status, None),
+        Err((stop, signal)) => {
             // Found before the signal, while the tree is whole: once the
             // CLI is gone, what it started belongs to init.
             let started = group.0.map(tree::descendants).unwrap_or_default();
-            group.signal(*signal);
+            group.signal(signal);
             let status = match tokio::time::timeout(GRACE, child.wait()).await {
                 Ok(status) => status?,
                 Err(_) => {
@@ -178,15 +166,14 @@ pub(crate) async fn run(
                 }
             };
             tree::kill_all(&started);
-            status
+            (status, Some(stop))
         }
-        (None, None) => unreachable!("the child is waited for unless it was stopped"),
     };
     drop(group);
     let stderr = stderr_task.await.unwrap_or_default();
     Ok(Ended {
         code: status.code(),
-        stopped: stopped.map(|(stop, _)| stop),
+        stopped,
         stderr,
         duration: started.elapsed(),
     })

@@ -6,8 +6,8 @@
 //! turns, the cost it reports, its usage and the calls it refused.
 
 use crate::adapter::ExecutionContext;
-use crate::capabilities::{CostReporting, RuntimeCapabilities, Vendor};
-use crate::external::{Cli, Invocation};
+use crate::capabilities::{CostReporting, Vendor};
+use crate::external::{Cli, CliInfo, Invocation, mcp_servers};
 use crate::normalize::{RunSoFar, StreamParser, count, text};
 use kaizen_runtime::permissions::PermissionMode;
 use kaizen_runtime::{Event, PermissionDenial, Status};
@@ -18,57 +18,42 @@ use std::path::Path;
 /// Claude Code.
 pub(crate) struct ClaudeCode;
 
+const INFO: CliInfo = CliInfo {
+    name: "claude-code",
+    program: "claude",
+    package: "@anthropic-ai/claude-code",
+    vendor: Vendor::Anthropic,
+    default_model: "claude-sonnet-4-5",
+    tools: &[
+        "Bash",
+        "Read",
+        "Write",
+        "Edit",
+        "Glob",
+        "Grep",
+        "WebFetch",
+        "WebSearch",
+        "Task",
+        "TodoWrite",
+        "NotebookEdit",
+    ],
+    sandbox: "permission rules; optional bubblewrap sandbox for Bash",
+    cost: CostReporting::Reported,
+    max_context_tokens: 200_000,
+    env_vars: &[
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_BASE_URL",
+        "CLAUDE_CONFIG_DIR",
+        // Claude Code refuses bypassPermissions as root unless it is told
+        // it runs in a sandbox; only the user can say so.
+        "IS_SANDBOX",
+    ],
+};
+
 impl Cli for ClaudeCode {
-    fn name(&self) -> &'static str {
-        "claude-code"
-    }
-
-    fn program(&self) -> &'static str {
-        "claude"
-    }
-
-    fn install_hint(&self) -> &'static str {
-        "install it with `npm install -g @anthropic-ai/claude-code`"
-    }
-
-    fn capabilities(&self) -> RuntimeCapabilities {
-        RuntimeCapabilities {
-            vendors: vec![Vendor::Anthropic],
-            default_model: "claude-sonnet-4-5".to_string(),
-            tools: [
-                "Bash",
-                "Read",
-                "Write",
-                "Edit",
-                "Glob",
-                "Grep",
-                "WebFetch",
-                "WebSearch",
-                "Task",
-                "TodoWrite",
-                "NotebookEdit",
-            ]
-            .map(String::from)
-            .to_vec(),
-            sandbox: vec!["permission rules; optional bubblewrap sandbox for Bash".to_string()],
-            mcp: true,
-            streaming: true,
-            cost: CostReporting::Reported,
-            resume: true,
-            max_context_tokens: 200_000,
-        }
-    }
-
-    fn env_vars(&self) -> &'static [&'static str] {
-        &[
-            "ANTHROPIC_API_KEY",
-            "ANTHROPIC_AUTH_TOKEN",
-            "ANTHROPIC_BASE_URL",
-            "CLAUDE_CONFIG_DIR",
-            // Claude Code refuses bypassPermissions as root unless it is
-            // told it runs in a sandbox; only the user can say so.
-            "IS_SANDBOX",
-        ]
+    fn info(&self) -> &'static CliInfo {
+        &INFO
     }
 
     fn invocation(
@@ -118,17 +103,12 @@ impl Cli for ClaudeCode {
             args.extend(["--append-system-prompt".to_string(), instructions.clone()]);
         }
         if !context.mcp_servers.is_empty() {
-            let servers: serde_json::Map<String, Value> = context
-                .mcp_servers
-                .iter()
-                .map(|s| {
-                    let server = json!({"command": s.command, "args": s.args, "env": s.env});
-                    (s.name.clone(), server)
-                })
-                .collect();
             let file = scratch.join("mcp.json");
-            std::fs::write(&file, json!({ "mcpServers": servers }).to_string())
-                .map_err(|err| format!("cannot write its MCP config: {err}"))?;
+            std::fs::write(
+                &file,
+                json!({ "mcpServers": mcp_servers(&context.mcp_servers) }).to_string(),
+            )
+            .map_err(|err| format!("cannot write its MCP config: {err}"))?;
             args.extend([
                 "--strict-mcp-config".to_string(),
                 "--mcp-config".to_string(),

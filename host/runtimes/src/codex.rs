@@ -10,8 +10,8 @@
 //! action after tool results counts as the next call.
 
 use crate::adapter::ExecutionContext;
-use crate::capabilities::{CostReporting, RuntimeCapabilities, Vendor};
-use crate::external::{Cli, Invocation};
+use crate::capabilities::{CostReporting, Vendor};
+use crate::external::{Cli, CliInfo, Invocation};
 use crate::normalize::{CycleCounter, RunSoFar, StreamParser, count, text};
 use kaizen_runtime::permissions::PermissionMode;
 use kaizen_runtime::{Event, Status};
@@ -24,48 +24,33 @@ const PROVIDER: &str = "kaizen-openai";
 /// Codex CLI.
 pub(crate) struct Codex;
 
+const INFO: CliInfo = CliInfo {
+    name: "codex",
+    program: "codex",
+    package: "@openai/codex",
+    vendor: Vendor::Openai,
+    default_model: "gpt-5",
+    tools: &[
+        "exec_command",
+        "write_stdin",
+        "view_image",
+        "web_search",
+        "request_user_input",
+    ],
+    sandbox: "Landlock and seccomp (read-only, workspace-write)",
+    cost: CostReporting::Estimated,
+    max_context_tokens: 272_000,
+    env_vars: &[
+        "OPENAI_API_KEY",
+        "CODEX_API_KEY",
+        "OPENAI_BASE_URL",
+        "CODEX_HOME",
+    ],
+};
+
 impl Cli for Codex {
-    fn name(&self) -> &'static str {
-        "codex"
-    }
-
-    fn program(&self) -> &'static str {
-        "codex"
-    }
-
-    fn install_hint(&self) -> &'static str {
-        "install it with `npm install -g @openai/codex`"
-    }
-
-    fn capabilities(&self) -> RuntimeCapabilities {
-        RuntimeCapabilities {
-            vendors: vec![Vendor::Openai],
-            default_model: "gpt-5".to_string(),
-            tools: [
-                "shell",
-                "apply_patch",
-                "update_plan",
-                "view_image",
-                "web_search",
-            ]
-            .map(String::from)
-            .to_vec(),
-            sandbox: vec!["Landlock and seccomp (read-only, workspace-write)".to_string()],
-            mcp: true,
-            streaming: true,
-            cost: CostReporting::Estimated,
-            resume: true,
-            max_context_tokens: 272_000,
-        }
-    }
-
-    fn env_vars(&self) -> &'static [&'static str] {
-        &[
-            "OPENAI_API_KEY",
-            "CODEX_API_KEY",
-            "OPENAI_BASE_URL",
-            "CODEX_HOME",
-        ]
+    fn info(&self) -> &'static CliInfo {
+        &INFO
     }
 
     fn invocation(
@@ -194,7 +179,7 @@ impl StreamParser for Parser {
                     session_id: run.session_id.clone(),
                     model: run.model.clone(),
                     cwd: run.cwd.clone(),
-                    tools: self_tools(),
+                    tools: INFO.tools.iter().map(|t| t.to_string()).collect(),
                 });
             }
             "item.started" if is_tool(item) => {
@@ -250,11 +235,6 @@ impl StreamParser for Parser {
             _ => {}
         }
     }
-}
-
-/// The tools Codex offers its model.
-fn self_tools() -> Vec<String> {
-    Codex.capabilities().tools
 }
 
 #[cfg(test)]

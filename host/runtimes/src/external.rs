@@ -4,9 +4,10 @@
 //! result.
 
 use crate::adapter::{
-    Availability, ExecuteFuture, Execution, ExecutionContext, RuntimeAdapter, RuntimeError,
+    Availability, ExecuteFuture, Execution, ExecutionContext, McpServer, RuntimeAdapter,
+    RuntimeError,
 };
-use crate::capabilities::RuntimeCapabilities;
+use crate::capabilities::{CostReporting, RuntimeCapabilities, Vendor};
 use crate::child::{self, ChildSpec, Stop};
 use crate::normalize::{RunSoFar, StreamParser, first_line};
 use kaizen_llm::PriceTable;
@@ -48,19 +49,63 @@ pub(crate) struct Invocation {
     pub notes: Vec<String>,
 }
 
-/// One vendor's CLI.
-pub(crate) trait Cli: Send + Sync {
+/// What one vendor's CLI is: its names, where to get it, what it can do
+/// and the variables it is given.
+#[derive(Debug)]
+pub(crate) struct CliInfo {
     /// The runtime's name.
-    fn name(&self) -> &'static str;
+    pub name: &'static str,
     /// The program, looked up on `PATH`.
-    fn program(&self) -> &'static str;
-    /// Where to get it, for the user.
-    fn install_hint(&self) -> &'static str;
-    /// What it can do.
-    fn capabilities(&self) -> RuntimeCapabilities;
+    pub program: &'static str,
+    /// Its npm package, for the user to install.
+    pub package: &'static str,
+    /// The vendor whose models it uses.
+    pub vendor: Vendor,
+    /// The model it uses when none is named.
+    pub default_model: &'static str,
+    /// Its built-in tools.
+    pub tools: &'static [&'static str],
+    /// How it confines the commands it runs.
+    pub sandbox: &'static str,
+    /// How its cost is known.
+    pub cost: CostReporting,
+    /// The largest context it works with, in tokens.
+    pub max_context_tokens: u64,
     /// The variables of the caller's environment it is given besides the
     /// basic ones: its own vendor's key, base URL and configuration.
-    fn env_vars(&self) -> &'static [&'static str];
+    pub env_vars: &'static [&'static str],
+}
+
+impl CliInfo {
+    /// What it can do: each of these CLIs connects MCP servers, streams
+    /// its events and continues sessions.
+    fn capabilities(&self) -> RuntimeCapabilities {
+        RuntimeCapabilities {
+            vendors: vec![self.vendor],
+            default_model: self.default_model.to_string(),
+            tools: self.tools.iter().map(|tool| tool.to_string()).collect(),
+            sandbox: vec![self.sandbox.to_string()],
+            mcp: true,
+            streaming: true,
+            cost: self.cost,
+            resume: true,
+            max_context_tokens: self.max_context_tokens,
+        }
+    }
+
+    /// Why it cannot run here when its program is missing.
+    fn not_on_path(&self) -> String {
+        format!(
+            "`{}` is not on PATH (install it with `npm install -g {}`)",
+            self.program, self.package
+        )
+    }
+}
+
+/// One vendor's CLI.
+pub(crate) trait Cli: Send + Sync {
+    /// What it is.
+    fn info(&self) -> &'static CliInfo;
     /// The flags and environment for `context`, using `model` and a
     /// scratch directory of its own for files it must be given.
     fn invocation(
@@ -96,7 +141,7 @@ impl ExternalRuntime {
     /// A private directory for the files one run is given (an MCP config,
     /// settings), removed when the run ends.
     fn scratch(&self) -> std::io::Result<tempfile::TempDir> {
-        let prefix = format!("{}-", self.cli.name());
+        let prefix = format!("{}-", self.cli.info().name);
         let mut builder = tempfile::Builder::new();
         builder.prefix(&prefix);
         match &self.scratch_root {
@@ -112,7 +157,7 @@ impl ExternalRuntime {
     fn locate(&self, env: &BTreeMap<String, String>) -> Option<PathBuf> {
         let path = env.get("PATH")?;
         std::env::split_paths(path)
-            .map(|dir| dir.join(self.cli.program()))
+            .map(|dir| dir.join(self.cli.info().program))
             .find(|candidate| is_executable(candidate))
     }
 
@@ -120,7 +165,7 @@ impl ExternalRuntime {
     fn child_env(&self, context: &ExecutionContext) -> BTreeMap<String, String> {
         BASIC_VARS
             .iter()
-            .chain(self.cli.env_vars())
+            .chain(self.cli.info().env_vars)
             .filter_map(|name| {
                 context
                     .env
@@ -136,18 +181,15 @@ impl ExternalRuntime {
         observer: &dyn Observer,
         interrupt: &CancellationToken,
     ) -> Result<Execution, RuntimeError> {
-        let name = self.cli.name();
+        let info = self.cli.info();
+        let name = info.name;
         let program = self
             .locate(&context.env)
             .ok_or_else(|| RuntimeError::Unavailable {
                 runtime: name.to_string(),
-                why: format!(
-                    "`{}` is not on PATH ({})",
-                    self.cli.program(),
-                    self.cli.install_hint()
-                ),
+                why: info.not_on_path(),
             })?;
-        let capabilities = self.cli.capabilities();
+        let capabilities = info.capabilities();
         let model = context
             .model
             .clone()
@@ -222,6 +264,23 @@ impl ExternalRuntime {
     }
 }
 
+/// MCP servers as Claude Code's and Gemini CLI's settings name them:
+/// `{name: {command, args, env}}`.
+pub(crate) fn mcp_servers(servers: &[McpServer]) -> serde_json::Value {
+    servers
+        .iter()
+        .map(|server| {
+            let entry = serde_json::json!({
+                "command": server.command,
+                "args": server.args,
+                "env": server.env,
+            });
+            (server.name.clone(), entry)
+        })
+        .collect::<serde_json::Map<_, _>>()
+        .into()
+}
+
 /// The limit `run` has crossed, if any: cycles as the runtime counted
 /// them, or the budget on the cost it reported or Kaizen estimated.
 fn over_limit(
@@ -280,20 +339,16 @@ fn is_executable(path: &Path) -> bool {
 
 impl RuntimeAdapter for ExternalRuntime {
     fn name(&self) -> &str {
-        self.cli.name()
+        self.cli.info().name
     }
 
     fn capabilities(&self) -> RuntimeCapabilities {
-        self.cli.capabilities()
+        self.cli.info().capabilities()
     }
 
     fn availability(&self, env: &BTreeMap<String, String>) -> Availability {
         let Some(path) = self.locate(env) else {
-            return Availability::missing(format!(
-                "`{}` is not on PATH ({})",
-                self.cli.program(),
-                self.cli.install_hint()
-            ));
+            return Availability::missing(self.cli.info().not_on_path());
         };
         match version(&path, env) {
             Ok(version) => Availability::ready(Some(path), Some(version)),

@@ -15,8 +15,8 @@
 //! be private. Telemetry is also turned off by its variable.
 
 use crate::adapter::ExecutionContext;
-use crate::capabilities::{CostReporting, RuntimeCapabilities, Vendor};
-use crate::external::{Cli, Invocation};
+use crate::capabilities::{CostReporting, Vendor};
+use crate::external::{Cli, CliInfo, Invocation, mcp_servers};
 use crate::normalize::{CycleCounter, RunSoFar, StreamParser, count, text};
 use kaizen_runtime::permissions::PermissionMode;
 use kaizen_runtime::{Event, Status};
@@ -26,59 +26,44 @@ use std::path::Path;
 /// Gemini CLI.
 pub(crate) struct GeminiCli;
 
+const INFO: CliInfo = CliInfo {
+    name: "gemini-cli",
+    program: "gemini",
+    package: "@google/gemini-cli",
+    vendor: Vendor::Gemini,
+    default_model: "gemini-2.5-pro",
+    tools: &[
+        "run_shell_command",
+        "read_file",
+        "write_file",
+        "replace",
+        "glob",
+        "search_file_content",
+        "list_directory",
+        "web_fetch",
+        "google_web_search",
+        "save_memory",
+        "write_todos",
+    ],
+    sandbox: "optional container or Seatbelt sandbox (GEMINI_SANDBOX)",
+    cost: CostReporting::Estimated,
+    max_context_tokens: 1_048_576,
+    env_vars: &[
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "GOOGLE_GEMINI_BASE_URL",
+        "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_CLOUD_LOCATION",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "GEMINI_CLI_HOME",
+        "GEMINI_SANDBOX",
+    ],
+};
+
 impl Cli for GeminiCli {
-    fn name(&self) -> &'static str {
-        "gemini-cli"
-    }
-
-    fn program(&self) -> &'static str {
-        "gemini"
-    }
-
-    fn install_hint(&self) -> &'static str {
-        "install it with `npm install -g @google/gemini-cli`"
-    }
-
-    fn capabilities(&self) -> RuntimeCapabilities {
-        RuntimeCapabilities {
-            vendors: vec![Vendor::Gemini],
-            default_model: "gemini-2.5-pro".to_string(),
-            tools: [
-                "run_shell_command",
-                "read_file",
-                "write_file",
-                "replace",
-                "glob",
-                "search_file_content",
-                "list_directory",
-                "web_fetch",
-                "google_web_search",
-                "save_memory",
-                "write_todos",
-            ]
-            .map(String::from)
-            .to_vec(),
-            sandbox: vec!["optional container or Seatbelt sandbox (GEMINI_SANDBOX)".to_string()],
-            mcp: true,
-            streaming: true,
-            cost: CostReporting::Estimated,
-            resume: true,
-            max_context_tokens: 1_048_576,
-        }
-    }
-
-    fn env_vars(&self) -> &'static [&'static str] {
-        &[
-            "GEMINI_API_KEY",
-            "GOOGLE_API_KEY",
-            "GOOGLE_GEMINI_BASE_URL",
-            "GOOGLE_CLOUD_PROJECT",
-            "GOOGLE_CLOUD_LOCATION",
-            "GOOGLE_GENAI_USE_VERTEXAI",
-            "GOOGLE_APPLICATION_CREDENTIALS",
-            "GEMINI_CLI_HOME",
-            "GEMINI_SANDBOX",
-        ]
+    fn info(&self) -> &'static CliInfo {
+        &INFO
     }
 
     fn invocation(
@@ -135,15 +120,7 @@ impl Cli for GeminiCli {
             settings["security"] = json!({"auth": {"selectedType": "gemini-api-key"}});
         }
         if !context.mcp_servers.is_empty() {
-            let servers: serde_json::Map<String, Value> = context
-                .mcp_servers
-                .iter()
-                .map(|s| {
-                    let server = json!({"command": s.command, "args": s.args, "env": s.env});
-                    (s.name.clone(), server)
-                })
-                .collect();
-            settings["mcpServers"] = Value::Object(servers);
+            settings["mcpServers"] = mcp_servers(&context.mcp_servers);
         }
         let file = scratch.join("settings.json");
         std::fs::write(&file, settings.to_string())
@@ -211,7 +188,7 @@ impl StreamParser for Parser {
                     session_id: run.session_id.clone(),
                     model: run.model.clone(),
                     cwd: run.cwd.clone(),
-                    tools: GeminiCli.capabilities().tools,
+                    tools: INFO.tools.iter().map(|t| t.to_string()).collect(),
                 });
             }
             "message" if line["role"] == "assistant" => {

@@ -92,9 +92,10 @@ impl RunSoFar {
                 self.tool_calls.len() - 1
             }
         };
-        let took = self.started.remove(id).map_or(0, |started| {
-            u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
-        });
+        let took = self
+            .started
+            .remove(id)
+            .map_or(0, |started| millis(started.elapsed()));
         let call = &mut self.tool_calls[index];
         call.status = if failed { "error" } else { "success" }.to_string();
         call.error = failed.then(|| first_line(output));
@@ -152,8 +153,7 @@ impl RunSoFar {
                 call.status = "error".to_string();
                 call.error = Some("the run stopped before this call ended".to_string());
                 if let Some(started) = self.started.get(&call.id) {
-                    call.duration_ms =
-                        u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                    call.duration_ms = millis(started.elapsed());
                 }
             }
         }
@@ -167,7 +167,7 @@ impl RunSoFar {
                 total: input + output,
             },
             cost_usd: cost.unwrap_or(0.0),
-            duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
+            duration_ms: millis(duration),
             session_id: self.session_id,
             model_used: self.model,
             runtime_name: runtime.to_string(),
@@ -179,6 +179,11 @@ impl RunSoFar {
             runtime_selection: None,
         }
     }
+}
+
+/// `duration` in whole milliseconds.
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// The first line of `text`, at most 200 characters.

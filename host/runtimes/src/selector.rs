@@ -48,51 +48,42 @@ pub fn plan(
             left_out: Vec::new(),
         });
     }
+    let model = context.model.as_deref();
     let mut left_out = Vec::new();
     let mut able = Vec::new();
-    for (index, runtime) in runtimes.iter().enumerate() {
+    for runtime in runtimes {
         match unable(*runtime, context) {
             Some(why) => left_out.push(PassedOver {
                 runtime: runtime.name().to_string(),
                 why,
             }),
-            None => able.push((index, *runtime)),
+            None => able.push((*runtime, history.record(runtime.name(), model))),
         }
     }
     if able.is_empty() {
         return Err(format!(
             "no runtime can run this task: {}",
-            left_out
-                .iter()
-                .map(|p| format!("{} ({})", p.runtime, p.why))
-                .collect::<Vec<_>>()
-                .join("; ")
+            listed(&left_out)
         ));
     }
-    let model = context.model.as_deref();
     // Cheapest recent record first, then fastest; runtimes without a
-    // record after those with one, in the default order.
-    able.sort_by(|(ia, a), (ib, b)| {
-        let (ra, rb) = (
-            history.record(a.name(), model),
-            history.record(b.name(), model),
-        );
-        match (ra, rb) {
-            (Some(ra), Some(rb)) => ra
-                .median_cost_usd
-                .total_cmp(&rb.median_cost_usd)
-                .then(ra.median_duration_ms.cmp(&rb.median_duration_ms)),
-            (Some(_), None) => std::cmp::Ordering::Less,
-            (None, Some(_)) => std::cmp::Ordering::Greater,
-            (None, None) => ia.cmp(ib),
-        }
+    // record after those with one, in the default order (the sort is
+    // stable).
+    able.sort_by(|(_, a), (_, b)| match (a, b) {
+        (Some(a), Some(b)) => a
+            .median_cost_usd
+            .total_cmp(&b.median_cost_usd)
+            .then(a.median_duration_ms.cmp(&b.median_duration_ms)),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
     });
     let needs = needs(context);
     let order = able
         .iter()
         .enumerate()
-        .map(|(rank, (_, runtime))| {
-            let record = match history.record(runtime.name(), model) {
+        .map(|(rank, (runtime, record))| {
+            let record = match record {
                 Some(r) => format!(
                     "median ${:.4} and {} ms over its last {} completed runs",
                     r.median_cost_usd, r.median_duration_ms, r.runs
@@ -111,6 +102,15 @@ pub fn plan(
         order,
         left_out,
     })
+}
+
+/// Each runtime passed over with why, for an error.
+fn listed(passed: &[PassedOver]) -> String {
+    passed
+        .iter()
+        .map(|p| format!("{} ({})", p.runtime, p.why))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// What the task needs of a runtime, for the reason.
@@ -192,14 +192,7 @@ pub async fn execute(
         (1, Some(err)) => Err(err),
         _ => Err(RuntimeError::Unavailable {
             runtime: plan.requested.clone(),
-            why: format!(
-                "every runtime was passed over: {}",
-                passed_over
-                    .iter()
-                    .map(|p| format!("{} ({})", p.runtime, p.why))
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            ),
+            why: format!("every runtime was passed over: {}", listed(&passed_over)),
         }),
     }
 }
@@ -300,6 +293,25 @@ mod tests {
 
     fn names(plan: &Plan) -> Vec<&str> {
         plan.order.iter().map(|(name, _)| name.as_str()).collect()
+    }
+
+    /// `requested` planned and run on `runtimes`, with no history, no
+    /// model asked for, and nobody listening.
+    async fn run(
+        requested: &str,
+        runtimes: &[&dyn RuntimeAdapter],
+    ) -> Result<Execution, RuntimeError> {
+        let context = context(None);
+        let planned = plan(requested, runtimes, &context, &History::default()).unwrap();
+        let notices = Notices::default();
+        execute(
+            &planned,
+            runtimes,
+            &context,
+            &notices,
+            &CancellationToken::new(),
+        )
+        .await
     }
 
     #[derive(Default)]
@@ -423,17 +435,7 @@ mod tests {
         let slow = fake("slow", &[Vendor::Openai], Some((Status::Timeout, false)));
         let next = fake("next", &[Vendor::Openai], Some((Status::Complete, true)));
         let runtimes: [&dyn RuntimeAdapter; 2] = [&slow, &next];
-        let context = context(None);
-        let both = plan(AUTO, &runtimes, &context, &History::default()).unwrap();
-        let done = execute(
-            &both,
-            &runtimes,
-            &context,
-            &Notices::default(),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+        let done = run(AUTO, &runtimes).await.unwrap();
         assert_eq!(done.result.runtime_name, "slow");
         assert_eq!(done.result.status, Status::Timeout);
     }
@@ -442,31 +444,12 @@ mod tests {
     async fn a_lone_runtime_that_cannot_run_is_its_own_error() {
         let missing = fake("missing", &[Vendor::Openai], None);
         let runtimes: [&dyn RuntimeAdapter; 1] = [&missing];
-        let context = context(None);
-        let lone = plan("missing", &runtimes, &context, &History::default()).unwrap();
-        let err = execute(
-            &lone,
-            &runtimes,
-            &context,
-            &Notices::default(),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap_err();
+        let err = run("missing", &runtimes).await.unwrap_err();
         assert_eq!(err.to_string(), "missing is not available: not installed");
         // The last of several that did no work stands as it is.
         let idle = fake("idle", &[Vendor::Openai], Some((Status::Error, false)));
         let runtimes: [&dyn RuntimeAdapter; 2] = [&missing, &idle];
-        let both = plan(AUTO, &runtimes, &context, &History::default()).unwrap();
-        let done = execute(
-            &both,
-            &runtimes,
-            &context,
-            &Notices::default(),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+        let done = run(AUTO, &runtimes).await.unwrap();
         assert_eq!(done.result.status, Status::Error);
         assert_eq!(done.result.runtime_name, "idle");
     }
