@@ -47,13 +47,46 @@ pub(crate) fn built_once(
 
 /// Runs `cmd`, panicking with `what` and its output when it fails.
 pub(crate) fn run(cmd: &mut Command, what: &str) {
+    if let Some(failure) = failure_of(cmd, what) {
+        panic!("{what} failed: {failure}");
+    }
+}
+
+/// Runs the command `make` builds, up to `attempts` times: an install
+/// reaches a registry over a network that may drop a download. When
+/// every attempt failed, panics with `what`, the last attempt's output
+/// and whatever `details` adds (a tool's own log, say).
+pub(crate) fn run_retrying(
+    attempts: u32,
+    what: &str,
+    mut make: impl FnMut() -> Command,
+    details: impl Fn() -> String,
+) {
+    let mut failure = String::new();
+    for attempt in 1..=attempts {
+        if attempt > 1 {
+            eprintln!("{what}: attempt {attempt} of {attempts}, after: {failure}");
+            std::thread::sleep(std::time::Duration::from_secs(5 * u64::from(attempt)));
+        }
+        match failure_of(&mut make(), what) {
+            None => return,
+            Some(why) => failure = why,
+        }
+    }
+    panic!("{what} failed: {failure}{}", details());
+}
+
+/// How running `cmd` failed (its exit status and output), if it did.
+fn failure_of(cmd: &mut Command, what: &str) -> Option<String> {
     let out = cmd
         .output()
         .unwrap_or_else(|err| panic!("cannot run {what}: {err}"));
-    assert!(
-        out.status.success(),
-        "{what} failed: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    (!out.status.success()).then(|| {
+        format!(
+            "{}\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
 }

@@ -2,7 +2,7 @@
 //! client, say), installed from PyPI into a virtual environment under the
 //! target directory once and reused by later runs.
 
-use crate::cache::{built_once, run};
+use crate::cache::{built_once, run, run_retrying};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -21,11 +21,16 @@ pub fn venv(root: &Path, name: &str, packages: &[&str]) -> PathBuf {
             Command::new("python3").arg("-m").arg("venv").arg(building),
             "python3 -m venv (Python 3 with its venv module; Debian: apt-get install python3-venv)",
         );
-        run(
-            Command::new(building.join("bin").join("pip"))
-                .args(["install", "--quiet", "--disable-pip-version-check"])
-                .args(packages),
+        run_retrying(
+            3,
             &format!("pip install {} (pip must reach PyPI)", packages.join(" ")),
+            || {
+                let mut pip = Command::new(building.join("bin").join("pip"));
+                pip.args(["install", "--quiet", "--disable-pip-version-check"])
+                    .args(packages);
+                pip
+            },
+            String::new,
         );
     });
     dir.join(python)
