@@ -3,6 +3,7 @@
 
 mod audit_cmd;
 mod builtins;
+mod cluster_cmd;
 mod config;
 mod config_file;
 mod context_config;
@@ -28,10 +29,11 @@ mod stream_input;
 mod terminal;
 mod trust;
 mod trust_cmd;
+mod worker_cmd;
 
 use clap::{Parser, Subcommand};
 pub use run_args::PermissionArgs;
-use run_args::{RunArgs, WorkspaceArgs};
+use run_args::{Placement, RunArgs, WorkspaceArgs};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -59,6 +61,21 @@ enum Command {
     /// fresh copy of the task's workspace, on the model the flags and
     /// environment choose.
     Eval(Box<eval_cmd::EvalArgs>),
+    /// Serve sessions' turns for a Restate cluster (`kaizen run --cluster`):
+    /// each turn runs here with this machine's configuration, keys,
+    /// plugins and sandbox, its steps journaled by the engine so that
+    /// another worker can take over a turn whose worker was lost. Needs
+    /// the session store ($KAIZEN_HOME/sessions) shared with the other
+    /// workers and the submitters.
+    Worker {
+        /// Where to serve the engine's calls (HTTP/2).
+        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9080")]
+        listen: std::net::SocketAddr,
+        /// Register with the cluster's admin API at URL first (e.g.
+        /// http://host:9070).
+        #[arg(long, value_name = "URL")]
+        register: Option<String>,
+    },
     /// The agent runtimes `kaizen run --runtime` can use: whether each is
     /// installed here, its version and what it can do.
     Runtimes {
@@ -366,7 +383,13 @@ async fn dispatch(command: Command) -> u8 {
             };
         }
         Command::Run(args) => {
-            let (runtime, options) = args.into_options();
+            let (placement, options) = args.into_options();
+            let runtime = match placement {
+                Placement::Cluster { ingress, admin } => {
+                    return run_exit(cluster_cmd::run(options, &ingress, admin.as_deref()).await);
+                }
+                Placement::Here(runtime) => runtime,
+            };
             // A session an external runtime runs goes on there.
             let runtime = runtime.or_else(|| runtime_cmd::runtime_of(&options.session));
             return run_exit(match runtime {
@@ -374,6 +397,7 @@ async fn dispatch(command: Command) -> u8 {
                 None => run_cmd::run(options).await,
             });
         }
+        Command::Worker { listen, register } => return worker_cmd::serve(listen, register).await,
         Command::Runtimes { json } => runtime_cmd::list(json),
         Command::Plugins(PluginsCommand::List { workspace, json }) => {
             plugins_cmd::list(&workspace.into(), json).await
@@ -452,6 +476,7 @@ async fn dispatch(command: Command) -> u8 {
                 session: session::Choice::Resume(id),
                 stream_input: false,
                 compact_only: Some(json),
+                hosted: None,
             };
             return run_exit(run_cmd::run(options).await);
         }

@@ -73,8 +73,33 @@ pub struct RunArgs {
     /// The result says which ran it and why (`kaizen runtimes` lists them).
     #[arg(long, value_name = "NAME|auto")]
     runtime: Option<String>,
+    /// Run the session on a Restate cluster of Kaizen workers (`kaizen
+    /// worker`) through its ingress at URL (e.g. http://host:8080): a
+    /// worker that is lost mid-step is replaced without running a finished
+    /// step twice. Events and the result print as for a local run; the
+    /// session store ($KAIZEN_HOME/sessions) must be shared with the
+    /// workers.
+    #[arg(long, value_name = "URL", conflicts_with = "runtime")]
+    cluster: Option<String>,
+    /// The cluster's admin API, for Ctrl-C's cancel (default: the
+    /// ingress host on port 9070).
+    #[arg(long, value_name = "URL", requires = "cluster")]
+    cluster_admin: Option<String>,
     #[command(flatten)]
     permissions: PermissionArgs,
+}
+
+/// Where `kaizen run` runs the task.
+pub enum Placement {
+    /// On this machine: Kaizen's loop, or the runtime named (or `auto`).
+    Here(Option<String>),
+    /// On a cluster: its ingress and admin addresses.
+    Cluster {
+        /// The ingress URL.
+        ingress: String,
+        /// The admin URL, when given.
+        admin: Option<String>,
+    },
 }
 
 /// How tool calls are permitted (Claude Code's flags and spellings).
@@ -128,8 +153,8 @@ enum InputFormat {
 }
 
 impl RunArgs {
-    /// The runtime asked for, and what to run.
-    pub fn into_options(self) -> (Option<String>, run_cmd::RunOptions) {
+    /// Where to run, and what.
+    pub fn into_options(self) -> (Placement, run_cmd::RunOptions) {
         let options = run_cmd::RunOptions {
             task: self.task,
             model: self.model,
@@ -150,8 +175,16 @@ impl RunArgs {
             },
             stream_input: self.input_format == InputFormat::StreamJson,
             compact_only: None,
+            hosted: None,
         };
-        (self.runtime, options)
+        let placement = match self.cluster {
+            Some(ingress) => Placement::Cluster {
+                ingress,
+                admin: self.cluster_admin,
+            },
+            None => Placement::Here(self.runtime),
+        };
+        (placement, options)
     }
 }
 

@@ -15,8 +15,8 @@ use kaizen_llm::{
 use kaizen_plugins::interaction::{Interaction, NoUser};
 use kaizen_runtime::permissions::{Approver, PermissionMode};
 use kaizen_runtime::{
-    Agent, AgentConfig, CancellationToken, Event, Inbox, RunResult, SessionState, Status,
-    new_session_id,
+    Agent, AgentConfig, CancellationToken, Event, Inbox, Observer, RunResult, SessionState, Status,
+    StepExecutor, new_session_id,
 };
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
@@ -58,6 +58,20 @@ pub struct RunOptions {
     /// Compact the resumed session's conversation instead of running
     /// (`kaizen sessions compact`); `Some(true)` reports it as JSON.
     pub compact_only: Option<bool>,
+    /// Set when a cluster's worker runs the turn: see [`Hosted`].
+    pub hosted: Option<Hosted>,
+}
+
+/// How a run differs when a cluster's worker runs it for a submitter
+/// elsewhere: nobody is at the worker's terminal, the engine journals the
+/// loop's steps, and the events go to the session's stream.
+pub struct Hosted {
+    /// The session's id: a new session is made with it.
+    pub session_id: String,
+    /// The loop's step executor.
+    pub steps: Arc<dyn StepExecutor>,
+    /// The submitter's name for the turn, which tags its events.
+    pub turn: String,
 }
 
 /// A failure before the loop could start, with its exit code.
@@ -171,7 +185,9 @@ pub async fn run_with(
         None => Arc::new(NoUser),
     };
     // Only a person at a terminal can be asked to trust a workspace.
-    let at_terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let at_terminal = options.hosted.is_none()
+        && std::io::stdin().is_terminal()
+        && std::io::stderr().is_terminal();
     let ask = at_terminal.then_some(&crate::terminal::ask_trust as crate::trust::AskTrust<'_>);
     let choice = options
         .planner
@@ -259,9 +275,23 @@ pub async fn run_with(
     let (mut state, seq) = match continued {
         Some(continued) => (continued.restored.state, continued.restored.seq),
         None => {
-            let state = SessionState::new(new_session_id(), &model);
+            let id = match &options.hosted {
+                Some(hosted) => hosted.session_id.clone(),
+                None => new_session_id(),
+            };
+            let state = SessionState::new(id, &model);
             let first = task.as_deref().unwrap_or_default();
-            session::create(&store, &state, first, &setup.policy.workspace)?;
+            // A worker running a turn again finds the session an earlier
+            // run of the turn made, already taken back to its start.
+            let made = options.hosted.is_some()
+                && store
+                    .root()
+                    .join(&state.session_id)
+                    .join("meta.json")
+                    .exists();
+            if !made {
+                session::create(&store, &state, first, &setup.policy.workspace)?;
+            }
             (state, 0)
         }
     };
@@ -275,6 +305,16 @@ pub async fn run_with(
     config.plugin_llm = setup.plugin_llm.clone();
     config.context = setup.context.policy(&model);
     config.instructions = recalled;
+    let stream: Option<Arc<dyn Observer>> = match &options.hosted {
+        Some(hosted) => {
+            config.steps = hosted.steps.clone();
+            Some(Arc::new(
+                kaizen_cluster::EventStream::open(&store, &state.session_id, &hosted.turn)
+                    .context("opening the session's event stream")?,
+            ))
+        }
+        None => None,
+    };
     // Messages while the run works: from stream-json input, or typed at
     // the terminal.
     let inbox = (input.is_some() || terminal.is_some()).then(Inbox::default);
@@ -306,7 +346,10 @@ pub async fn run_with(
         tools: &plugins.registry,
         pricing: &pricing,
         config,
-        observer: &*printer,
+        observer: match &stream {
+            Some(stream) => &**stream,
+            None => &*printer,
+        },
         journal: Some(recorder.clone()),
         guard: guard.clone(),
     };
@@ -341,7 +384,7 @@ pub async fn run_with(
     for problem in recorder.problems() {
         eprintln!("kaizen: warning: the session could not be kept in full: {problem}");
     }
-    if result.status != Status::Complete {
+    if result.status != Status::Complete && options.hosted.is_none() {
         eprintln!(
             "kaizen: session {id} stopped ({status}); continue it with: kaizen run --resume {id}",
             id = state.session_id,
@@ -423,8 +466,10 @@ fn terminal_for(
     printer: &Arc<Printer>,
     interrupt: &CancellationToken,
 ) -> Option<Arc<TerminalInteraction>> {
-    let interactive =
-        options.task.is_some() && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let interactive = options.hosted.is_none()
+        && options.task.is_some()
+        && std::io::stdin().is_terminal()
+        && std::io::stderr().is_terminal();
     interactive.then(|| Arc::new(TerminalInteraction::new(printer.clone(), interrupt.clone())))
 }
 
@@ -513,6 +558,28 @@ fn report_lost(continued: &session::Continued) {
         "kaizen: continuing session {}: programs it started before, background shells included, are gone",
         continued.id
     );
+}
+
+/// The first flag given that only Kaizen's loop on this machine honours
+/// (another runtime, or a cluster, cannot): `session`, when the caller
+/// counts the session's flag among them, first.
+pub(crate) fn local_only(
+    options: &RunOptions,
+    session: Option<&'static str>,
+) -> Option<&'static str> {
+    session.or_else(|| {
+        [
+            (options.stream_input, "--input-format stream-json"),
+            (options.record.is_some(), "--record"),
+            (options.replay.is_some(), "--replay"),
+            (options.planner.is_some(), "--planner"),
+            (options.provider.is_some(), "--provider"),
+            (!options.plugins.plugins.is_empty(), "--plugin"),
+            (!options.plugins.add_dirs.is_empty(), "--add-dir"),
+        ]
+        .into_iter()
+        .find_map(|(used, flag)| used.then_some(flag))
+    })
 }
 
 /// A resumed session's new task: the argument, or stdin when it is not a

@@ -51,7 +51,10 @@ pub async fn run(mut options: RunOptions, requested: &str) -> Result<u8, SetupEr
         None => requested.to_string(),
     };
     let requested = requested.as_str();
-    let only_local = kaizen_only(&options);
+    let only_local = run_cmd::local_only(
+        &options,
+        (!matches!(options.session, Choice::New)).then_some("--resume/--fork of a Kaizen session"),
+    );
     if let Some(flag) = only_local
         && requested != RUNTIME_NAME
         && requested != AUTO
@@ -228,25 +231,6 @@ fn add(so_far: Option<TokensUsed>, more: TokensUsed) -> TokensUsed {
         output: so_far.output + more.output,
         total: so_far.total + more.total,
     }
-}
-
-/// The flag of `options` that only Kaizen's own loop takes, if any.
-fn kaizen_only(options: &RunOptions) -> Option<&'static str> {
-    [
-        (options.stream_input, "--input-format stream-json"),
-        (
-            !matches!(options.session, Choice::New),
-            "--resume/--fork of a Kaizen session",
-        ),
-        (options.record.is_some(), "--record"),
-        (options.replay.is_some(), "--replay"),
-        (options.planner.is_some(), "--planner"),
-        (options.provider.is_some(), "--provider"),
-        (!options.plugins.plugins.is_empty(), "--plugin"),
-        (!options.plugins.add_dirs.is_empty(), "--add-dir"),
-    ]
-    .into_iter()
-    .find_map(|(used, flag)| used.then_some(flag))
 }
 
 /// What every runtime is told about the task.

@@ -17,17 +17,16 @@ use kaizen_llm::{
 };
 use kaizen_runtime::{Agent, AgentConfig, CancellationToken, Guard, SessionState, Silent};
 use kaizen_test_support::netns::{self, Isolation};
+use kaizen_test_support::restate::{self, Killed, http};
 use kaizen_tools::{CallContext, Danger, Tool, ToolFuture, ToolOutput, ToolRegistry, ToolSpec};
 use restate_sdk::prelude::*;
 use serde_json::json;
-use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::Command;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-const SERVER: &str = "@restatedev/restate-server@1.7.12";
 const WORKER: &str = "KAIZEN_CLUSTER_WORKER";
 const DIR: &str = "KAIZEN_CLUSTER_DIR";
 
@@ -35,21 +34,15 @@ fn main() {
     if let Ok(port) = std::env::var(WORKER) {
         return worker(&port);
     }
-    let bin = server_bin();
+    let server = restate::install(env!("CARGO_TARGET_TMPDIR"));
     match netns::program_isolated(env!("CARGO_TARGET_TMPDIR")) {
-        Isolation::Inside => a_session_survives_its_worker(&bin),
+        Isolation::Inside => a_session_survives_its_worker(&server),
         Isolation::Ran(status) if status.success() => {
             println!("test a_session_survives_its_worker ... ok");
         }
         Isolation::Ran(status) => panic!("the test failed in its network namespace ({status})"),
         Isolation::OptedOut => {}
     }
-}
-
-fn server_bin() -> PathBuf {
-    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("npm");
-    kaizen_test_support::npm::install(&root, "restate", &[SERVER])
-        .join("node_modules/.bin/restate-server")
 }
 
 // ---- the worker ----
@@ -168,7 +161,8 @@ impl Session {
         };
         // The loop ends, dropping its executor, and the steps' serving
         // ends with it.
-        let (result, ()) = tokio::join!(run, serve_steps(&ctx, requests));
+        let interrupt = kaizen_runtime::CancellationToken::new();
+        let (result, ()) = tokio::join!(run, serve_steps(&ctx, requests, &interrupt));
         Ok(json!({
             "status": result.status.as_str(),
             "output": result.output,
@@ -190,73 +184,9 @@ fn worker(port: &str) {
 
 // ---- the test ----
 
-/// Kills the process when dropped.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// One HTTP/1.1 request to 127.0.0.1:`port`: the status and body.
-fn http(port: u16, method: &str, path: &str, body: &str) -> (u16, String) {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(60)))
-        .unwrap();
-    write!(
-        stream,
-        "{method} {path} HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    let status = answer
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let body = answer
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b)
-        .unwrap_or_default();
-    (status, dechunk(body))
-}
-
-/// The body of a chunked answer, or `body` as it is.
-fn dechunk(body: &str) -> String {
-    let mut rest = body;
-    let mut out = String::new();
-    while let Some((size, after)) = rest.split_once("\r\n") {
-        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
-            return body.to_string();
-        };
-        if size == 0 || after.len() < size {
-            break;
-        }
-        out.push_str(&after[..size]);
-        rest = after[size..].trim_start_matches("\r\n");
-    }
-    if out.is_empty() {
-        body.to_string()
-    } else {
-        out
-    }
-}
-
 /// Waits until `ready` holds, or panics saying `what`.
-fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !ready() {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+fn wait_for(what: &str, ready: impl FnMut() -> bool) {
+    restate::wait_for(what, ready).unwrap();
 }
 
 fn spawn_worker(port: u16, dir: &Path) -> Killed {
@@ -282,20 +212,7 @@ fn a_session_survives_its_worker(server: &Path) {
         .status();
     assert!(up.is_ok_and(|s| s.success()), "cannot bring loopback up");
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("restate");
-    let log = std::fs::File::create(dir.path().join("server.log")).unwrap();
-    let _server = Killed(
-        Command::new(server)
-            .arg("--base-dir")
-            .arg(&data)
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .unwrap(),
-    );
-    wait_for("the Restate server", || {
-        TcpStream::connect(("127.0.0.1", 9070)).is_ok() && http(9070, "GET", "/health", "").0 == 200
-    });
+    let _server = restate::start(server, dir.path());
     let port = 9181;
     let first = spawn_worker(port, dir.path());
     wait_for("the first worker", || {

@@ -1,10 +1,10 @@
 //! What the loop reports as it runs, for output formats and embedders.
 
 use crate::result::RunResult;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One thing that happened in a run. Serialized as one `stream-json` line.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     /// The run started.

@@ -50,7 +50,9 @@ pub use inbox::Inbox;
 pub use journal::{Entry, Journal, lost_results};
 pub use planner_driver::{DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_REVISIONS, PlannerSetup};
 pub use prompt::{INSTRUCTION_FILES, system_prompt, today};
-pub use recorder::{CheckpointPolicy, LogRecord, Restored, SessionRecorder, restore, restore_at};
+pub use recorder::{
+    CheckpointPolicy, LogRecord, Restored, SessionRecorder, restore, restore_at, rewind_log,
+};
 pub use result::{
     PassedOver, PermissionDenial, RUNTIME_NAME, RunResult, RuntimeSelection, TokensUsed,
 };

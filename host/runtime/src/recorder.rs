@@ -217,6 +217,19 @@ pub fn restore(store: &SessionStore, id: &str) -> Result<Restored> {
     restore_until(store, id, None)
 }
 
+/// Takes session `id` back to log entry `seq`: later entries and the
+/// checkpoints taken after it go. A durable-execution engine that runs a
+/// turn again from its start (its worker was lost) calls this first, so
+/// the turn's entries are written once.
+pub fn rewind_log(store: &SessionStore, id: &str, seq: u64) -> Result<()> {
+    let EventsRead { events, .. } = store.read_events::<LogRecord>(id)?;
+    let keep = events.iter().take_while(|record| record.seq <= seq).count();
+    if keep < events.len() {
+        store.truncate_log(id, keep)?;
+    }
+    store.remove_checkpoints_after(id, seq)
+}
+
 /// Session `id` as it was when cycle `cycle` had finished (its tool
 /// results in): where a fork from that cycle starts.
 pub fn restore_at(store: &SessionStore, id: &str, cycle: u32) -> Result<Restored> {

@@ -325,7 +325,7 @@ mod recorded {
 
     use super::*;
     use kaizen_runtime::session_store::{SessionMeta, SessionStore};
-    use kaizen_runtime::{CheckpointPolicy, SessionRecorder, restore, restore_at};
+    use kaizen_runtime::{CheckpointPolicy, SessionRecorder, restore, restore_at, rewind_log};
 
     fn session(store: &SessionStore, id: &str) {
         store
@@ -403,6 +403,34 @@ mod recorded {
         assert_eq!(steps.last(), Some(&Some(last as u64)), "{steps:?}");
         let meta = store.meta("s").unwrap();
         assert_eq!((meta.status.as_str(), meta.cycles), ("complete", 5));
+    }
+
+    #[tokio::test]
+    async fn a_session_rewound_to_an_entry_is_as_it_was_then() {
+        let (_dir, store, _) = run_recorded(five_cycles(), &Running::default()).await;
+        let then = restore_at(&store, "s", 2).unwrap();
+        rewind_log(&store, "s", then.seq).unwrap();
+        let events = store.read_events::<serde_json::Value>("s").unwrap().events;
+        assert_eq!(events.len() as u64, then.seq);
+        assert!(
+            store
+                .list_checkpoints("s")
+                .unwrap()
+                .iter()
+                .all(|c| c.step.is_some_and(|step| step <= then.seq))
+        );
+        let now = restore(&store, "s").unwrap();
+        assert_eq!((now.state, now.seq), (then.state, then.seq));
+        // Back to nothing: a session made by a turn that is run again.
+        rewind_log(&store, "s", 0).unwrap();
+        assert!(
+            store
+                .read_events::<serde_json::Value>("s")
+                .unwrap()
+                .events
+                .is_empty()
+        );
+        assert!(store.list_checkpoints("s").unwrap().is_empty());
     }
 
     #[tokio::test]

@@ -22,6 +22,7 @@ mod cache;
 pub mod netns;
 pub mod npm;
 pub mod python;
+pub mod restate;
 
 use std::io::Write;
 use std::path::Path;

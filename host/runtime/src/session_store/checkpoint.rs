@@ -118,6 +118,18 @@ impl SessionStore {
         Ok(infos)
     }
 
+    /// Removes session `id`'s checkpoints taken after `step` (those whose
+    /// header cannot be read too: they cannot be placed).
+    pub fn remove_checkpoints_after(&self, id: &str, step: u64) -> Result<()> {
+        for info in self.list_checkpoints(id)? {
+            if info.step.is_none_or(|at| at > step) {
+                fs::remove_file(&info.path)
+                    .map_err(io_error(format!("removing {}", info.path.display())))?;
+            }
+        }
+        Ok(())
+    }
+
     /// The newest good checkpoint of session `id`.
     pub fn load_latest<T: DeserializeOwned>(&self, id: &str) -> Result<Recovery<T>> {
         self.load_where(id, |_| true)

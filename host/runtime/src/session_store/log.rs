@@ -111,6 +111,31 @@ impl SessionStore {
         }
         Ok(EventsRead { events, torn_tail })
     }
+
+    /// Keeps only the first `keep` lines of session `id`'s log, replacing
+    /// it at once: what a run that is run again from an earlier point
+    /// (by a durable-execution engine) wrote after that point goes.
+    pub fn truncate_log(&self, id: &str, keep: usize) -> Result<()> {
+        let path = self.dir(id)?.join(LOG);
+        let bytes = match fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(err) => return Err(io_error(format!("reading {}", path.display()))(err)),
+        };
+        let end = match keep {
+            0 => 0,
+            keep => bytes
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| **b == b'\n')
+                .nth(keep - 1)
+                .map_or(bytes.len(), |(at, _)| at + 1),
+        };
+        if end < bytes.len() {
+            super::atomic_write(&path, &bytes[..end])?;
+        }
+        Ok(())
+    }
 }
 
 /// The length of `log` up to the end of its last line that is whole: ends

@@ -326,7 +326,7 @@ impl SessionStore {
 
     /// `value` as JSON text with the secrets replaced; an error names
     /// what could not be serialized.
-    pub(crate) fn to_json<T: Serialize>(&self, value: &T, what: &str) -> Result<Vec<u8>> {
+    pub fn to_json<T: Serialize>(&self, value: &T, what: &str) -> Result<Vec<u8>> {
         let json = serde_json::to_vec(value)
             .map_err(|err| StoreError::Corrupt(format!("{what} cannot be serialized: {err}")))?;
         Ok(self.redact(json))

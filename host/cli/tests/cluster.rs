@@ -1,0 +1,214 @@
+//! `kaizen worker` and `kaizen run --cluster` on the real Restate server
+//! (from npm, under the target directory), with the scripted model server
+//! and the built-in tools in the real sandbox: a session's turn is sent to
+//! the cluster, its worker is killed with SIGKILL while a Bash step runs,
+//! another worker takes over, and the submitter prints the same events
+//! and result a local run prints, with no finished step run twice and the
+//! cut step reported once.
+//!
+//! Each test re-runs itself in a network namespace of its own, with only
+//! loopback: the server looks for updates on the network at start.
+
+mod common;
+
+use common::run::{KEY, Run, run_command};
+use kaizen_model_server::{ModelServer, Reply, Script, Wire};
+use kaizen_test_support::netns;
+use kaizen_test_support::restate::{self, ADMIN, INGRESS, Killed};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// Where the test's workers listen (both, one after the other: as two
+/// workers behind one address would be).
+const WORKER_PORT: u16 = 9181;
+
+fn server_bin() -> PathBuf {
+    restate::install(env!("CARGO_TARGET_TMPDIR"))
+}
+
+/// `kaizen worker` with the run's home and the model server's provider.
+fn worker(run: &Run, server: &ModelServer, register: bool) -> Killed {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kaizen"));
+    cmd.args(["worker", "--listen", &format!("127.0.0.1:{WORKER_PORT}")])
+        .env("KAIZEN_HOME", run.home.path())
+        .env("KAIZEN_CACHE_DIR", common::cache_dir())
+        .env("KAIZEN_TOOLCHAINS_DIR", common::toolchains_dir())
+        .env(
+            "CLAUDE_CONFIG_DIR",
+            run.home.path().join("no-claude-settings"),
+        )
+        .env("OPENAI_API_KEY", KEY)
+        .env("OPENAI_BASE_URL", server.openai_base_url())
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("KAIZEN_MODEL");
+    if register {
+        cmd.args(["--register", &format!("http://127.0.0.1:{ADMIN}")]);
+    }
+    let log = std::fs::File::create(run.home.path().join("worker.log")).unwrap();
+    cmd.stdout(Stdio::null()).stderr(log);
+    Killed(cmd.spawn().unwrap())
+}
+
+/// Lines in the workspace file `name` (how often a command ran).
+fn runs(ws: &Path, name: &str) -> usize {
+    std::fs::read_to_string(ws.join(name))
+        .map(|text| text.lines().count())
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_turn_survives_its_worker_and_prints_as_a_local_run() {
+    let server_bin = server_bin();
+    if !netns::isolated(
+        env!("CARGO_TARGET_TMPDIR"),
+        "a_turn_survives_its_worker_and_prints_as_a_local_run",
+    ) {
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let _restate = restate::start(&server_bin, data.path());
+    let script = Script::new()
+        .reply(
+            Reply::tool("Bash", &json!({"command": "echo a >> runs-a"}).to_string())
+                .with_usage(100, 10),
+        )
+        .reply(
+            Reply::tool(
+                "Bash",
+                &json!({"command": "echo b >> runs-b; sleep 4; echo slept"}).to_string(),
+            )
+            .with_usage(100, 10),
+        )
+        .reply(Reply::text("done").with_usage(100, 10));
+    let server = ModelServer::start(script).await.unwrap();
+    let run = Run::builtins_only();
+    let ws = run.ws();
+    let first = worker(&run, &server, true);
+    let worker_log = run.home.path().join("worker.log");
+    restate::wait_for("the first worker to register", || {
+        std::fs::read_to_string(&worker_log).is_ok_and(|log| log.contains("registered"))
+    })
+    .unwrap_or_else(|err| panic!("{err}: {}", std::fs::read_to_string(&worker_log).unwrap()));
+
+    let submit = run_command(
+        run.home.path(),
+        &ws,
+        Some((&server, Wire::OpenAi)),
+        &[
+            "--cluster",
+            &format!("http://127.0.0.1:{INGRESS}"),
+            "--output-format",
+            "stream-json",
+            "--model",
+            "gpt-4.1-mini",
+            "--permission-mode",
+            "bypassPermissions",
+            "count a, then b",
+        ],
+    );
+    let submitted = tokio::process::Command::from(submit).output();
+    let submitted = tokio::spawn(submitted);
+
+    // The worker is lost while the second Bash step runs.
+    let ws_seen = ws.clone();
+    tokio::task::spawn_blocking(move || {
+        restate::wait_for("the second Bash step", || runs(&ws_seen, "runs-b") == 1)
+    })
+    .await
+    .unwrap()
+    .unwrap_or_else(|err| {
+        panic!(
+            "{err}; the model server had {} requests; the worker's log:\n{}",
+            server.requests().len(),
+            std::fs::read_to_string(&worker_log).unwrap_or_default()
+        )
+    });
+    drop(first);
+    assert_eq!(runs(&ws, "runs-a"), 1);
+    assert_eq!(server.requests().len(), 2);
+    let _second = worker(&run, &server, false);
+
+    let out = tokio::time::timeout(Duration::from_secs(120), submitted)
+        .await
+        .expect("the submitter did not end")
+        .unwrap()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{stderr}\nworker: {}",
+        std::fs::read_to_string(&worker_log).unwrap_or_default()
+    );
+    let events: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let result = events.last().unwrap();
+    assert_eq!(result["type"], "result", "{stdout}");
+    assert_eq!(result["status"], "complete", "{result:#}");
+    assert_eq!(result["output"], "done");
+    assert_eq!(result["cycles_used"], 3);
+    // Each model call counted once: three calls of 100 and 10 tokens.
+    assert_eq!(result["tokens_used"]["input"], 300, "{result:#}");
+    assert_eq!(result["tokens_used"]["output"], 30);
+    let calls = result["tool_calls"].as_array().unwrap();
+    let statuses: Vec<&str> = calls
+        .iter()
+        .map(|c| c["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["success", "error"], "{result:#}");
+    let cut = serde_json::to_string(&calls[1]).unwrap();
+    assert!(cut.contains("cut off"), "{cut}");
+    // No finished step ran again, and the cut one was not run again.
+    assert_eq!(runs(&ws, "runs-a"), 1, "a finished Bash step ran again");
+    assert_eq!(runs(&ws, "runs-b"), 1, "the cut Bash step ran again");
+    assert_eq!(
+        server.requests().len(),
+        3,
+        "a finished model call ran again"
+    );
+
+    // The submitter printed each event once, as a local run would.
+    let id = result["session_id"].as_str().unwrap();
+    let session_dir = run.home.path().join("sessions").join(id);
+    let stream = std::fs::read_to_string(session_dir.join("stream.jsonl")).unwrap();
+    let of_type = |kind: &str| events.iter().filter(|e| e["type"] == kind).count();
+    assert_eq!(of_type("session_start"), 1, "{stdout}");
+    assert_eq!(of_type("tool_call"), 2, "{stdout}");
+    assert_eq!(of_type("tool_result"), 2, "{stdout}\nthe stream:\n{stream}");
+    assert_eq!(of_type("result"), 1, "{stdout}");
+
+    // The session is kept in the shared store, its log written once.
+    let id = result["session_id"].as_str().unwrap();
+    let log = std::fs::read_to_string(
+        run.home
+            .path()
+            .join("sessions")
+            .join(id)
+            .join("events.jsonl"),
+    )
+    .unwrap();
+    let seqs: Vec<u64> = log
+        .lines()
+        .map(|line| {
+            serde_json::from_str::<Value>(line).unwrap()["seq"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "{log}");
+    let listed = Command::new(env!("CARGO_BIN_EXE_kaizen"))
+        .args(["sessions", "list", "--json"])
+        .env("KAIZEN_HOME", run.home.path())
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains(id),
+        "{}",
+        String::from_utf8_lossy(&listed.stdout)
+    );
+}

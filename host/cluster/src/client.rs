@@ -1,0 +1,167 @@
+//! The submitting side: sends a session's turn to the engine, waits for
+//! its result, and cancels it.
+//!
+//! Turns go in through Restate's ingress (`POST /Session/{id}/turn/send`,
+//! then `GET /restate/invocation/{id}/attach` for the result, which may
+//! be asked again after a dropped connection); cancelling goes through
+//! its admin API (`PATCH /invocations/{id}/cancel`).
+
+use crate::worker::TurnRequest;
+use kaizen_runtime::RunResult;
+use serde_json::Value;
+use std::time::Duration;
+
+/// A Restate cluster, by its ingress and admin addresses.
+#[derive(Debug, Clone)]
+pub struct Cluster {
+    ingress: String,
+    admin: String,
+    http: reqwest::Client,
+}
+
+/// A turn the engine accepted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Submitted {
+    /// The engine's id of the invocation running the turn.
+    pub invocation: String,
+}
+
+impl Cluster {
+    /// The cluster whose ingress is at `ingress` (`http://host:8080`) and
+    /// admin API at `admin` (`http://host:9070`).
+    pub fn new(ingress: &str, admin: &str) -> Self {
+        Self {
+            ingress: ingress.trim_end_matches('/').to_string(),
+            admin: admin.trim_end_matches('/').to_string(),
+            http: reqwest::Client::new(),
+        }
+    }
+
+    /// The admin address that goes with `ingress` when none is given:
+    /// the same host on Restate's admin port, 9070.
+    pub fn default_admin(ingress: &str) -> String {
+        let url = ingress.trim_end_matches('/');
+        let (scheme, rest) = url.split_once("://").unwrap_or(("http", url));
+        let host = rest.split('/').next().unwrap_or(rest);
+        let host = match host.rsplit_once(':') {
+            Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) => name,
+            _ => host,
+        };
+        format!("{scheme}://{host}:9070")
+    }
+
+    /// Sends `request` as a turn of session `session`; the engine runs
+    /// it on a worker (after the session's turn in progress, if any).
+    pub async fn submit(&self, session: &str, request: &TurnRequest) -> Result<Submitted, String> {
+        let url = format!("{}/Session/{session}/turn/send", self.ingress);
+        let answer = self.json(self.http.post(&url).json(request)).await?;
+        answer["invocationId"]
+            .as_str()
+            .map(|id| Submitted {
+                invocation: id.to_string(),
+            })
+            .ok_or_else(|| format!("the cluster's answer to {url} has no invocation id: {answer}"))
+    }
+
+    /// The turn's result, once it has ended. A dropped connection is
+    /// asked again; a turn the engine gave up on is an error.
+    pub async fn result(&self, turn: &Submitted) -> Result<RunResult, String> {
+        let url = format!(
+            "{}/restate/invocation/{}/attach",
+            self.ingress, turn.invocation
+        );
+        let mut failures = 0;
+        loop {
+            match self.json(self.http.get(&url)).await {
+                Ok(value) => {
+                    return serde_json::from_value(value.clone()).map_err(|err| {
+                        format!("the turn's result is not Kaizen's ({err}): {value}")
+                    });
+                }
+                Err(err) if err.starts_with(UNREACHABLE) && failures < 5 => {
+                    failures += 1;
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    }
+
+    /// Asks the engine to cancel the turn: the loop ends as interrupted
+    /// at its next step.
+    pub async fn cancel(&self, turn: &Submitted) -> Result<(), String> {
+        let url = format!("{}/invocations/{}/cancel", self.admin, turn.invocation);
+        match self.http.patch(&url).send().await {
+            // Already ended: nothing to cancel.
+            Ok(answer) if answer.status().is_success() || answer.status().as_u16() == 409 => Ok(()),
+            Ok(answer) => Err(format!(
+                "the cluster refused to cancel {}: {}",
+                turn.invocation,
+                answer.status()
+            )),
+            Err(err) => Err(format!("{UNREACHABLE} at {url}: {err}")),
+        }
+    }
+
+    /// The JSON body of a successful answer to `request`.
+    async fn json(&self, request: reqwest::RequestBuilder) -> Result<Value, String> {
+        let answer = request
+            .send()
+            .await
+            .map_err(|err| format!("{UNREACHABLE} at {}: {err}", self.ingress))?;
+        let status = answer.status();
+        let body = answer
+            .text()
+            .await
+            .map_err(|err| format!("{UNREACHABLE} at {}: {err}", self.ingress))?;
+        if !status.is_success() {
+            let why = serde_json::from_str::<Value>(&body)
+                .ok()
+                .and_then(|v| v["message"].as_str().map(str::to_string))
+                .unwrap_or(body);
+            return Err(format!("the cluster answered {status}: {why}"));
+        }
+        serde_json::from_str(&body)
+            .map_err(|err| format!("the cluster's answer is not JSON ({err}): {body}"))
+    }
+}
+
+/// Registers the worker at `uri` with the cluster whose admin API is at
+/// `admin`, so the engine sends it turns. Registering it again is fine.
+pub async fn register(admin: &str, uri: &str) -> Result<(), String> {
+    let url = format!("{}/deployments", admin.trim_end_matches('/'));
+    let answer = reqwest::Client::new()
+        .post(&url)
+        .json(&serde_json::json!({ "uri": uri }))
+        .send()
+        .await
+        .map_err(|err| format!("{UNREACHABLE} at {url}: {err}"))?;
+    let status = answer.status();
+    if status.is_success() {
+        return Ok(());
+    }
+    let body = answer.text().await.unwrap_or_default();
+    Err(format!(
+        "the cluster at {admin} refused to register the worker at {uri} ({status}): {body}"
+    ))
+}
+
+/// How a failure to reach the cluster starts.
+const UNREACHABLE: &str = "cannot reach the cluster";
+
+#[cfg(test)]
+mod tests {
+    use super::Cluster;
+
+    #[test]
+    fn the_admin_address_is_the_ingress_host_on_port_9070() {
+        assert_eq!(
+            Cluster::default_admin("http://127.0.0.1:8080/"),
+            "http://127.0.0.1:9070"
+        );
+        assert_eq!(
+            Cluster::default_admin("https://restate.example"),
+            "https://restate.example:9070"
+        );
+    }
+}

@@ -1,0 +1,154 @@
+//! The worker side: a session as a Restate virtual object whose `turn`
+//! handler runs one user turn of Kaizen's loop.
+//!
+//! The handler knows nothing of how a turn is set up (providers, plugins,
+//! the sandbox): a [`TurnRunner`] does that, given the executor whose
+//! steps the handler journals. Before the loop runs, the handler journals
+//! where the session's log stood ([`TurnStart`]), so every run of the
+//! turn, on whichever worker, starts from the same point.
+
+use crate::steps::{RestateSteps, serve_steps};
+use futures::future::BoxFuture;
+use kaizen_runtime::{CancellationToken, RunResult};
+use restate_sdk::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One user turn of a session, as a submitter sends it. The worker's own
+/// configuration supplies everything else (providers and their keys,
+/// plugins, the sandbox); keys never travel with a turn.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TurnRequest {
+    /// The submitter's name for this turn: it tags the turn's events in
+    /// the session's stream.
+    pub turn: String,
+    /// What the user asked.
+    pub task: String,
+    /// The model (the worker's default when `None`; a session goes on
+    /// with its own).
+    pub model: Option<String>,
+    /// The workspace, as the worker sees it (the session's own when it
+    /// goes on).
+    pub cwd: Option<String>,
+    /// The limit on model calls.
+    pub max_cycles: u32,
+    /// The spending limit in USD.
+    pub budget_usd: f64,
+    /// The time limit in seconds.
+    pub timeout: Option<f64>,
+    /// `--permission-mode`.
+    pub permission_mode: Option<String>,
+    /// `--allowedTools` rules.
+    pub allowed_tools: Vec<String>,
+    /// `--disallowedTools` rules.
+    pub disallowed_tools: Vec<String>,
+}
+
+/// Where a session stood when a turn first began, as the journal keeps
+/// it: every run of the turn starts from here.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TurnStart {
+    /// The number of the session's last log entry; `None` for a session
+    /// this turn creates.
+    pub seq: Option<u64>,
+}
+
+/// A turn running: its result, or why it could not run.
+pub type TurnFuture = BoxFuture<'static, Result<RunResult, String>>;
+
+/// Sets up and runs a turn of Kaizen's loop: the worker's configuration
+/// around the engine.
+pub trait TurnRunner: Send + Sync + 'static {
+    /// Where session `id`'s log ends now: `None` when there is no such
+    /// session.
+    fn log_end(&self, session: &str) -> Result<Option<u64>, String>;
+
+    /// Runs `request` in `session` from `start` with `steps` as the
+    /// loop's step executor, until it ends or `interrupt` stops it. What
+    /// an earlier run of the same turn left after `start` is to be
+    /// dropped first.
+    fn run(
+        &self,
+        session: String,
+        request: TurnRequest,
+        start: TurnStart,
+        steps: RestateSteps,
+        interrupt: CancellationToken,
+    ) -> TurnFuture;
+}
+
+/// The `Session` virtual object (in a module of its own: the SDK's macro
+/// adds items of its own, undocumented).
+mod object {
+    #![allow(missing_docs)]
+
+    use super::{Arc, RestateSteps, TurnRequest, TurnRunner, TurnStart, serve_steps};
+    use kaizen_runtime::{CancellationToken, RunResult};
+    use restate_sdk::prelude::*;
+
+    /// The `Session` virtual object.
+    pub struct Session {
+        pub(super) runner: Arc<dyn TurnRunner>,
+    }
+
+    #[restate_sdk::object]
+    impl Session {
+        /// Runs one user turn; the result is the run's, as `kaizen run`
+        /// prints it.
+        #[handler]
+        async fn turn(
+            &self,
+            ctx: ObjectContext<'_>,
+            request: Json<TurnRequest>,
+        ) -> Result<Json<RunResult>, HandlerError> {
+            let session = ctx.key().to_string();
+            let runner = self.runner.clone();
+            let id = session.clone();
+            let start = ctx
+                .run(move || async move {
+                    runner
+                        .log_end(&id)
+                        .map(|seq| Json(TurnStart { seq }))
+                        .map_err(|err| TerminalError::new(err).into())
+                })
+                .name("turn/start")
+                .await?
+                .into_inner();
+            let (steps, requests) = RestateSteps::channel();
+            let interrupt = CancellationToken::new();
+            let run = self.runner.run(
+                session,
+                request.into_inner(),
+                start,
+                steps,
+                interrupt.clone(),
+            );
+            // The loop ends, dropping its executor, and the steps' serving
+            // ends with it.
+            let (result, ()) = tokio::join!(run, serve_steps(&ctx, requests, &interrupt));
+            result
+                .map(Json)
+                .map_err(|err| TerminalError::new(err).into())
+        }
+    }
+}
+
+use object::Session;
+
+/// How long a step may go without a word before Restate asks the handler
+/// to suspend: longer than the slowest model call.
+pub const INACTIVITY_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// Serves the `Session` object on `listen` (HTTP/2, for the Restate
+/// server to call) until the process ends.
+pub async fn serve(listen: SocketAddr, runner: Arc<dyn TurnRunner>) {
+    let session = Session { runner }.into_service_definition().options(
+        ServiceOptions::new()
+            .inactivity_timeout(INACTIVITY_TIMEOUT)
+            .abort_timeout(INACTIVITY_TIMEOUT),
+    );
+    let endpoint = Endpoint::builder().bind(session).build();
+    HttpServer::new(endpoint).listen_and_serve(listen).await;
+}
