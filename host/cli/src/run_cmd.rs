@@ -68,6 +68,9 @@ pub struct RunOptions {
 pub struct Hosted {
     /// The session's id: a new session is made with it.
     pub session_id: String,
+    /// An earlier run of this turn made the session, and the worker took
+    /// it back to its start: it is not made again.
+    pub made_before: bool,
     /// The loop's step executor.
     pub steps: Arc<dyn StepExecutor>,
     /// The submitter's name for the turn, which tags its events.
@@ -281,15 +284,7 @@ pub async fn run_with(
             };
             let state = SessionState::new(id, &model);
             let first = task.as_deref().unwrap_or_default();
-            // A worker running a turn again finds the session an earlier
-            // run of the turn made, already taken back to its start.
-            let made = options.hosted.is_some()
-                && store
-                    .root()
-                    .join(&state.session_id)
-                    .join("meta.json")
-                    .exists();
-            if !made {
+            if !options.hosted.as_ref().is_some_and(|h| h.made_before) {
                 session::create(&store, &state, first, &setup.policy.workspace)?;
             }
             (state, 0)

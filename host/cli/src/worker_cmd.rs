@@ -44,7 +44,7 @@ struct Worker;
 impl TurnRunner for Worker {
     fn log_end(&self, id: &str) -> Result<Option<u64>, String> {
         let store = session::open_store().map_err(|err| format!("{err:#}"))?;
-        if !store.root().join(id).join("meta.json").exists() {
+        if store.dir(id).is_err() {
             return Ok(None);
         }
         kaizen_runtime::restore(&store, id)
@@ -105,12 +105,11 @@ async fn run_turn(
 ) -> Result<RunResult, String> {
     let store = session::open_store().map_err(|err| format!("{err:#}"))?;
     // What an earlier run of this turn wrote goes: this run writes it
-    // again, step by step, as the journal gives the steps back.
-    // A session this turn creates, made by an earlier run of the turn, is
-    // taken back to nothing but kept, with the stream its submitter is
-    // part-way through.
-    let exists = store.root().join(&session).join("meta.json").exists();
-    if let Some(seq) = start.seq.or(exists.then_some(0)) {
+    // again, step by step, as the journal gives the steps back. A session
+    // this turn creates that an earlier run made is taken back to nothing
+    // but kept, with the stream its submitter is part-way through.
+    let made_before = start.seq.is_none() && store.dir(&session).is_ok();
+    if let Some(seq) = start.seq.or(made_before.then_some(0)) {
         kaizen_runtime::rewind_log(&store, &session, seq).map_err(|err| err.to_string())?;
     }
     let choice = match start.seq {
@@ -143,6 +142,7 @@ async fn run_turn(
         compact_only: None,
         hosted: Some(Hosted {
             session_id: session,
+            made_before,
             steps: Arc::new(steps),
             turn: request.turn,
         }),

@@ -13,8 +13,9 @@ mod common;
 
 use common::run::{KEY, Run, run_command};
 use kaizen_model_server::{ModelServer, Reply, Script, Wire};
+use kaizen_test_support::KillOnDrop;
 use kaizen_test_support::netns;
-use kaizen_test_support::restate::{self, ADMIN, INGRESS, Killed};
+use kaizen_test_support::restate::{self, ADMIN, INGRESS};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -29,7 +30,7 @@ fn server_bin() -> PathBuf {
 }
 
 /// `kaizen worker` with the run's home and the model server's provider.
-fn worker(run: &Run, server: &ModelServer, register: bool) -> Killed {
+fn worker(run: &Run, server: &ModelServer, register: bool) -> KillOnDrop {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kaizen"));
     cmd.args(["worker", "--listen", &format!("127.0.0.1:{WORKER_PORT}")])
         .env("KAIZEN_HOME", run.home.path())
@@ -48,7 +49,7 @@ fn worker(run: &Run, server: &ModelServer, register: bool) -> Killed {
     }
     let log = std::fs::File::create(run.home.path().join("worker.log")).unwrap();
     cmd.stdout(Stdio::null()).stderr(log);
-    Killed(cmd.spawn().unwrap())
+    KillOnDrop(cmd.spawn().unwrap())
 }
 
 /// Lines in the workspace file `name` (how often a command ran).

@@ -54,7 +54,10 @@ impl Cluster {
     /// it on a worker (after the session's turn in progress, if any).
     pub async fn submit(&self, session: &str, request: &TurnRequest) -> Result<Submitted, String> {
         let url = format!("{}/Session/{session}/turn/send", self.ingress);
-        let answer = self.json(self.http.post(&url).json(request)).await?;
+        let answer = self
+            .json(self.http.post(&url).json(request))
+            .await
+            .map_err(Failure::into_message)?;
         answer["invocationId"]
             .as_str()
             .map(|id| Submitted {
@@ -78,11 +81,11 @@ impl Cluster {
                         format!("the turn's result is not Kaizen's ({err}): {value}")
                     });
                 }
-                Err(err) if err.starts_with(UNREACHABLE) && failures < 5 => {
+                Err(Failure::Unreachable(_)) if failures < 5 => {
                     failures += 1;
                     tokio::time::sleep(Duration::from_secs(1)).await;
                 }
-                Err(err) => return Err(err),
+                Err(failure) => return Err(failure.into_message()),
             }
         }
     }
@@ -99,30 +102,45 @@ impl Cluster {
                 turn.invocation,
                 answer.status()
             )),
-            Err(err) => Err(format!("{UNREACHABLE} at {url}: {err}")),
+            Err(err) => Err(unreachable(&url, err)),
         }
     }
 
     /// The JSON body of a successful answer to `request`.
-    async fn json(&self, request: reqwest::RequestBuilder) -> Result<Value, String> {
-        let answer = request
-            .send()
-            .await
-            .map_err(|err| format!("{UNREACHABLE} at {}: {err}", self.ingress))?;
+    async fn json(&self, request: reqwest::RequestBuilder) -> Result<Value, Failure> {
+        let lost = |err| Failure::Unreachable(unreachable(&self.ingress, err));
+        let answer = request.send().await.map_err(lost)?;
         let status = answer.status();
-        let body = answer
-            .text()
-            .await
-            .map_err(|err| format!("{UNREACHABLE} at {}: {err}", self.ingress))?;
+        let body = answer.text().await.map_err(lost)?;
         if !status.is_success() {
             let why = serde_json::from_str::<Value>(&body)
                 .ok()
                 .and_then(|v| v["message"].as_str().map(str::to_string))
                 .unwrap_or(body);
-            return Err(format!("the cluster answered {status}: {why}"));
+            return Err(Failure::Answered(format!(
+                "the cluster answered {status}: {why}"
+            )));
         }
-        serde_json::from_str(&body)
-            .map_err(|err| format!("the cluster's answer is not JSON ({err}): {body}"))
+        serde_json::from_str(&body).map_err(|err| {
+            Failure::Answered(format!("the cluster's answer is not JSON ({err}): {body}"))
+        })
+    }
+}
+
+/// Why a request to the cluster failed.
+enum Failure {
+    /// It did not reach the cluster, or its answer was cut: worth asking
+    /// again.
+    Unreachable(String),
+    /// The cluster answered, with an error or what is not JSON.
+    Answered(String),
+}
+
+impl Failure {
+    fn into_message(self) -> String {
+        match self {
+            Self::Unreachable(message) | Self::Answered(message) => message,
+        }
     }
 }
 
@@ -135,7 +153,7 @@ pub async fn register(admin: &str, uri: &str) -> Result<(), String> {
         .json(&serde_json::json!({ "uri": uri }))
         .send()
         .await
-        .map_err(|err| format!("{UNREACHABLE} at {url}: {err}"))?;
+        .map_err(|err| unreachable(&url, err))?;
     let status = answer.status();
     if status.is_success() {
         return Ok(());
@@ -146,8 +164,10 @@ pub async fn register(admin: &str, uri: &str) -> Result<(), String> {
     ))
 }
 
-/// How a failure to reach the cluster starts.
-const UNREACHABLE: &str = "cannot reach the cluster";
+/// What to say when `url` could not be reached.
+fn unreachable(url: &str, err: reqwest::Error) -> String {
+    format!("cannot reach the cluster at {url}: {err}")
+}
 
 #[cfg(test)]
 mod tests {

@@ -42,7 +42,13 @@ pub fn stream_path(store: &SessionStore, id: &str) -> PathBuf {
 pub struct EventStream {
     store: SessionStore,
     turn: String,
-    file: Mutex<(File, u64)>,
+    open: Mutex<Open>,
+}
+
+/// The stream's file, and the number the next numbered event takes.
+struct Open {
+    file: File,
+    next: u64,
 }
 
 impl EventStream {
@@ -57,29 +63,34 @@ impl EventStream {
         Ok(Self {
             store: store.clone(),
             turn: turn.to_string(),
-            file: Mutex::new((file, 0)),
+            open: Mutex::new(Open { file, next: 0 }),
         })
     }
 }
 
 impl Observer for EventStream {
     fn on_event(&self, event: &Event) {
-        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        let mut stream = self.open.lock().unwrap_or_else(|e| e.into_inner());
         let line = Line {
             turn: self.turn.clone(),
-            n: file.1,
+            n: stream.next,
             event,
         };
         if !within_a_step(event) {
-            file.1 += 1;
+            stream.next += 1;
         }
         // A line that cannot be written costs the watcher that event, not
         // the run: the log and the result still have everything.
-        if let Ok(mut bytes) = self.store.to_json(&line, "an event") {
-            bytes.push(b'\n');
-            if let Err(err) = file.0.write_all(&bytes) {
-                tracing::warn!("writing the session's event stream: {err}");
-            }
+        let written = self
+            .store
+            .to_json(&line, "an event")
+            .map_err(|err| err.to_string())
+            .and_then(|mut bytes| {
+                bytes.push(b'\n');
+                stream.file.write_all(&bytes).map_err(|err| err.to_string())
+            });
+        if let Err(err) = written {
+            tracing::warn!("writing the session's event stream: {err}");
         }
     }
 }

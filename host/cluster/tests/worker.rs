@@ -16,8 +16,9 @@ use kaizen_llm::{
     Block, CompletionFuture, EventSink, Provider, Request, Response, StopReason, Usage,
 };
 use kaizen_runtime::{Agent, AgentConfig, CancellationToken, Guard, SessionState, Silent};
+use kaizen_test_support::KillOnDrop;
 use kaizen_test_support::netns::{self, Isolation};
-use kaizen_test_support::restate::{self, Killed, http};
+use kaizen_test_support::restate::{self, http};
 use kaizen_tools::{CallContext, Danger, Tool, ToolFuture, ToolOutput, ToolRegistry, ToolSpec};
 use restate_sdk::prelude::*;
 use serde_json::json;
@@ -189,8 +190,8 @@ fn wait_for(what: &str, ready: impl FnMut() -> bool) {
     restate::wait_for(what, ready).unwrap();
 }
 
-fn spawn_worker(port: u16, dir: &Path) -> Killed {
-    Killed(
+fn spawn_worker(port: u16, dir: &Path) -> KillOnDrop {
+    KillOnDrop(
         Command::new(std::env::current_exe().unwrap())
             .env(WORKER, port.to_string())
             .env(DIR, dir)

@@ -27,6 +27,16 @@ pub mod restate;
 use std::io::Write;
 use std::path::Path;
 
+/// A process a test started, killed when the test lets go of it.
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// The variable listing the features a run may go without.
 pub const ALLOW_MISSING: &str = "KAIZEN_TEST_ALLOW_MISSING";
 

@@ -3,10 +3,11 @@
 //! loopback with its default ports (ingress 8080, admin 9070) in a test's
 //! own network namespace (at start it looks for updates on the network).
 
+use crate::KillOnDrop;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The pinned server package.
@@ -17,16 +18,6 @@ pub const INGRESS: u16 = 8080;
 
 /// Restate's admin port.
 pub const ADMIN: u16 = 9070;
-
-/// A child process killed when dropped.
-pub struct Killed(pub Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// The server's program, installed (once) under `target_tmp`: call it
 /// before entering a network namespace, where npm cannot reach its
@@ -42,10 +33,10 @@ pub fn install(target_tmp: &str) -> PathBuf {
 /// # Panics
 ///
 /// When it does not come up within a minute; the message quotes its log.
-pub fn start(bin: &Path, dir: &Path) -> Killed {
+pub fn start(bin: &Path, dir: &Path) -> KillOnDrop {
     let log_path = dir.join("restate-server.log");
     let log = std::fs::File::create(&log_path).expect("creating the server's log");
-    let server = Killed(
+    let server = KillOnDrop(
         Command::new(bin)
             .arg("--base-dir")
             .arg(dir.join("restate-data"))

@@ -96,15 +96,7 @@ pub fn host_processes_with(marker: &str) -> Vec<u32> {
     found
 }
 
-/// A process a test started, killed when the test lets go of it.
-pub struct KillOnDrop(pub std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+pub use kaizen_test_support::KillOnDrop;
 
 /// Starts `cmd` with its stderr piped and reads it until a line contains
 /// `ready`; from then on its stderr is drained, as a terminal would. The
