@@ -18,7 +18,7 @@ use kaizen_test_support::netns;
 use kaizen_test_support::restate::{self, ADMIN, INGRESS};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 /// Where the test's workers listen (both, one after the other: as two
@@ -59,6 +59,95 @@ fn runs(ws: &Path, name: &str) -> usize {
         .unwrap_or(0)
 }
 
+/// A Restate server, the scripted model server for `script`, and a
+/// registered worker, with the run's home and workspace.
+struct Cluster {
+    _restate: KillOnDrop,
+    _data: tempfile::TempDir,
+    server: ModelServer,
+    run: Run,
+    worker: Option<KillOnDrop>,
+}
+
+impl Cluster {
+    async fn start(server_bin: &Path, script: Script) -> Self {
+        let data = tempfile::tempdir().unwrap();
+        let restate = restate::start(server_bin, data.path());
+        let server = ModelServer::start(script).await.unwrap();
+        let run = Run::builtins_only();
+        let worker = worker(&run, &server, true);
+        let log = run.home.path().join("worker.log");
+        restate::wait_for("the first worker to register", || {
+            std::fs::read_to_string(&log).is_ok_and(|log| log.contains("registered"))
+        })
+        .unwrap_or_else(|err| panic!("{err}: {}", std::fs::read_to_string(&log).unwrap()));
+        Self {
+            _restate: restate,
+            _data: data,
+            server,
+            run,
+            worker: Some(worker),
+        }
+    }
+
+    /// The worker's log so far.
+    fn worker_log(&self) -> String {
+        std::fs::read_to_string(self.run.home.path().join("worker.log")).unwrap_or_default()
+    }
+
+    /// `kaizen run --cluster … --output-format stream-json TASK`.
+    fn submit(&self, task: &str) -> Command {
+        run_command(
+            self.run.home.path(),
+            &self.run.ws(),
+            Some((&self.server, Wire::OpenAi)),
+            &[
+                "--cluster",
+                &format!("http://127.0.0.1:{INGRESS}"),
+                "--output-format",
+                "stream-json",
+                "--model",
+                "gpt-4.1-mini",
+                "--permission-mode",
+                "bypassPermissions",
+                task,
+            ],
+        )
+    }
+
+    /// The events a submitter that exited with `code` printed
+    /// (stream-json), and its stdout.
+    fn ended(&self, out: &Output, code: i32) -> (Vec<Value>, String) {
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{stdout}\n{}\nworker: {}",
+            String::from_utf8_lossy(&out.stderr),
+            self.worker_log()
+        );
+        let events = stdout
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        (events, stdout)
+    }
+
+    /// Waits until `ready` holds (checked off the test's runtime).
+    async fn wait_for(&self, what: &'static str, ready: impl FnMut() -> bool + Send + 'static) {
+        tokio::task::spawn_blocking(move || restate::wait_for(what, ready))
+            .await
+            .unwrap()
+            .unwrap_or_else(|err| {
+                panic!(
+                    "{err}; the model server had {} requests; the worker's log:\n{}",
+                    self.server.requests().len(),
+                    self.worker_log()
+                )
+            });
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_turn_survives_its_worker_and_prints_as_a_local_run() {
     let server_bin = server_bin();
@@ -68,8 +157,6 @@ async fn a_turn_survives_its_worker_and_prints_as_a_local_run() {
     ) {
         return;
     }
-    let data = tempfile::tempdir().unwrap();
-    let _restate = restate::start(&server_bin, data.path());
     let script = Script::new()
         .reply(
             Reply::tool("Bash", &json!({"command": "echo a >> runs-a"}).to_string())
@@ -83,71 +170,31 @@ async fn a_turn_survives_its_worker_and_prints_as_a_local_run() {
             .with_usage(100, 10),
         )
         .reply(Reply::text("done").with_usage(100, 10));
-    let server = ModelServer::start(script).await.unwrap();
-    let run = Run::builtins_only();
-    let ws = run.ws();
-    let first = worker(&run, &server, true);
-    let worker_log = run.home.path().join("worker.log");
-    restate::wait_for("the first worker to register", || {
-        std::fs::read_to_string(&worker_log).is_ok_and(|log| log.contains("registered"))
-    })
-    .unwrap_or_else(|err| panic!("{err}: {}", std::fs::read_to_string(&worker_log).unwrap()));
-
-    let submit = run_command(
-        run.home.path(),
-        &ws,
-        Some((&server, Wire::OpenAi)),
-        &[
-            "--cluster",
-            &format!("http://127.0.0.1:{INGRESS}"),
-            "--output-format",
-            "stream-json",
-            "--model",
-            "gpt-4.1-mini",
-            "--permission-mode",
-            "bypassPermissions",
-            "count a, then b",
-        ],
-    );
+    let mut cluster = Cluster::start(&server_bin, script).await;
+    let ws = cluster.run.ws();
+    let submit = cluster.submit("count a, then b");
     let submitted = tokio::process::Command::from(submit).output();
     let submitted = tokio::spawn(submitted);
 
     // The worker is lost while the second Bash step runs.
     let ws_seen = ws.clone();
-    tokio::task::spawn_blocking(move || {
-        restate::wait_for("the second Bash step", || runs(&ws_seen, "runs-b") == 1)
-    })
-    .await
-    .unwrap()
-    .unwrap_or_else(|err| {
-        panic!(
-            "{err}; the model server had {} requests; the worker's log:\n{}",
-            server.requests().len(),
-            std::fs::read_to_string(&worker_log).unwrap_or_default()
-        )
-    });
-    drop(first);
+    cluster
+        .wait_for("the second Bash step", move || {
+            runs(&ws_seen, "runs-b") == 1
+        })
+        .await;
+    drop(cluster.worker.take());
+    let (server, run) = (&cluster.server, &cluster.run);
     assert_eq!(runs(&ws, "runs-a"), 1);
     assert_eq!(server.requests().len(), 2);
-    let _second = worker(&run, &server, false);
+    let _second = worker(run, server, false);
 
     let out = tokio::time::timeout(Duration::from_secs(120), submitted)
         .await
         .expect("the submitter did not end")
         .unwrap()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}\n{stderr}\nworker: {}",
-        std::fs::read_to_string(&worker_log).unwrap_or_default()
-    );
-    let events: Vec<Value> = stdout
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let (events, stdout) = cluster.ended(&out, 0);
     let result = events.last().unwrap();
     assert_eq!(result["type"], "result", "{stdout}");
     assert_eq!(result["status"], "complete", "{result:#}");
@@ -212,4 +259,46 @@ async fn a_turn_survives_its_worker_and_prints_as_a_local_run() {
         "{}",
         String::from_utf8_lossy(&listed.stdout)
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_cancels_the_turn_through_the_engine() {
+    let server_bin = server_bin();
+    if !netns::isolated(
+        env!("CARGO_TARGET_TMPDIR"),
+        "ctrl_c_cancels_the_turn_through_the_engine",
+    ) {
+        return;
+    }
+    let script = Script::new()
+        .reply(Reply::tool(
+            "Bash",
+            &json!({"command": "touch started; sleep 2"}).to_string(),
+        ))
+        .reply(Reply::text("never asked for"));
+    let cluster = Cluster::start(&server_bin, script).await;
+    let ws = cluster.run.ws();
+    let mut submit = cluster.submit("wait");
+    let submitter = submit
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = ws.join("started");
+    cluster
+        .wait_for("the Bash step", move || started.exists())
+        .await;
+    // Ctrl-C at the submitting terminal.
+    let pid = libc::pid_t::try_from(submitter.id()).unwrap();
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let out = tokio::task::spawn_blocking(move || submitter.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let (events, stdout) = cluster.ended(&out, 130);
+    let result = events.last().unwrap();
+    assert_eq!(result["status"], "interrupted", "{result:#}");
+    // The turn ended at its step: the model was not asked again.
+    assert_eq!(cluster.server.requests().len(), 1, "{stdout}");
+    assert!(cluster.worker_log().contains("turn ended interrupted"));
 }
