@@ -6,13 +6,24 @@
 //! (the workers write it); the result comes from the engine. Ctrl-C asks
 //! the engine to cancel the turn, which ends it as interrupted at its
 //! next step.
+//!
+//! A question the turn waits on (a tool call to approve, a plugin's
+//! choices) is asked here when this is a terminal, and otherwise left for
+//! `kaizen approve SESSION`; either answer goes through the engine, and a
+//! prompt here is withdrawn when the other answers first.
 
+use crate::cluster_asks::{self, TerminalAnswers};
 use crate::output::Printer;
 use crate::run_cmd::{self, RunOptions, SetupError, usage};
 use crate::session::{self, Choice};
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use futures::stream::FuturesUnordered;
 use kaizen_cluster::stream::stream_path;
-use kaizen_cluster::{Cluster, StreamReader, TurnRequest};
+use kaizen_cluster::{Answer, Cluster, Item, Question, StreamReader, TurnRequest};
 use kaizen_runtime::{CancellationToken, Event, Observer, new_session_id};
+use std::collections::VecDeque;
+use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -59,6 +70,7 @@ pub async fn run(
         permission_mode: options.permissions.permission_mode.take(),
         allowed_tools: std::mem::take(&mut options.permissions.allowed_tools),
         disallowed_tools: std::mem::take(&mut options.permissions.disallowed_tools),
+        cluster: Some(ingress.to_string()),
     };
     let admin = admin.map_or_else(|| Cluster::default_admin(ingress), str::to_string);
     let cluster = Cluster::new(ingress, &admin);
@@ -71,11 +83,19 @@ pub async fn run(
     let printer = Arc::new(Printer::new(options.format));
     let interrupt = CancellationToken::new();
     let signals = tokio::spawn(run_cmd::watch_signals(interrupt.clone()));
-    let shown = |reader: &mut StreamReader| {
-        for event in reader.read_new() {
-            // The result is the engine's, printed once at the end.
-            if !matches!(event, Event::Result(_)) {
-                printer.on_event(&event);
+    let at_terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let mut questions = Questions::new(
+        &session,
+        at_terminal.then(|| TerminalAnswers::new(printer.clone(), interrupt.clone())),
+    );
+    let shown = |reader: &mut StreamReader, questions: &mut Questions<'_>| {
+        for item in reader.read_new() {
+            match item {
+                // The result is the engine's, printed once at the end.
+                Item::Event(Event::Result(_)) => {}
+                Item::Event(event) => printer.on_event(&event),
+                Item::Asked { id, question } => questions.asked(id, question),
+                Item::Answered(id) => questions.answered(&id),
             }
         }
     };
@@ -91,11 +111,21 @@ pub async fn run(
                     eprintln!("kaizen: {err}");
                 }
             }
-            () = tokio::time::sleep(POLL) => shown(&mut reader),
+            Some((id, answer)) = questions.open.next() => {
+                if let Err(err) = cluster.answer(&id, &answer).await {
+                    eprintln!("kaizen: {err}");
+                }
+                questions.done(&id);
+            }
+            () = tokio::time::sleep(POLL) => shown(&mut reader, &mut questions),
         }
     };
     signals.abort();
-    shown(&mut reader);
+    questions.ended = true;
+    shown(&mut reader, &mut questions);
+    if questions.asking.is_some() {
+        eprintln!("kaizen: the turn ended before the question was answered");
+    }
     let result = result.map_err(|err| {
         anyhow::anyhow!(
             "session {session}'s turn ({}) failed in the cluster: {err}",
@@ -105,4 +135,88 @@ pub async fn run(
     printer.on_event(&Event::Result(result.clone()));
     printer.finish(&result);
     Ok(result.status.exit_code())
+}
+
+/// The questions the turn waits on, asked one at a time at the terminal,
+/// or pointed at `kaizen approve` when there is none.
+struct Questions<'a> {
+    session: &'a str,
+    terminal: Option<Arc<TerminalAnswers>>,
+    waiting: VecDeque<(String, Question)>,
+    /// The id of the question asked on the terminal now.
+    asking: Option<String>,
+    /// Its prompt, which ends with the id and the answer.
+    open: FuturesUnordered<BoxFuture<'static, (String, Answer)>>,
+    /// The turn has ended: no new question is asked.
+    ended: bool,
+}
+
+impl<'a> Questions<'a> {
+    fn new(session: &'a str, terminal: Option<TerminalAnswers>) -> Self {
+        Self {
+            session,
+            terminal: terminal.map(Arc::new),
+            waiting: VecDeque::new(),
+            asking: None,
+            open: FuturesUnordered::new(),
+            ended: false,
+        }
+    }
+
+    fn asked(&mut self, id: String, question: Question) {
+        if self.ended {
+            return;
+        }
+        if self.terminal.is_none() {
+            eprintln!(
+                "kaizen: session {} waits for an answer: {}\n  answer with `kaizen approve {}` \
+                 (--allow, --always, --deny REASON, or --answer CHOICE per question)",
+                self.session,
+                cluster_asks::describe(&question),
+                self.session
+            );
+            return;
+        }
+        self.waiting.push_back((id, question));
+        self.ask_next();
+    }
+
+    /// Someone answered `id` (here, or with `kaizen approve`): its prompt,
+    /// if open, is withdrawn.
+    fn answered(&mut self, id: &str) {
+        self.waiting.retain(|(waiting, _)| waiting != id);
+        if self.asking.as_deref() == Some(id) {
+            self.open.clear();
+            self.asking = None;
+            eprintln!("\nkaizen: answered elsewhere");
+            self.ask_next();
+        }
+    }
+
+    /// The prompt for `id` ended with an answer.
+    fn done(&mut self, id: &str) {
+        if self.asking.as_deref() == Some(id) {
+            self.asking = None;
+        }
+        self.ask_next();
+    }
+
+    /// Opens the next prompt when none is open.
+    fn ask_next(&mut self) {
+        let Some(terminal) = &self.terminal else {
+            return;
+        };
+        if self.asking.is_some() || self.ended {
+            return;
+        }
+        let Some((id, question)) = self.waiting.pop_front() else {
+            return;
+        };
+        self.asking = Some(id.clone());
+        let terminal = terminal.clone();
+        self.open.push(Box::pin(async move {
+            let answer = terminal.answer(&question).await;
+            (id, answer)
+        }));
+    }
 }

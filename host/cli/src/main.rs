@@ -1,8 +1,10 @@
 //! `kaizen`: an autonomous agent runtime whose tools are WebAssembly
 //! components.
 
+mod approve_cmd;
 mod audit_cmd;
 mod builtins;
+mod cluster_asks;
 mod cluster_cmd;
 mod config;
 mod config_file;
@@ -76,6 +78,10 @@ enum Command {
         #[arg(long, value_name = "URL")]
         register: Option<String>,
     },
+    /// Answer what a session's turn on a cluster waits on: a tool call to
+    /// approve, or a plugin's questions. The answer goes through the
+    /// engine, so it holds even if the worker that asked was lost.
+    Approve(approve_cmd::ApproveArgs),
     /// The agent runtimes `kaizen run --runtime` can use: whether each is
     /// installed here, its version and what it can do.
     Runtimes {
@@ -398,6 +404,15 @@ async fn dispatch(command: Command) -> u8 {
             });
         }
         Command::Worker { listen, register } => return worker_cmd::serve(listen, register).await,
+        Command::Approve(args) => {
+            return match approve_cmd::approve(args).await {
+                Ok(code) => code,
+                Err(err) => {
+                    eprintln!("kaizen: {err:#}");
+                    2
+                }
+            };
+        }
         Command::Runtimes { json } => runtime_cmd::list(json),
         Command::Plugins(PluginsCommand::List { workspace, json }) => {
             plugins_cmd::list(&workspace.into(), json).await

@@ -73,8 +73,12 @@ pub struct Hosted {
     pub made_before: bool,
     /// The loop's step executor.
     pub steps: Arc<dyn StepExecutor>,
+    /// Asks the submitter (or `kaizen approve`) through the engine.
+    pub asker: Arc<kaizen_cluster::Asker>,
     /// The submitter's name for the turn, which tags its events.
     pub turn: String,
+    /// The cluster's ingress as the submitter reached it.
+    pub cluster: Option<String>,
 }
 
 /// A failure before the loop could start, with its exit code.
@@ -183,9 +187,12 @@ pub async fn run_with(
     };
     let (model, primary) = provider_for(&options)?;
     let terminal = terminal_for(&options, &printer, &interrupt);
-    let interaction: Arc<dyn Interaction> = match &terminal {
-        Some(terminal) => terminal.clone(),
-        None => Arc::new(NoUser),
+    let interaction: Arc<dyn Interaction> = match (&terminal, &options.hosted) {
+        (Some(terminal), _) => terminal.clone(),
+        (None, Some(hosted)) => {
+            Arc::new(crate::cluster_asks::AskThroughCluster(hosted.asker.clone()))
+        }
+        (None, None) => Arc::new(NoUser),
     };
     // Only a person at a terminal can be asked to trust a workspace.
     let at_terminal = options.hosted.is_none()
@@ -238,14 +245,17 @@ pub async fn run_with(
         tracing::warn!("{}", failure.summary());
     }
     // Over stream-json input the embedding program answers; else a
-    // person at a terminal.
+    // person at a terminal, or on a worker the turn's submitter.
     let approver = match (&input, terminal.clone()) {
         (Some(input), _) => Some(Arc::new(input.approver(printer.clone())) as Arc<dyn Approver>),
         (None, Some(terminal)) => {
             let config = setup.kaizen_home.join(crate::config::USER_CONFIG);
             Some(Arc::new(TerminalApprover::new(terminal, config)) as Arc<dyn Approver>)
         }
-        (None, None) => None,
+        (None, None) => options
+            .hosted
+            .as_ref()
+            .map(|hosted| hosted.asker.clone() as Arc<dyn Approver>),
     };
     let guard =
         crate::guard_setup::build(&setup, loaded.permissions, &plugins, approver).map_err(usage)?;
@@ -303,10 +313,16 @@ pub async fn run_with(
     let stream: Option<Arc<dyn Observer>> = match &options.hosted {
         Some(hosted) => {
             config.steps = hosted.steps.clone();
-            Some(Arc::new(
-                kaizen_cluster::EventStream::open(&store, &state.session_id, &hosted.turn)
+            let id = &state.session_id;
+            let stream = Arc::new(
+                kaizen_cluster::EventStream::open(&store, id, &hosted.turn)
                     .context("opening the session's event stream")?,
-            ))
+            );
+            hosted.asker.publish_to(stream.clone());
+            if let Some(cluster) = &hosted.cluster {
+                store.update_meta(id, |meta| meta.cluster = Some(cluster.clone()))?;
+            }
+            Some(stream)
         }
         None => None,
     };

@@ -27,9 +27,10 @@ pub fn list(json: bool) -> anyhow::Result<()> {
             .get(..19)
             .unwrap_or(&meta.started)
             .replace('T', " ");
-        let task = match &meta.runtime {
-            Some(runtime) => format!("[{runtime}] {}", first_line(&meta.task, 60)),
-            None => first_line(&meta.task, 60),
+        let task = match (&meta.runtime, &meta.cluster) {
+            (Some(runtime), _) => format!("[{runtime}] {}", first_line(&meta.task, 60)),
+            (None, Some(_)) => format!("[cluster] {}", first_line(&meta.task, 60)),
+            (None, None) => first_line(&meta.task, 60),
         };
         println!(
             "{:<28} {:<20} {:<16} {:>6} {:>9}  {task}",

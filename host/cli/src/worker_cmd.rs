@@ -10,7 +10,7 @@ use crate::output::{OutputFormat, Printer};
 use crate::run_cmd::{self, Finished, Hosted, RunOptions};
 use crate::session::{self, Choice};
 use crate::{PermissionArgs, plugins_cmd};
-use kaizen_cluster::{RestateSteps, TurnFuture, TurnRequest, TurnRunner, TurnStart};
+use kaizen_cluster::{Asker, RestateSteps, TurnFuture, TurnRequest, TurnRunner, TurnStart};
 use kaizen_runtime::{CancellationToken, RunResult};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -143,8 +143,10 @@ async fn run_turn(
         hosted: Some(Hosted {
             session_id: session,
             made_before,
+            asker: Arc::new(Asker::new(steps.clone())),
             steps: Arc::new(steps),
             turn: request.turn,
+            cluster: request.cluster,
         }),
     };
     // The result goes back through the engine; nothing is printed here.

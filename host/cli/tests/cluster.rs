@@ -11,7 +11,8 @@
 
 mod common;
 
-use common::run::{KEY, Run, run_command};
+use common::run::{KEY, Run, results_sent, run_command};
+use common::terminal::Terminal;
 use kaizen_model_server::{ModelServer, Reply, Script, Wire};
 use kaizen_test_support::KillOnDrop;
 use kaizen_test_support::netns;
@@ -50,6 +51,17 @@ fn worker(run: &Run, server: &ModelServer, register: bool) -> KillOnDrop {
     let log = std::fs::File::create(run.home.path().join("worker.log")).unwrap();
     cmd.stdout(Stdio::null()).stderr(log);
     KillOnDrop(cmd.spawn().unwrap())
+}
+
+/// `kaizen approve last ARGS` with the home at `home`.
+fn approve(home: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kaizen"))
+        .args(["approve", "last"])
+        .args(args)
+        .env("KAIZEN_HOME", home)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
 }
 
 /// Lines in the workspace file `name` (how often a command ran).
@@ -95,8 +107,14 @@ impl Cluster {
         std::fs::read_to_string(self.run.home.path().join("worker.log")).unwrap_or_default()
     }
 
-    /// `kaizen run --cluster … --output-format stream-json TASK`.
+    /// `kaizen run --cluster … --output-format stream-json TASK`, in
+    /// bypassPermissions mode.
     fn submit(&self, task: &str) -> Command {
+        self.submit_in("bypassPermissions", task)
+    }
+
+    /// `kaizen run --cluster …` in permission mode `mode`.
+    fn submit_in(&self, mode: &str, task: &str) -> Command {
         run_command(
             self.run.home.path(),
             &self.run.ws(),
@@ -109,7 +127,7 @@ impl Cluster {
                 "--model",
                 "gpt-4.1-mini",
                 "--permission-mode",
-                "bypassPermissions",
+                mode,
                 task,
             ],
         )
@@ -131,6 +149,22 @@ impl Cluster {
             .map(|line| serde_json::from_str(line).unwrap())
             .collect();
         (events, stdout)
+    }
+
+    /// `kaizen approve last ARGS`, as from another terminal.
+    fn approve(&self, args: &[&str]) -> Output {
+        approve(self.run.home.path(), args)
+    }
+
+    /// Waits until the session waits on a question whose text holds
+    /// `text`.
+    async fn wait_for_question(&self, text: &'static str) {
+        let home = self.run.home.path().to_path_buf();
+        self.wait_for("the turn to ask", move || {
+            let listed = approve(&home, &["--list", "--json"]);
+            String::from_utf8_lossy(&listed.stdout).contains(text)
+        })
+        .await;
     }
 
     /// Waits until `ready` holds (checked off the test's runtime).
@@ -301,4 +335,156 @@ async fn ctrl_c_cancels_the_turn_through_the_engine() {
     // The turn ended at its step: the model was not asked again.
     assert_eq!(cluster.server.requests().len(), 1, "{stdout}");
     assert!(cluster.worker_log().contains("turn ended interrupted"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_approval_answered_after_the_kill_is_honoured() {
+    let server_bin = server_bin();
+    if !netns::isolated(
+        env!("CARGO_TARGET_TMPDIR"),
+        "an_approval_answered_after_the_kill_is_honoured",
+    ) {
+        return;
+    }
+    let script = Script::new()
+        .reply(Reply::tool(
+            "Bash",
+            &json!({"command": "touch approved"}).to_string(),
+        ))
+        .reply(Reply::tool(
+            "Bash",
+            &json!({"command": "touch refused"}).to_string(),
+        ))
+        .reply(Reply::text("done"));
+    let mut cluster = Cluster::start(&server_bin, script).await;
+    std::fs::write(
+        cluster.run.home.path().join("config.toml"),
+        "[permissions]\nask = [\"Bash(touch approved)\", \"Bash(touch refused)\"]\n",
+    )
+    .unwrap();
+    let ws = cluster.run.ws();
+    let mut submit = cluster.submit_in("default", "touch two files");
+    let submitter = submit
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+
+    // The turn waits on the first approval; its worker is lost; the
+    // answer comes while no worker runs the turn.
+    cluster.wait_for_question("touch approved").await;
+    drop(cluster.worker.take());
+    let answered = cluster.approve(&["--allow"]);
+    assert!(
+        answered.status.success(),
+        "{}",
+        String::from_utf8_lossy(&answered.stderr)
+    );
+    assert!(!ws.join("approved").exists());
+    let _second = worker(&cluster.run, &cluster.server, false);
+
+    // The second worker honours it, and the turn asks again.
+    cluster.wait_for_question("touch refused").await;
+    assert!(
+        ws.join("approved").exists(),
+        "the approved call did not run"
+    );
+    let listed = cluster.approve(&["--list"]);
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert_eq!(listed.lines().count(), 1, "{listed}");
+    let refused = cluster.approve(&["--deny", "make a note instead"]);
+    assert!(refused.status.success());
+
+    let out = tokio::task::spawn_blocking(move || submitter.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let (events, stdout) = cluster.ended(&out, 0);
+    let result = events.last().unwrap();
+    assert_eq!(result["status"], "complete", "{result:#}");
+    assert_eq!(result["output"], "done");
+    let calls = result["tool_calls"].as_array().unwrap();
+    let statuses: Vec<&str> = calls
+        .iter()
+        .map(|c| c["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["success", "denied"], "{result:#}");
+    let refusal = serde_json::to_string(&calls[1]).unwrap();
+    assert!(refusal.contains("make a note instead"), "{refusal}");
+    assert!(!ws.join("refused").exists());
+    // One model call per step: the first came back from the journal.
+    assert_eq!(cluster.server.requests().len(), 3, "{stdout}");
+    // Nobody was at the submitter's terminal: it said how to answer.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("kaizen approve").count(), 2, "{stderr}");
+    // Nothing waits now, and the session is marked as a cluster's.
+    let nothing = cluster.approve(&["--allow"]);
+    assert_eq!(nothing.status.code(), Some(1));
+    let listed = Command::new(env!("CARGO_BIN_EXE_kaizen"))
+        .args(["sessions", "list"])
+        .env("KAIZEN_HOME", cluster.run.home.path())
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(listed.contains("[cluster] touch two files"), "{listed}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_submitting_terminal_answers_and_lets_go_of_what_was_answered_elsewhere() {
+    let server_bin = server_bin();
+    if !netns::isolated(
+        env!("CARGO_TARGET_TMPDIR"),
+        "the_submitting_terminal_answers_and_lets_go_of_what_was_answered_elsewhere",
+    ) {
+        return;
+    }
+    let question = json!({"questions": [{
+        "question": "Which database?",
+        "header": "Database",
+        "options": [
+            {"label": "PostgreSQL", "description": "a server"},
+            {"label": "SQLite", "description": "a file"},
+        ],
+        "multiSelect": false,
+    }]});
+    let script = Script::new()
+        .reply(Reply::tool(
+            "Bash",
+            &json!({"command": "touch approved"}).to_string(),
+        ))
+        .reply(Reply::tool("AskUserQuestion", &question.to_string()))
+        .reply(Reply::tool(
+            "Bash",
+            &json!({"command": "touch elsewhere"}).to_string(),
+        ))
+        .reply(Reply::text("done"));
+    let cluster = Cluster::start(&server_bin, script).await;
+    std::fs::write(
+        cluster.run.home.path().join("config.toml"),
+        "[permissions]\nask = [\"Bash(touch approved)\", \"Bash(touch elsewhere)\"]\n",
+    )
+    .unwrap();
+    let ws = cluster.run.ws();
+    let mut terminal = Terminal::spawn(cluster.submit_in("default", "set up"));
+    terminal.expect("Kaizen wants to run Bash");
+    terminal.expect("touch approved");
+    terminal.type_line("1");
+    terminal.expect("Which database?");
+    terminal.type_line("2");
+    terminal.expect("touch elsewhere");
+    // Answered from another terminal while this one asks.
+    let refused = cluster.approve(&["--deny", "not now"]);
+    assert!(
+        refused.status.success(),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    terminal.expect("answered elsewhere");
+    assert_eq!(terminal.finish(), Some(0), "{}", terminal.transcript());
+    assert!(ws.join("approved").exists(), "{}", terminal.transcript());
+    assert!(!ws.join("elsewhere").exists());
+    let sent = results_sent(&cluster.server, 3);
+    assert!(sent[1].contains("Which database? → SQLite"), "{sent:?}");
+    assert!(sent[2].contains("not now"), "{sent:?}");
 }

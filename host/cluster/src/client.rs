@@ -4,8 +4,11 @@
 //! Turns go in through Restate's ingress (`POST /Session/{id}/turn/send`,
 //! then `GET /restate/invocation/{id}/attach` for the result, which may
 //! be asked again after a dropped connection); cancelling goes through
-//! its admin API (`PATCH /invocations/{id}/cancel`).
+//! its admin API (`PATCH /invocations/{id}/cancel`). A question a turn
+//! waits on is answered by resolving its awakeable
+//! (`POST /restate/awakeables/{id}/resolve`).
 
+use crate::asks::Answer;
 use crate::worker::TurnRequest;
 use kaizen_runtime::RunResult;
 use serde_json::Value;
@@ -104,6 +107,28 @@ impl Cluster {
             )),
             Err(err) => Err(unreachable(&url, err)),
         }
+    }
+
+    /// Answers the question a turn waits on under `id` (see
+    /// [`crate::asks`]). An answer to a question already answered is
+    /// dropped by the engine.
+    pub async fn answer(&self, id: &str, answer: &Answer) -> Result<(), String> {
+        let url = format!("{}/restate/awakeables/{id}/resolve", self.ingress);
+        let sent = self
+            .http
+            .post(&url)
+            .json(answer)
+            .send()
+            .await
+            .map_err(|err| unreachable(&url, err))?;
+        let status = sent.status();
+        if status.is_success() {
+            return Ok(());
+        }
+        let body = sent.text().await.unwrap_or_default();
+        Err(format!(
+            "the cluster refused the answer to {id} ({status}): {body}"
+        ))
     }
 
     /// The JSON body of a successful answer to `request`.

@@ -16,12 +16,14 @@
 
 #![warn(missing_docs)]
 
+pub mod asks;
 pub mod client;
 pub mod steps;
 pub mod stream;
 pub mod worker;
 
+pub use asks::{Answer, Asker, Question};
 pub use client::{Cluster, Submitted};
-pub use steps::{RestateSteps, StepRequest, serve_steps};
-pub use stream::{EventStream, StreamReader};
+pub use steps::{RestateSteps, StepRequest, Waiting, serve_steps};
+pub use stream::{EventStream, Item, StreamReader};
 pub use worker::{TurnFuture, TurnRequest, TurnRunner, TurnStart, serve};

@@ -15,8 +15,8 @@
 //! and waits for its result; on a replay Restate answers from the journal
 //! and the step is never started.
 
-use futures::StreamExt;
 use futures::stream::FuturesUnordered;
+use futures::{FutureExt, StreamExt};
 use kaizen_llm::{CompletionsFuture, LlmError, LlmErrorKind, Response};
 use kaizen_runtime::{CancellationToken, StepExecutor, StepKey, ToolStep};
 use kaizen_tools::{ToolError, ToolErrorKind};
@@ -27,10 +27,20 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::{mpsc, oneshot};
 
+/// What the loop hands the handler: a step to journal, or a wait for a
+/// person's answer.
+#[derive(Debug)]
+pub enum StepRequest {
+    /// A step through `ctx.run`.
+    Run(RunRequest),
+    /// A wait on an awakeable.
+    Wait(WaitRequest),
+}
+
 /// A step handed to the handler: its name in the journal, and the
 /// channels between the executor and the `ctx.run` that journals it.
 #[derive(Debug)]
-pub struct StepRequest {
+pub struct RunRequest {
     name: String,
     /// A step with effects of its own (a tool call): when an earlier run
     /// of the invocation started it and never journaled its end, it is
@@ -43,6 +53,32 @@ pub struct StepRequest {
     /// What the journal holds for the step: the result above, or the one
     /// an earlier run of the invocation recorded.
     journaled: oneshot::Sender<Result<Value, String>>,
+}
+
+/// A wait for an answer from outside (a person's), durably: the handler
+/// makes an awakeable, hands its id back, and sends on what resolves it.
+#[derive(Debug)]
+pub struct WaitRequest {
+    /// The awakeable's id, for whoever is to answer.
+    id: oneshot::Sender<String>,
+    /// Its answer, or why there is none (the turn was cancelled).
+    answer: oneshot::Sender<Result<Value, String>>,
+}
+
+/// An answer being waited for, under the id that resolves it.
+#[derive(Debug)]
+pub struct Waiting {
+    /// The awakeable's id: resolving it through the engine answers.
+    pub id: String,
+    answer: oneshot::Receiver<Result<Value, String>>,
+}
+
+impl Waiting {
+    /// The answer, once someone gives it (on a replay, at once).
+    /// Dropping this stops the wait.
+    pub async fn answer(self) -> Result<Value, String> {
+        self.answer.await.unwrap_or_else(|_| Err(GONE.into()))
+    }
 }
 
 /// The step executor of a loop that runs inside a Restate handler: each
@@ -70,13 +106,13 @@ impl RestateSteps {
         let (start, started) = oneshot::channel();
         let (value_tx, value) = oneshot::channel();
         let (journaled, journal) = oneshot::channel();
-        let request = StepRequest {
+        let request = StepRequest::Run(RunRequest {
             name: key.to_string(),
             once,
             start,
             value,
             journaled,
-        };
+        });
         if self.requests.send(request).is_err() {
             return Err(GONE.into());
         }
@@ -100,6 +136,22 @@ impl RestateSteps {
             Ok(Err(err)) => Err(err),
             Err(_) => Err(GONE.into()),
         }
+    }
+
+    /// Starts a durable wait for an answer from outside the turn: the
+    /// journal keeps the wait, so a run of the turn after its worker was
+    /// lost waits on the same id, and gets an answer given meanwhile.
+    pub async fn wait(&self) -> Result<Waiting, String> {
+        let (id, made) = oneshot::channel();
+        let (answer, answered) = oneshot::channel();
+        self.requests
+            .send(StepRequest::Wait(WaitRequest { id, answer }))
+            .map_err(|_| GONE.to_string())?;
+        let id = made.await.map_err(|_| GONE.to_string())?;
+        Ok(Waiting {
+            id,
+            answer: answered,
+        })
     }
 }
 
@@ -205,7 +257,8 @@ pub async fn serve_steps(
     loop {
         tokio::select! {
             request = requests.recv() => match request {
-                Some(request) => running.push(journal(ctx, request, cancelled)),
+                Some(StepRequest::Run(request)) => running.push(journal(ctx, request, cancelled).boxed()),
+                Some(StepRequest::Wait(request)) => running.push(wait(ctx, request, cancelled).boxed()),
                 None => break,
             },
             Some(()) = running.next(), if !running.is_empty() => {}
@@ -218,9 +271,29 @@ pub async fn serve_steps(
 /// with.
 const CANCELLED: u16 = 409;
 
+/// One wait on an awakeable, until it is resolved, the invocation is
+/// cancelled, or the loop stops waiting.
+async fn wait(ctx: &ObjectContext<'_>, request: WaitRequest, cancelled: &CancellationToken) {
+    let WaitRequest { id, mut answer } = request;
+    let (made, promise) = ctx.awakeable::<Json<Value>>();
+    if id.send(made).is_err() {
+        return;
+    }
+    tokio::select! {
+        answered = promise => {
+            if answered.as_ref().is_err_and(|err| err.code() == CANCELLED) {
+                cancelled.cancel();
+            }
+            let _ = answer.send(answered.map(Json::into_inner).map_err(|err| err.to_string()));
+        }
+        // The loop no longer waits (its time ran out): neither does this.
+        () = answer.closed() => {}
+    }
+}
+
 /// One step through `ctx.run`.
-async fn journal(ctx: &ObjectContext<'_>, request: StepRequest, cancelled: &CancellationToken) {
-    let StepRequest {
+async fn journal(ctx: &ObjectContext<'_>, request: RunRequest, cancelled: &CancellationToken) {
+    let RunRequest {
         name,
         once,
         start,

@@ -8,7 +8,12 @@
 //! the journal), so a reader shows each number once. What happens inside
 //! a step is not repeated by a step the journal gives back, and is not
 //! numbered (see [`within_a_step`]).
+//!
+//! Questions the turn waits on ([`crate::asks`]) are lines of the stream
+//! too, under the id that answers them, followed by a line saying they
+//! were answered.
 
+use crate::asks::Question;
 use kaizen_runtime::session_store::SessionStore;
 use kaizen_runtime::{Event, Observer};
 use serde::{Deserialize, Serialize};
@@ -22,12 +27,42 @@ pub const STREAM_FILE: &str = "stream.jsonl";
 
 /// One line of the stream.
 #[derive(Serialize, Deserialize)]
-struct Line<E> {
+struct Line<E, Q> {
     /// The turn, as its submitter named it.
     turn: String,
-    /// The event's number within this run of the turn, from zero.
+    /// The line's number within this run of the turn, from zero.
     n: u64,
-    event: E,
+    #[serde(flatten)]
+    body: Body<E, Q>,
+}
+
+/// What a line says.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Body<E, Q> {
+    /// One of the loop's events.
+    Event(E),
+    /// The turn waits for the answer to a question.
+    Ask { id: String, question: Q },
+    /// The question under this id was answered.
+    Answered(String),
+}
+
+/// What a reader hands out.
+#[derive(Debug, Clone)]
+pub enum Item {
+    /// One of the loop's events.
+    Event(Event),
+    /// The turn waits for the answer to `question`, which resolving `id`
+    /// through the engine gives.
+    Asked {
+        /// The awakeable's id.
+        id: String,
+        /// The question.
+        question: Question,
+    },
+    /// The question under this id was answered (here or elsewhere).
+    Answered(String),
 }
 
 /// Where session `id`'s stream is (or will be: the worker makes the
@@ -68,15 +103,32 @@ impl EventStream {
     }
 }
 
-impl Observer for EventStream {
-    fn on_event(&self, event: &Event) {
+impl EventStream {
+    /// Says the turn waits for the answer to `question` under `id`.
+    pub fn asked(&self, id: &str, question: &Question) {
+        self.write::<Event, _>(
+            Body::Ask {
+                id: id.to_string(),
+                question,
+            },
+            true,
+        );
+    }
+
+    /// Says the question under `id` was answered.
+    pub fn answered(&self, id: &str) {
+        self.write::<Event, Question>(Body::Answered(id.to_string()), true);
+    }
+
+    /// Appends a line; a `numbered` one takes the next number.
+    fn write<E: Serialize, Q: Serialize>(&self, body: Body<E, Q>, numbered: bool) {
         let mut stream = self.open.lock().unwrap_or_else(|e| e.into_inner());
         let line = Line {
             turn: self.turn.clone(),
             n: stream.next,
-            event,
+            body,
         };
-        if !within_a_step(event) {
+        if numbered {
             stream.next += 1;
         }
         // A line that cannot be written costs the watcher that event, not
@@ -92,6 +144,12 @@ impl Observer for EventStream {
         if let Err(err) = written {
             tracing::warn!("writing the session's event stream: {err}");
         }
+    }
+}
+
+impl Observer for EventStream {
+    fn on_event(&self, event: &Event) {
+        self.write::<_, Question>(Body::Event(event), !within_a_step(event));
     }
 }
 
@@ -140,8 +198,8 @@ impl StreamReader {
         std::fs::metadata(path).map_or(0, |meta| meta.len())
     }
 
-    /// The turn's events written since the last call, each once.
-    pub fn read_new(&mut self) -> Vec<Event> {
+    /// The turn's lines written since the last call, each once.
+    pub fn read_new(&mut self) -> Vec<Item> {
         let Ok(mut file) = File::open(&self.path) else {
             return Vec::new();
         };
@@ -156,20 +214,70 @@ impl StreamReader {
             return Vec::new();
         };
         let whole: Vec<u8> = self.partial.drain(..=end).collect();
-        let mut events = Vec::new();
-        for line in whole.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-            let Ok(line) = serde_json::from_slice::<Line<Event>>(line) else {
+        let mut items = Vec::new();
+        for line in lines(&whole) {
+            if line.turn != self.turn || line.n < self.next {
                 continue;
-            };
-            if line.turn == self.turn && line.n >= self.next {
-                if !within_a_step(&line.event) {
-                    self.next = line.n + 1;
+            }
+            let item = match line.body {
+                Body::Event(event) => {
+                    if within_a_step(&event) {
+                        items.push(Item::Event(event));
+                        continue;
+                    }
+                    Item::Event(event)
                 }
-                events.push(line.event);
+                Body::Ask { id, question } => Item::Asked { id, question },
+                Body::Answered(id) => Item::Answered(id),
+            };
+            self.next = line.n + 1;
+            items.push(item);
+        }
+        items
+    }
+}
+
+/// The stream's whole lines that parse; a line that does not (a torn
+/// write, a newer worker's) is passed over.
+fn lines(bytes: &[u8]) -> impl Iterator<Item = Line<Event, Question>> + '_ {
+    bytes
+        .split(|&b| b == b'\n')
+        .filter(|line| !line.is_empty())
+        .filter_map(|line| serde_json::from_slice(line).ok())
+}
+
+/// The questions session's stream at `path` waits on now: asked in a
+/// turn that has not ended, and not answered, oldest first.
+pub fn waiting(path: &Path) -> std::io::Result<Vec<(String, Question)>> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(err) => return Err(err),
+    };
+    let mut asked: Vec<(String, String, Question)> = Vec::new();
+    let mut answered = std::collections::HashSet::new();
+    let mut ended = std::collections::HashSet::new();
+    for line in lines(&bytes) {
+        match line.body {
+            Body::Event(Event::Result(_)) => {
+                ended.insert(line.turn);
+            }
+            Body::Event(_) => {}
+            Body::Ask { id, question } => {
+                if !asked.iter().any(|(seen, _, _)| *seen == id) {
+                    asked.push((id, line.turn, question));
+                }
+            }
+            Body::Answered(id) => {
+                answered.insert(id);
             }
         }
-        events
     }
+    Ok(asked
+        .into_iter()
+        .filter(|(id, turn, _)| !answered.contains(id) && !ended.contains(turn))
+        .map(|(id, _, question)| (id, question))
+        .collect())
 }
 
 #[cfg(test)]
@@ -205,7 +313,7 @@ mod tests {
         first.on_event(&delta("thinking"));
         first.on_event(&tool_call("a"));
         assert!(
-            matches!(&reader.read_new()[..], [Event::TextDelta { .. }, Event::ToolCall { id, .. }] if id == "a")
+            matches!(&reader.read_new()[..], [Item::Event(Event::TextDelta { .. }), Item::Event(Event::ToolCall { id, .. })] if id == "a")
         );
         // The run again gets the model call from the journal: no text.
         let again = EventStream::open(&store, "s1", "t1").unwrap();
@@ -214,9 +322,72 @@ mod tests {
         again.on_event(&tool_call("b"));
         let shown = reader.read_new();
         assert!(
-            matches!(&shown[..], [Event::TextDelta { text }, Event::ToolCall { id, .. }] if text == "more" && id == "b"),
+            matches!(&shown[..], [Item::Event(Event::TextDelta { text }), Item::Event(Event::ToolCall { id, .. })] if text == "more" && id == "b"),
             "{shown:?}"
         );
         assert!(reader.read_new().is_empty());
+    }
+
+    fn approval(tool: &str) -> Question {
+        Question::Approval {
+            tool: tool.into(),
+            input: serde_json::json!({"command": "make"}),
+            reason: "it asks".into(),
+            always_rule: format!("{tool}(make)"),
+            agent: None,
+        }
+    }
+
+    #[test]
+    fn a_question_waits_until_answered_once_even_when_the_turn_runs_again() {
+        let root = tempfile::tempdir().unwrap();
+        let store = SessionStore::open(root.path()).unwrap();
+        store
+            .create(&SessionMeta::new("s1", "task", "model", "/ws"))
+            .unwrap();
+        let path = stream_path(&store, "s1");
+        let mut reader = StreamReader::new(&path, "t1", 0);
+        assert!(waiting(&path).unwrap().is_empty());
+        let first = EventStream::open(&store, "s1", "t1").unwrap();
+        first.on_event(&tool_call("a"));
+        first.asked("sign_1", &approval("Bash"));
+        assert_eq!(
+            waiting(&path).unwrap(),
+            [("sign_1".into(), approval("Bash"))]
+        );
+        assert!(matches!(
+            &reader.read_new()[..],
+            [Item::Event(_), Item::Asked { id, .. }] if id == "sign_1"
+        ));
+        // The worker is lost; the answer comes; the turn runs again and
+        // asks again under the same id, answered at once.
+        let again = EventStream::open(&store, "s1", "t1").unwrap();
+        again.on_event(&tool_call("a"));
+        again.asked("sign_1", &approval("Bash"));
+        again.answered("sign_1");
+        assert!(matches!(&reader.read_new()[..], [Item::Answered(id)] if id == "sign_1"));
+        assert!(waiting(&path).unwrap().is_empty());
+        // A question of a turn that ended waits no more.
+        let next = EventStream::open(&store, "s1", "t2").unwrap();
+        next.asked("sign_2", &approval("Edit"));
+        assert_eq!(waiting(&path).unwrap().len(), 1);
+        next.on_event(&Event::Result(kaizen_runtime::RunResult {
+            output: String::new(),
+            status: kaizen_runtime::Status::Complete,
+            cycles_used: 0,
+            tokens_used: Default::default(),
+            cost_usd: 0.0,
+            duration_ms: 0,
+            session_id: "s1".into(),
+            model_used: "model".into(),
+            runtime_name: "kaizen".into(),
+            tool_calls: Vec::new(),
+            error_message: None,
+            permission_denials: Vec::new(),
+            compactions: 0,
+            cost_estimated: false,
+            runtime_selection: None,
+        }));
+        assert!(waiting(&path).unwrap().is_empty());
     }
 }

@@ -44,6 +44,10 @@ pub struct TurnRequest {
     pub allowed_tools: Vec<String>,
     /// `--disallowedTools` rules.
     pub disallowed_tools: Vec<String>,
+    /// The cluster's ingress as the submitter reached it, kept with the
+    /// session so that `kaizen approve` and later turns find it.
+    #[serde(default)]
+    pub cluster: Option<String>,
 }
 
 /// Where a session stood when a turn first began, as the journal keeps

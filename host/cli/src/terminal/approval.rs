@@ -12,20 +12,38 @@ use std::sync::Arc;
 /// `config` (the user's `config.toml`) under `[permissions] allow`.
 pub struct TerminalApprover {
     terminal: Arc<TerminalInteraction>,
-    config: PathBuf,
+    /// `None` for a run elsewhere (a cluster's): "always" holds for the
+    /// rest of that turn, and nothing is kept here.
+    config: Option<PathBuf>,
 }
 
 impl TerminalApprover {
     /// Asks on `terminal`; keeps rules in `config`.
     pub fn new(terminal: Arc<TerminalInteraction>, config: PathBuf) -> Self {
-        Self { terminal, config }
+        Self {
+            terminal,
+            config: Some(config),
+        }
+    }
+
+    /// Asks on `terminal` for a turn that runs elsewhere: nothing is
+    /// kept in this machine's config.
+    pub fn for_elsewhere(terminal: Arc<TerminalInteraction>) -> Self {
+        Self {
+            terminal,
+            config: None,
+        }
     }
 
     async fn ask(&self, request: &ApprovalRequest) -> Approval {
         let terminal = &self.terminal;
         let _turn = terminal.turn.lock().await;
         let _open = terminal.prompting();
-        say(&render(request, &self.config.display().to_string()));
+        let kept = self
+            .config
+            .as_ref()
+            .map(|config| config.display().to_string());
+        say(&render(request, kept.as_deref()));
         loop {
             say("> ");
             let read = tokio::select! {
@@ -44,7 +62,11 @@ impl TerminalApprover {
             };
             match parse(&line) {
                 Some(Approval::Always) => {
-                    if let Err(err) = keep_rule(&self.config, &request.always_rule) {
+                    let kept = match &self.config {
+                        Some(config) => keep_rule(config, &request.always_rule),
+                        None => Ok(()),
+                    };
+                    if let Err(err) = kept {
                         say(&format!(
                             "\x1b[33mallowed for this session only: {err:#}\x1b[0m\n"
                         ));
@@ -69,8 +91,9 @@ impl Approver for TerminalApprover {
 }
 
 /// The question, with the call's input shown safely (no terminal escapes
-/// from model text) and briefly.
-pub fn render(request: &ApprovalRequest, config: &str) -> String {
+/// from model text) and briefly; "always" is kept in `config`, or holds
+/// for the rest of the turn without one.
+pub fn render(request: &ApprovalRequest, config: Option<&str>) -> String {
     let who = match &request.agent {
         Some(agent) => format!(" (for a {} sub-agent)", prompt::clean(agent)),
         None => String::new(),
@@ -81,9 +104,13 @@ pub fn render(request: &ApprovalRequest, config: &str) -> String {
     } else {
         input
     };
+    let lasting = match config {
+        Some(config) => format!("from now on (kept in {config})"),
+        None => "for the rest of this turn".into(),
+    };
     format!(
         "\n\x1b[1mKaizen wants to run {tool}{who}\x1b[0m: {input}\n\x1b[2m{reason}\x1b[0m\n  \
-         1. Yes\n  2. Yes, and allow `{rule}` from now on (kept in {config})\n  \
+         1. Yes\n  2. Yes, and allow `{rule}` {lasting}\n  \
          3. No (type a reason after 3 to tell the model what to do instead)\n",
         tool = prompt::clean(&request.tool),
         reason = prompt::clean(&request.reason),
@@ -169,13 +196,18 @@ mod tests {
             always_rule: "Bash(echo hi)".into(),
             agent: Some("Explore".into()),
         };
-        let text = render(&request, "/home/u/.local/share/kaizen/config.toml");
+        let text = render(&request, Some("/home/u/.local/share/kaizen/config.toml"));
         assert!(
             text.contains("Kaizen wants to run Bash (for a Explore sub-agent)"),
             "{text}"
         );
         assert!(!text.contains("\u{1b}[2J"), "{text:?}");
         assert!(text.contains("`Bash(echo hi)`") && text.contains("config.toml"));
+        let elsewhere = render(&request, None);
+        assert!(
+            elsewhere.contains("for the rest of this turn"),
+            "{elsewhere}"
+        );
     }
 
     #[test]

@@ -124,6 +124,10 @@ pub struct SessionMeta {
     /// The tokens that runtime's runs of the session used so far.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime_tokens: Option<crate::TokensUsed>,
+    /// The ingress of the cluster whose workers run it, when it runs on
+    /// one (`kaizen run --cluster`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
 }
 
 impl SessionMeta {
@@ -149,6 +153,7 @@ impl SessionMeta {
             runtime: None,
             runtime_session: None,
             runtime_tokens: None,
+            cluster: None,
         }
     }
 }

@@ -1,0 +1,148 @@
+//! Questions for a person, asked from a turn on a worker and waited for
+//! durably.
+//!
+//! A turn that needs a person's word (a tool call to approve, a plugin's
+//! or `AskUserQuestion`'s multiple-choice questions) waits on an
+//! awakeable ([`RestateSteps::wait`]). The question goes to the session's
+//! stream under the awakeable's id, where the submitting terminal (or
+//! `kaizen approve`) finds it and answers through the engine
+//! ([`crate::Cluster::answer`]). The journal keeps the wait: when the
+//! worker is lost, the turn run again on another waits on the same id, so
+//! an answer given meanwhile is honoured.
+
+use crate::steps::RestateSteps;
+use crate::stream::EventStream;
+use kaizen_runtime::permissions::{Approval, ApprovalFuture, ApprovalRequest, Approver};
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, OnceLock};
+
+/// A question a turn waits on, as the stream carries it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Question {
+    /// May this tool call run?
+    Approval {
+        /// The tool.
+        tool: String,
+        /// Its input.
+        input: serde_json::Value,
+        /// Why it asks.
+        reason: String,
+        /// The rule "always" adds for the rest of the turn.
+        always_rule: String,
+        /// The sub-agent making the call, when one is.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
+    },
+    /// Multiple-choice questions, from a plugin (`ask` for
+    /// `AskUserQuestion`).
+    Choices {
+        /// The plugin asking.
+        plugin: String,
+        /// Its questions, answered together.
+        questions: Vec<Choices>,
+    },
+}
+
+/// One multiple-choice question.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Choices {
+    /// The full question.
+    pub question: String,
+    /// A short label for it.
+    pub header: String,
+    /// The choices, as (label, description).
+    pub options: Vec<(String, String)>,
+    /// Whether several may be chosen.
+    pub multi_select: bool,
+}
+
+/// The answer to a [`Question`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Answer {
+    /// Run the call once.
+    Once,
+    /// Run it, and every call its `always_rule` matches for the rest of
+    /// the turn.
+    Always,
+    /// Refuse it; the text (possibly empty) goes to the model.
+    Deny {
+        /// What the model is told.
+        #[serde(default)]
+        message: String,
+    },
+    /// The labels (or free text) chosen for each of the questions, in
+    /// order.
+    Chosen {
+        /// One list per question.
+        selected: Vec<Vec<String>>,
+    },
+    /// The questions are declined.
+    Declined,
+}
+
+/// Asks the turn's questions through the engine, one at a time. The
+/// worker's approver for tool calls; the CLI also routes plugins'
+/// questions here.
+pub struct Asker {
+    steps: RestateSteps,
+    stream: OnceLock<Arc<EventStream>>,
+    one_at_a_time: tokio::sync::Mutex<()>,
+}
+
+impl Asker {
+    /// Asks through `steps`' handler.
+    pub fn new(steps: RestateSteps) -> Self {
+        Self {
+            steps,
+            stream: OnceLock::new(),
+            one_at_a_time: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// Where questions are published: the turn's stream, once the session
+    /// has one.
+    pub fn publish_to(&self, stream: Arc<EventStream>) {
+        let _ = self.stream.set(stream);
+    }
+
+    /// Asks `question` and waits, durably, for the answer.
+    pub async fn ask(&self, question: Question) -> Result<Answer, String> {
+        let stream = self
+            .stream
+            .get()
+            .ok_or("the turn has no stream to ask on yet")?;
+        let _turn = self.one_at_a_time.lock().await;
+        let waiting = self.steps.wait().await?;
+        let id = waiting.id.clone();
+        stream.asked(&id, &question);
+        let answer = waiting.answer().await?;
+        stream.answered(&id);
+        serde_json::from_value(answer.clone())
+            .map_err(|err| format!("the answer to {id} is not one Kaizen reads ({err}): {answer}"))
+    }
+}
+
+impl Approver for Asker {
+    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> ApprovalFuture<'a> {
+        Box::pin(async move {
+            let question = Question::Approval {
+                tool: request.tool.clone(),
+                input: request.input.clone(),
+                reason: request.reason.clone(),
+                always_rule: request.always_rule.clone(),
+                agent: request.agent.clone(),
+            };
+            match self.ask(question).await {
+                Ok(Answer::Once) => Approval::Once,
+                Ok(Answer::Always) => Approval::Always,
+                Ok(Answer::Deny { message }) => Approval::Deny(message),
+                Ok(other) => Approval::Deny(format!(
+                    "the answer ({other:?}) does not answer an approval"
+                )),
+                Err(why) => Approval::Deny(format!("no answer came: {why}")),
+            }
+        })
+    }
+}
