@@ -1,21 +1,23 @@
 //! Kaizen's sessions on a Restate cluster, measured: the real Restate
-//! server (from npm, as the cluster tests install it), a real `kaizen
-//! worker`, and a zero-latency scripted model server that answers by the
-//! conversation's position (so concurrent sessions each get their own
-//! script), the built-in Bash tool in the real sandbox.
+//! server (from npm, as the cluster tests install it), real `kaizen
+//! worker`s (two behind a TCP load balancer where it says so), and a
+//! zero-latency scripted model server that answers by the conversation's
+//! position (so concurrent sessions each get their own script), the
+//! built-in Bash tool in the real sandbox.
 //!
 //! Prints:
 //! - **added latency per step**: the same 10-command task (11 model calls
 //!   and 10 Bash steps) by `kaizen run` here and by `kaizen run --cluster`,
 //!   medians of `REPS`; the difference over the 21 journaled steps;
 //! - **throughput**: `SESSIONS` sessions (default 200; the variable
-//!   `KAIZEN_BENCH_SESSIONS` sets it) of one command each, sent at once;
-//!   sessions per second, first send to last result;
-//! - **memory**: the worker's resident memory before, at its peak during,
-//!   and after them (what an idle session costs a worker), and the session
-//!   store's bytes per session;
-//! - **resume time**: from killing the worker (SIGKILL) mid-step to the
-//!   turn's result, with a new worker started at once.
+//!   `KAIZEN_BENCH_SESSIONS` sets it) of one command each, sent at once to
+//!   two workers behind the balancer; sessions per second, first send to
+//!   last result, and how many turns each worker ran;
+//! - **memory**: each worker's resident memory before, at its peak
+//!   during, and after them (what an idle session costs a worker), and the
+//!   session store's bytes per session;
+//! - **resume time**: from killing the worker running a turn (SIGKILL)
+//!   mid-step to the turn's result, which the other worker finishes.
 //!
 //! Asserts only that every session completed. The whole bench runs in a
 //! network namespace of its own with only loopback.
@@ -28,9 +30,9 @@ use common::{median, mib, ms};
 use kaizen_cluster::{Cluster, TurnRequest};
 use kaizen_model_server::{ModelServer, Options, Reply, Script};
 use kaizen_runtime::Status;
-use kaizen_test_support::KillOnDrop;
 use kaizen_test_support::netns::{self, Isolation};
 use kaizen_test_support::restate::{self, ADMIN, INGRESS};
+use kaizen_test_support::{KillOnDrop, balancer};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -39,7 +41,10 @@ use std::time::{Duration, Instant};
 const REPS: usize = 5;
 const KEY: &str = "sk-bench-key-0123456789";
 const MODEL: &str = "gpt-4.1-mini";
-const WORKER_PORT: u16 = 9181;
+/// Where the workers listen.
+const WORKER_PORTS: [u16; 2] = [9181, 9182];
+/// The load balancer in front of them.
+const BALANCER_PORT: u16 = 9180;
 
 fn main() {
     // Outside the namespace: install (that needs the registry), then run
@@ -115,26 +120,51 @@ impl Place {
         cmd
     }
 
-    /// A worker, registered with the cluster when `register`.
-    fn worker(&self, server: &ModelServer, register: bool) -> KillOnDrop {
-        let listen = format!("127.0.0.1:{WORKER_PORT}");
+    /// A worker on `port`, registered with the cluster when `register`
+    /// (as the balancer's address when `behind`).
+    fn worker(&self, server: &ModelServer, port: u16, register: bool, behind: bool) -> KillOnDrop {
+        let listen = format!("127.0.0.1:{port}");
         let admin = format!("http://127.0.0.1:{ADMIN}");
+        let balancer = format!("http://127.0.0.1:{BALANCER_PORT}");
         let mut args = vec!["worker", "--listen", &listen];
         if register {
             args.extend(["--register", &admin]);
+            if behind {
+                args.extend(["--advertise", &balancer]);
+            }
         }
-        let log = self.home.path().join("worker.log");
+        let log = self.log(port);
         let mut cmd = self.kaizen(server, &args);
         cmd.stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).expect("the worker's log"));
         let worker = KillOnDrop(cmd.spawn().expect("spawning kaizen worker"));
         restate::wait_for("the worker", || {
-            std::net::TcpStream::connect(("127.0.0.1", WORKER_PORT)).is_ok()
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
                 && (!register
                     || std::fs::read_to_string(&log).is_ok_and(|l| l.contains("registered")))
         })
         .unwrap_or_else(|err| panic!("{err}: {}", std::fs::read_to_string(&log).unwrap()));
         worker
+    }
+
+    /// Two workers behind the balancer, registered through it.
+    fn two_workers(&self, server: &ModelServer) -> [KillOnDrop; 2] {
+        let second = self.worker(server, WORKER_PORTS[1], false, true);
+        let first = self.worker(server, WORKER_PORTS[0], true, true);
+        [first, second]
+    }
+
+    /// The log of the worker on `port`.
+    fn log(&self, port: u16) -> PathBuf {
+        self.home.path().join(format!("worker-{port}.log"))
+    }
+
+    /// How many turns the worker on `port` started.
+    fn turns_started(&self, port: u16) -> usize {
+        std::fs::read_to_string(self.log(port))
+            .unwrap_or_default()
+            .matches("turn started")
+            .count()
     }
 
     /// A turn of session `session` running `task`.
@@ -204,7 +234,7 @@ async fn bench(server_bin: &Path, sessions: usize) {
     let commands = ["true"; 10];
     let server = model_server(script(&commands)).await;
     let place = Place::new();
-    let worker = place.worker(&server, true);
+    let worker = place.worker(&server, WORKER_PORTS[0], true, false);
     let task = "run true ten times";
     let ws = place.ws.path().display().to_string();
     let local: Vec<Duration> = (0..REPS)
@@ -258,12 +288,16 @@ async fn bench(server_bin: &Path, sessions: usize) {
     drop(worker);
     drop(server);
 
-    // Throughput and memory: many one-command sessions at once.
+    // Throughput and memory: many one-command sessions at once, on two
+    // workers behind the balancer.
+    let backends = WORKER_PORTS.map(|port| ([127, 0, 0, 1], port).into());
+    balancer::start(([127, 0, 0, 1], BALANCER_PORT).into(), backends.to_vec())
+        .expect("the load balancer");
     let server = model_server(script(&["true"])).await;
     let place = Place::new();
-    let worker = place.worker(&server, true);
-    let pid = worker.0.id();
-    let (before, _) = rss_kib(pid);
+    let workers = place.two_workers(&server);
+    let pids = workers.each_ref().map(|worker| worker.0.id());
+    let before = pids.map(|pid| rss_kib(pid).0);
     let cluster = Cluster::new(&ingress, &admin);
     let started = Instant::now();
     let submitted = futures::future::join_all((0..sessions).map(|i| {
@@ -284,45 +318,54 @@ async fn bench(server_bin: &Path, sessions: usize) {
         .filter(|result| result.status != Status::Complete)
         .count();
     assert_eq!(incomplete, 0, "sessions that did not complete");
-    let (after, peak) = rss_kib(pid);
+    let after = pids.map(rss_kib);
+    let ran = WORKER_PORTS.map(|port| place.turns_started(port));
     println!(
-        "{sessions} sessions at once on one worker: {:.1} s, {:.1} sessions/s",
+        "{sessions} sessions at once on two workers: {:.1} s, {:.1} sessions/s; turns run by each worker: {} and {}",
         took.as_secs_f64(),
-        sessions as f64 / took.as_secs_f64()
+        sessions as f64 / took.as_secs_f64(),
+        ran[0],
+        ran[1]
     );
-    println!(
-        "worker memory: {:.1} MiB before, {:.1} MiB at peak ({:.2} MiB per running turn), {:.1} MiB after ({:.1} KiB per idle session)",
-        mib(before),
-        mib(peak),
-        mib(peak.saturating_sub(before)) / sessions as f64,
-        mib(after),
-        after.saturating_sub(before) as f64 / sessions as f64
-    );
+    for (i, ((before, (after, peak)), ran)) in before.iter().zip(after).zip(ran).enumerate() {
+        println!(
+            "worker {i} memory: {:.1} MiB before, {:.1} MiB at peak ({:.2} MiB per turn it ran), {:.1} MiB after ({:.1} KiB per idle session)",
+            mib(*before),
+            mib(peak),
+            mib(peak.saturating_sub(*before)) / ran.max(1) as f64,
+            mib(after),
+            after.saturating_sub(*before) as f64 / ran.max(1) as f64
+        );
+    }
     println!(
         "session store: {:.1} KiB per session",
         bytes_under(&place.home.path().join("sessions")) as f64 / 1024.0 / sessions as f64
     );
-    drop(worker);
+    drop(workers);
     drop(server);
 
-    // Resume: the worker is killed while a step runs.
+    // Resume: the worker running a turn is killed while a step runs; the
+    // other finishes the turn.
     let server = model_server(script(&["touch started && sleep 30"])).await;
     let place = Place::new();
-    let worker = place.worker(&server, true);
+    let mut workers = place.two_workers(&server).map(Some);
     let turn = cluster
         .submit("resumed", &place.turn(0, "wait"))
         .await
         .expect("submitting");
     let started_file: PathBuf = place.ws.path().join("started");
     restate::wait_for("the step to start", || started_file.exists()).expect("the step");
+    let busy = (0..2)
+        .find(|&i| place.turns_started(WORKER_PORTS[i]) > 0)
+        .expect("a worker runs the turn");
     let killed = Instant::now();
-    drop(worker);
-    let _second = place.worker(&server, false);
+    drop(workers[busy].take());
     let result = cluster.result(&turn).await.expect("a result");
     let resumed = killed.elapsed();
     assert_eq!(result.status, Status::Complete, "{result:?}");
+    assert_eq!(place.turns_started(WORKER_PORTS[1 - busy]), 1);
     println!(
-        "resume after the worker was killed mid-step: {:.1} ms to the turn's result (a new worker started at once)",
+        "resume after the worker running a turn was killed mid-step: {:.1} ms to the turn's result (from the other worker)",
         ms(resumed)
     );
     println!("medians of {REPS} runs where repeated; the model answers at once");

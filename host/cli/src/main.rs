@@ -77,6 +77,11 @@ enum Command {
         /// http://host:9070).
         #[arg(long, value_name = "URL")]
         register: Option<String>,
+        /// The address the cluster reaches the workers at, when it is not
+        /// --listen's (a load balancer in front of them): registered
+        /// instead.
+        #[arg(long, value_name = "URL", requires = "register")]
+        advertise: Option<String>,
     },
     /// Answer what a session's turn on a cluster waits on: a tool call to
     /// approve, or a plugin's questions. The answer goes through the
@@ -403,7 +408,11 @@ async fn dispatch(command: Command) -> u8 {
                 None => run_cmd::run(options).await,
             });
         }
-        Command::Worker { listen, register } => return worker_cmd::serve(listen, register).await,
+        Command::Worker {
+            listen,
+            register,
+            advertise,
+        } => return worker_cmd::serve(listen, register, advertise).await,
         Command::Approve(args) => {
             return match approve_cmd::approve(args).await {
                 Ok(code) => code,

@@ -17,11 +17,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Serves turns on `listen` until the process ends; with `register`
-/// (the cluster's admin address), registers itself there first.
-pub async fn serve(listen: SocketAddr, register: Option<String>) -> u8 {
+/// (the cluster's admin address), registers itself there first, as
+/// `advertise` when given (the address of a load balancer in front).
+pub async fn serve(listen: SocketAddr, register: Option<String>, advertise: Option<String>) -> u8 {
     let server = tokio::spawn(kaizen_cluster::serve(listen, Arc::new(Worker)));
     if let Some(admin) = register {
-        let uri = format!("http://{listen}");
+        let uri = advertise.unwrap_or_else(|| format!("http://{listen}"));
         if let Err(err) = kaizen_cluster::client::register(&admin, &uri).await {
             eprintln!("kaizen: {err}");
             server.abort();
@@ -70,6 +71,7 @@ impl TurnRunner for Worker {
                     .enable_all()
                     .build();
                 let id = session.clone();
+                eprintln!("kaizen: session {id}: turn started");
                 let outcome = match runtime {
                     Ok(runtime) => {
                         runtime.block_on(run_turn(session, request, start, steps, interrupt))

@@ -1,10 +1,11 @@
 //! `kaizen worker` and `kaizen run --cluster` on the real Restate server
 //! (from npm, under the target directory), with the scripted model server
-//! and the built-in tools in the real sandbox: a session's turn is sent to
-//! the cluster, its worker is killed with SIGKILL while a Bash step runs,
-//! another worker takes over, and the submitter prints the same events
-//! and result a local run prints, with no finished step run twice and the
-//! cut step reported once.
+//! and the built-in tools in the real sandbox, and two workers behind a
+//! load balancer: a session's turn is sent to the cluster, the worker
+//! running it is killed with SIGKILL while a Bash step runs (or while the
+//! turn waits for an approval), the other takes over, and the submitter
+//! prints the same events and result a local run prints, with no finished
+//! step run twice, the cut step reported once and the approval honoured.
 //!
 //! Each test re-runs itself in a network namespace of its own, with only
 //! loopback: the server looks for updates on the network at start.
@@ -14,26 +15,30 @@ mod common;
 use common::run::{KEY, Run, results_sent, run_command};
 use common::terminal::Terminal;
 use kaizen_model_server::{ModelServer, Reply, Script, Wire};
-use kaizen_test_support::KillOnDrop;
 use kaizen_test_support::netns;
 use kaizen_test_support::restate::{self, ADMIN, INGRESS};
+use kaizen_test_support::{KillOnDrop, balancer};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-/// Where the test's workers listen (both, one after the other: as two
-/// workers behind one address would be).
-const WORKER_PORT: u16 = 9181;
+/// Where the cluster reaches the workers: a load balancer in front of
+/// the two.
+const BALANCER_PORT: u16 = 9180;
+
+/// Where the two workers listen.
+const WORKER_PORTS: [u16; 2] = [9181, 9182];
 
 fn server_bin() -> PathBuf {
     restate::install(env!("CARGO_TARGET_TMPDIR"))
 }
 
-/// `kaizen worker` with the run's home and the model server's provider.
-fn worker(run: &Run, server: &ModelServer, register: bool) -> KillOnDrop {
+/// `kaizen worker` on `port` with the run's home and the model server's
+/// provider; with `register`, it registers the balancer's address.
+fn worker(run: &Run, server: &ModelServer, port: u16, register: bool) -> KillOnDrop {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kaizen"));
-    cmd.args(["worker", "--listen", &format!("127.0.0.1:{WORKER_PORT}")])
+    cmd.args(["worker", "--listen", &format!("127.0.0.1:{port}")])
         .env("KAIZEN_HOME", run.home.path())
         .env("KAIZEN_CACHE_DIR", common::cache_dir())
         .env("KAIZEN_TOOLCHAINS_DIR", common::toolchains_dir())
@@ -46,11 +51,20 @@ fn worker(run: &Run, server: &ModelServer, register: bool) -> KillOnDrop {
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("KAIZEN_MODEL");
     if register {
-        cmd.args(["--register", &format!("http://127.0.0.1:{ADMIN}")]);
+        cmd.args([
+            "--register",
+            &format!("http://127.0.0.1:{ADMIN}"),
+            "--advertise",
+            &format!("http://127.0.0.1:{BALANCER_PORT}"),
+        ]);
     }
-    let log = std::fs::File::create(run.home.path().join("worker.log")).unwrap();
+    let log = std::fs::File::create(worker_log_path(run, port)).unwrap();
     cmd.stdout(Stdio::null()).stderr(log);
     KillOnDrop(cmd.spawn().unwrap())
+}
+
+fn worker_log_path(run: &Run, port: u16) -> PathBuf {
+    run.home.path().join(format!("worker-{port}.log"))
 }
 
 /// `kaizen approve last ARGS` with the home at `home`.
@@ -71,14 +85,14 @@ fn runs(ws: &Path, name: &str) -> usize {
         .unwrap_or(0)
 }
 
-/// A Restate server, the scripted model server for `script`, and a
-/// registered worker, with the run's home and workspace.
+/// A Restate server, the scripted model server for `script`, and two
+/// workers behind a load balancer, with the run's home and workspace.
 struct Cluster {
     _restate: KillOnDrop,
     _data: tempfile::TempDir,
     server: ModelServer,
     run: Run,
-    worker: Option<KillOnDrop>,
+    workers: Vec<Option<KillOnDrop>>,
 }
 
 impl Cluster {
@@ -87,8 +101,13 @@ impl Cluster {
         let restate = restate::start(server_bin, data.path());
         let server = ModelServer::start(script).await.unwrap();
         let run = Run::builtins_only();
-        let worker = worker(&run, &server, true);
-        let log = run.home.path().join("worker.log");
+        let backends = WORKER_PORTS.map(|port| ([127, 0, 0, 1], port).into());
+        balancer::start(([127, 0, 0, 1], BALANCER_PORT).into(), backends.to_vec()).unwrap();
+        let workers = vec![
+            Some(worker(&run, &server, WORKER_PORTS[0], true)),
+            Some(worker(&run, &server, WORKER_PORTS[1], false)),
+        ];
+        let log = worker_log_path(&run, WORKER_PORTS[0]);
         restate::wait_for("the first worker to register", || {
             std::fs::read_to_string(&log).is_ok_and(|log| log.contains("registered"))
         })
@@ -98,13 +117,29 @@ impl Cluster {
             _data: data,
             server,
             run,
-            worker: Some(worker),
+            workers,
         }
     }
 
-    /// The worker's log so far.
+    /// Worker `index`'s log so far.
+    fn log_of(&self, index: usize) -> String {
+        std::fs::read_to_string(worker_log_path(&self.run, WORKER_PORTS[index])).unwrap_or_default()
+    }
+
+    /// The workers' logs so far.
     fn worker_log(&self) -> String {
-        std::fs::read_to_string(self.run.home.path().join("worker.log")).unwrap_or_default()
+        (0..WORKER_PORTS.len())
+            .map(|i| format!("worker {i}:\n{}", self.log_of(i)))
+            .collect()
+    }
+
+    /// Kills (SIGKILL) the worker that runs the turn; its index.
+    fn kill_busy_worker(&mut self) -> usize {
+        let busy = (0..WORKER_PORTS.len())
+            .find(|&i| self.log_of(i).contains("turn started"))
+            .unwrap_or_else(|| panic!("no worker runs the turn: {}", self.worker_log()));
+        drop(self.workers[busy].take());
+        busy
     }
 
     /// `kaizen run --cluster … --output-format stream-json TASK`, in
@@ -210,18 +245,18 @@ async fn a_turn_survives_its_worker_and_prints_as_a_local_run() {
     let submitted = tokio::process::Command::from(submit).output();
     let submitted = tokio::spawn(submitted);
 
-    // The worker is lost while the second Bash step runs.
+    // The worker running the turn is lost while the second Bash step
+    // runs; the engine gives the turn to the other.
     let ws_seen = ws.clone();
     cluster
         .wait_for("the second Bash step", move || {
             runs(&ws_seen, "runs-b") == 1
         })
         .await;
-    drop(cluster.worker.take());
+    let lost = cluster.kill_busy_worker();
     let (server, run) = (&cluster.server, &cluster.run);
     assert_eq!(runs(&ws, "runs-a"), 1);
     assert_eq!(server.requests().len(), 2);
-    let _second = worker(run, server, false);
 
     let out = tokio::time::timeout(Duration::from_secs(120), submitted)
         .await
@@ -229,6 +264,11 @@ async fn a_turn_survives_its_worker_and_prints_as_a_local_run() {
         .unwrap()
         .unwrap();
     let (events, stdout) = cluster.ended(&out, 0);
+    assert!(
+        cluster.log_of(1 - lost).contains("turn ended complete"),
+        "{}",
+        cluster.worker_log()
+    );
     let result = events.last().unwrap();
     assert_eq!(result["type"], "result", "{stdout}");
     assert_eq!(result["status"], "complete", "{result:#}");
@@ -372,19 +412,25 @@ async fn an_approval_answered_after_the_kill_is_honoured() {
         .unwrap();
 
     // The turn waits on the first approval; its worker is lost; the
-    // answer comes while no worker runs the turn.
+    // other takes the turn up and waits on the same question, which is
+    // answered now.
     cluster.wait_for_question("touch approved").await;
-    drop(cluster.worker.take());
+    let lost = cluster.kill_busy_worker();
+    assert!(!ws.join("approved").exists());
+    let log = worker_log_path(&cluster.run, WORKER_PORTS[1 - lost]);
+    cluster
+        .wait_for("the other worker to take the turn", move || {
+            std::fs::read_to_string(&log).is_ok_and(|log| log.contains("turn started"))
+        })
+        .await;
     let answered = cluster.approve(&["--allow"]);
     assert!(
         answered.status.success(),
         "{}",
         String::from_utf8_lossy(&answered.stderr)
     );
-    assert!(!ws.join("approved").exists());
-    let _second = worker(&cluster.run, &cluster.server, false);
 
-    // The second worker honours it, and the turn asks again.
+    // The other worker honours it, and the turn asks again.
     cluster.wait_for_question("touch refused").await;
     assert!(
         ws.join("approved").exists(),

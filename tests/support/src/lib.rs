@@ -18,6 +18,7 @@
 //! `user-namespace`, `pid-namespace`, `network-namespace`,
 //! `mount-namespace`, `seccomp`, `rlimits` and `full-sandbox`.
 
+pub mod balancer;
 mod cache;
 pub mod netns;
 pub mod npm;

@@ -23,8 +23,17 @@ pub const ADMIN: u16 = 9070;
 /// before entering a network namespace, where npm cannot reach its
 /// registry.
 pub fn install(target_tmp: &str) -> PathBuf {
-    crate::npm::install(&Path::new(target_tmp).join("npm"), "restate", &[SERVER])
-        .join("node_modules/.bin/restate-server")
+    // The package's own `bin` is a Node script that starts the native
+    // server as its child: killing the script would leave the server
+    // running, so the native binary is started directly.
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "x64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    crate::npm::install(&Path::new(target_tmp).join("npm"), "restate", &[SERVER]).join(format!(
+        "node_modules/@restatedev/restate-server-linux-{arch}/bin/restate-server"
+    ))
 }
 
 /// Starts the server `bin` with its data and log in `dir`; returns once
