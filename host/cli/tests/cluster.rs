@@ -534,3 +534,63 @@ async fn the_submitting_terminal_answers_and_lets_go_of_what_was_answered_elsewh
     assert!(sent[1].contains("Which database? → SQLite"), "{sent:?}");
     assert!(sent[2].contains("not now"), "{sent:?}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sub_agent_cut_with_its_worker_is_reported_once_and_not_run_again() {
+    let server_bin = server_bin();
+    if !netns::isolated(
+        env!("CARGO_TARGET_TMPDIR"),
+        "a_sub_agent_cut_with_its_worker_is_reported_once_and_not_run_again",
+    ) {
+        return;
+    }
+    let task = json!({
+        "description": "Look around",
+        "prompt": "List the text files, then count.",
+        "subagent_type": "general-purpose",
+    });
+    let script = Script::new()
+        .reply(Reply::tool("Task", &task.to_string()))
+        // The sub-agent: two read-only calls at once, then a slow command.
+        .reply(
+            Reply::tool("Glob", &json!({"pattern": "*.txt"}).to_string())
+                .with_tool("Grep", &json!({"pattern": "nothing"}).to_string()),
+        )
+        .reply(Reply::tool(
+            "Bash",
+            &json!({"command": "echo s >> runs-s; sleep 4"}).to_string(),
+        ))
+        .reply(Reply::text("done"));
+    let mut cluster = Cluster::start(&server_bin, script).await;
+    let ws = cluster.run.ws();
+    let submitted = tokio::spawn(tokio::process::Command::from(cluster.submit("look")).output());
+    let ws_seen = ws.clone();
+    cluster
+        .wait_for("the sub-agent's Bash step", move || {
+            runs(&ws_seen, "runs-s") == 1
+        })
+        .await;
+    cluster.kill_busy_worker();
+    let out = tokio::time::timeout(Duration::from_secs(120), submitted)
+        .await
+        .expect("the submitter did not end")
+        .unwrap()
+        .unwrap();
+    let (events, stdout) = cluster.ended(&out, 0);
+    let result = events.last().unwrap();
+    assert_eq!(result["status"], "complete", "{result:#}");
+    assert_eq!(result["output"], "done");
+    let calls = result["tool_calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 1, "{result:#}");
+    assert_eq!(calls[0]["name"], "Task");
+    assert_eq!(calls[0]["status"], "error", "{result:#}");
+    assert!(
+        serde_json::to_string(&calls[0])
+            .unwrap()
+            .contains("cut off"),
+        "{result:#}"
+    );
+    // The sub-agent's command ran once, and no model call ran again.
+    assert_eq!(runs(&ws, "runs-s"), 1);
+    assert_eq!(cluster.server.requests().len(), 4, "{stdout}");
+}

@@ -88,7 +88,9 @@ pub enum Answer {
 pub struct Asker {
     steps: RestateSteps,
     stream: OnceLock<Arc<EventStream>>,
-    one_at_a_time: tokio::sync::Mutex<()>,
+    /// Held while a question is open; counts the turn's questions, which
+    /// name their waits (the same on every run of the turn).
+    asked: tokio::sync::Mutex<u64>,
 }
 
 impl Asker {
@@ -97,7 +99,7 @@ impl Asker {
         Self {
             steps,
             stream: OnceLock::new(),
-            one_at_a_time: tokio::sync::Mutex::new(()),
+            asked: tokio::sync::Mutex::new(0),
         }
     }
 
@@ -113,8 +115,9 @@ impl Asker {
             .stream
             .get()
             .ok_or("the turn has no stream to ask on yet")?;
-        let _turn = self.one_at_a_time.lock().await;
-        let waiting = self.steps.wait().await?;
+        let mut asked = self.asked.lock().await;
+        *asked += 1;
+        let waiting = self.steps.wait(&format!("ask/{asked}")).await?;
         let id = waiting.id.clone();
         stream.asked(&id, &question);
         let answer = waiting.answer().await?;

@@ -1,68 +1,68 @@
 //! The loop's steps journaled through Restate.
 //!
 //! A handler runs the loop with [`RestateSteps`] as its step executor and
-//! serves the steps the loop hands over with [`serve_steps`]. Each step
-//! becomes a named `ctx.run` in the invocation's journal. When the worker
-//! running the invocation is lost, Restate runs it again on another: the
-//! loop starts over from nothing and every finished step comes back from
-//! the journal without running. A tool call that was cut off is not run
-//! again (it may have done part of its work): the model is told so, as a
-//! resumed session tells it. A model call that was cut off runs again.
+//! serves the steps the loop hands over with [`serve_steps`]. When the
+//! worker running the invocation is lost, Restate runs it again on
+//! another: the loop starts over from nothing and every finished step
+//! comes back from the journal without running. A tool call that was cut
+//! off is not run again (it may have done part of its work): the model is
+//! told so, as a resumed session tells it. A model call that was cut off
+//! runs again.
 //!
-//! The loop's steps borrow what they work on, and `ctx.run` wants a
-//! closure as long-lived as its context, so the closure holds only
-//! channels: when Restate runs it, it tells the executor to run the step
-//! and waits for its result; on a replay Restate answers from the journal
-//! and the step is never started.
+//! Restate's Rust SDK journals one thing at a time (a handler may not
+//! await two journaled futures at once), while the loop runs read-only
+//! tools side by side and a sub-agent's steps inside its parent's. So the
+//! steps do not run inside `ctx.run`: they run in the loop, and the
+//! journal is one sequence of [`Entry`]s under one name, each a short
+//! `ctx.run` that says what happened next: a tool step began, a step
+//! ended with its value, a question is about to wait on an awakeable. A
+//! run of the invocation again reads the sequence back in its order and
+//! hands each entry to the step it names, whatever order the loop asks
+//! in; once past its end, entries are made as things happen.
 
-use futures::stream::FuturesUnordered;
-use futures::{FutureExt, StreamExt};
 use kaizen_llm::{CompletionsFuture, LlmError, LlmErrorKind, Response};
 use kaizen_runtime::{CancellationToken, StepExecutor, StepKey, ToolStep};
 use kaizen_tools::{ToolError, ToolErrorKind};
 use restate_sdk::prelude::*;
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use serde_json::Value;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use tokio::sync::{mpsc, oneshot};
+use std::time::Duration;
+use tokio::sync::{Mutex, mpsc, oneshot};
 
-/// What the loop hands the handler: a step to journal, or a wait for a
-/// person's answer.
+/// What the loop hands the handler.
 #[derive(Debug)]
 pub enum StepRequest {
-    /// A step through `ctx.run`.
-    Run(RunRequest),
-    /// A wait on an awakeable.
-    Wait(WaitRequest),
-}
-
-/// A step handed to the handler: its name in the journal, and the
-/// channels between the executor and the `ctx.run` that journals it.
-#[derive(Debug)]
-pub struct RunRequest {
-    name: String,
-    /// A step with effects of its own (a tool call): when an earlier run
-    /// of the invocation started it and never journaled its end, it is
-    /// reported as cut off rather than run again.
-    once: bool,
-    /// Restate asks for the step to run (on a replay, never).
-    start: oneshot::Sender<()>,
-    /// The step's result, once it ran.
-    value: oneshot::Receiver<Value>,
-    /// What the journal holds for the step: the result above, or the one
-    /// an earlier run of the invocation recorded.
-    journaled: oneshot::Sender<Result<Value, String>>,
-}
-
-/// A wait for an answer from outside (a person's), durably: the handler
-/// makes an awakeable, hands its id back, and sends on what resolves it.
-#[derive(Debug)]
-pub struct WaitRequest {
-    /// The awakeable's id, for whoever is to answer.
-    id: oneshot::Sender<String>,
-    /// Its answer, or why there is none (the turn was cancelled).
-    answer: oneshot::Sender<Result<Value, String>>,
+    /// A step to journal: see [`RestateSteps::step`].
+    Run {
+        /// Its name.
+        key: String,
+        /// A step with effects of its own (a tool call): when an earlier
+        /// run of the invocation began it and never journaled its end, it
+        /// is reported as cut off rather than run again.
+        once: bool,
+        /// Told when the step is to run (on a replay, never).
+        start: oneshot::Sender<()>,
+        /// What the journal holds for the step.
+        journaled: oneshot::Sender<Result<Value, String>>,
+    },
+    /// A step's value, once it ran.
+    Value {
+        /// The step.
+        key: String,
+        /// What it returned.
+        value: Value,
+    },
+    /// A wait for an answer from outside: see [`RestateSteps::wait`].
+    Wait {
+        /// Its name.
+        key: String,
+        /// The awakeable's id.
+        id: oneshot::Sender<String>,
+        /// Its answer, or why there is none.
+        answer: oneshot::Sender<Result<Value, String>>,
+    },
 }
 
 /// An answer being waited for, under the id that resolves it.
@@ -95,24 +95,23 @@ impl RestateSteps {
         (Self { requests }, taken)
     }
 
-    /// Runs `run` as the journaled step `key` (see [`StepRequest`] for
-    /// `once`): its value, the one the journal holds, or `None` when the
-    /// step was cut off in an earlier run.
+    /// Runs `run` as the journaled step `key` (see [`StepRequest::Run`]
+    /// for `once`): its value, the one the journal holds, or `None` when
+    /// the step was cut off in an earlier run.
     async fn step<T, F>(&self, key: StepKey, once: bool, run: F) -> Result<Option<T>, String>
     where
         T: Serialize + DeserializeOwned,
         F: Future<Output = T>,
     {
+        let key = key.to_string();
         let (start, started) = oneshot::channel();
-        let (value_tx, value) = oneshot::channel();
         let (journaled, journal) = oneshot::channel();
-        let request = StepRequest::Run(RunRequest {
-            name: key.to_string(),
+        let request = StepRequest::Run {
+            key: key.clone(),
             once,
             start,
-            value,
             journaled,
-        });
+        };
         if self.requests.send(request).is_err() {
             return Err(GONE.into());
         }
@@ -128,8 +127,14 @@ impl RestateSteps {
             }
         }
         let output = run.await;
-        let encoded = serde_json::to_value(&output).map_err(|err| err.to_string())?;
-        let _ = value_tx.send(encoded);
+        let value = serde_json::to_value(&output).map_err(|err| err.to_string())?;
+        if self
+            .requests
+            .send(StepRequest::Value { key, value })
+            .is_err()
+        {
+            return Err(GONE.into());
+        }
         // The journal now holds it; what it hands back is the same value.
         match journal.await {
             Ok(Ok(_)) => Ok(Some(output)),
@@ -138,15 +143,19 @@ impl RestateSteps {
         }
     }
 
-    /// Starts a durable wait for an answer from outside the turn: the
-    /// journal keeps the wait, so a run of the turn after its worker was
-    /// lost waits on the same id, and gets an answer given meanwhile.
-    pub async fn wait(&self) -> Result<Waiting, String> {
+    /// Starts a durable wait, named `key`, for an answer from outside the
+    /// turn: the journal keeps the wait, so a run of the turn after its
+    /// worker was lost waits on the same id, and gets an answer given
+    /// meanwhile.
+    pub async fn wait(&self, key: &str) -> Result<Waiting, String> {
         let (id, made) = oneshot::channel();
         let (answer, answered) = oneshot::channel();
-        self.requests
-            .send(StepRequest::Wait(WaitRequest { id, answer }))
-            .map_err(|_| GONE.to_string())?;
+        let request = StepRequest::Wait {
+            key: key.to_string(),
+            id,
+            answer,
+        };
+        self.requests.send(request).map_err(|_| GONE.to_string())?;
         let id = made.await.map_err(|_| GONE.to_string())?;
         Ok(Waiting {
             id,
@@ -243,42 +252,80 @@ impl StepExecutor for RestateSteps {
     }
 }
 
-/// Journals the steps `requests` brings, each as a named `ctx.run`, in
-/// the order they come (which a run of the loop repeats), until the
-/// executor is dropped. When the invocation is cancelled through the
-/// engine, `cancelled` is cancelled (the loop's interrupt): the loop then
-/// ends as interrupted, at the step it is in.
-pub async fn serve_steps(
-    ctx: &ObjectContext<'_>,
-    mut requests: mpsc::UnboundedReceiver<StepRequest>,
-    cancelled: &CancellationToken,
-) {
-    let mut running = FuturesUnordered::new();
-    loop {
-        tokio::select! {
-            request = requests.recv() => match request {
-                Some(StepRequest::Run(request)) => running.push(journal(ctx, request, cancelled).boxed()),
-                Some(StepRequest::Wait(request)) => running.push(wait(ctx, request, cancelled).boxed()),
-                None => break,
-            },
-            Some(()) = running.next(), if !running.is_empty() => {}
-        }
-    }
-    while running.next().await.is_some() {}
+/// One entry of a turn's step journal.
+#[derive(Debug, Serialize, Deserialize)]
+enum Entry {
+    /// The tool step began: a run of the turn again does not begin it
+    /// again.
+    Began(String),
+    /// The step ended with this value ([`CUT`] when it was cut off).
+    Ended(String, Value),
+    /// The step waits on the awakeable the handler makes next.
+    Waits(String),
 }
+
+/// The name of every entry: a run again reads them back in order,
+/// whatever the loop asks for first.
+const ENTRY: &str = "kaizen/step";
 
 /// The code of the error Restate answers a cancelled invocation's steps
 /// with.
 const CANCELLED: u16 = 409;
 
-/// One wait on an awakeable, until it is resolved, the invocation is
-/// cancelled, or the loop stops waiting.
-async fn wait(ctx: &ObjectContext<'_>, request: WaitRequest, cancelled: &CancellationToken) {
-    let WaitRequest { id, mut answer } = request;
-    let (made, promise) = ctx.awakeable::<Json<Value>>();
-    if id.send(made).is_err() {
-        return;
+/// Journals the steps `requests` brings until the executor is dropped
+/// and every step it asked for is answered. When the invocation is
+/// cancelled through the engine, `cancelled` is cancelled (the loop's
+/// interrupt): the loop then ends as interrupted, at the step it is in.
+pub async fn serve_steps(
+    ctx: &ObjectContext<'_>,
+    requests: mpsc::UnboundedReceiver<StepRequest>,
+    cancelled: &CancellationToken,
+) {
+    let book = Arc::new(Mutex::new(Book::new(requests)));
+    loop {
+        // Journal only while a step waits on the journal: on a replay,
+        // the entries are read back as the loop comes to them.
+        if !book.lock().await.take_until_asked().await {
+            return;
+        }
+        let live = book.clone();
+        let entry = ctx
+            .run(move || async move { Ok(Json(live.lock().await.next_entry().await)) })
+            .name(ENTRY)
+            .await;
+        let entry = match entry {
+            Ok(entry) => entry.into_inner(),
+            Err(err) => {
+                if err.code() == CANCELLED {
+                    cancelled.cancel();
+                }
+                book.lock().await.fail_all(&err.to_string());
+                continue;
+            }
+        };
+        let mut known = book.lock().await;
+        match entry {
+            Entry::Began(key) => known.began(&key),
+            Entry::Ended(key, value) => known.ended(key, value),
+            Entry::Waits(key) => {
+                let (id, promise) = ctx.awakeable::<Json<Value>>();
+                let Some(answer) = known.waiting(&key, id).await else {
+                    return;
+                };
+                drop(known);
+                wait(promise, answer, cancelled).await;
+            }
+        }
     }
+}
+
+/// Waits on an awakeable until it is resolved, the invocation is
+/// cancelled, or the loop stops waiting.
+async fn wait(
+    promise: impl Future<Output = Result<Json<Value>, TerminalError>>,
+    mut answer: oneshot::Sender<Result<Value, String>>,
+    cancelled: &CancellationToken,
+) {
     tokio::select! {
         answered = promise => {
             if answered.as_ref().is_err_and(|err| err.code() == CANCELLED) {
@@ -291,51 +338,222 @@ async fn wait(ctx: &ObjectContext<'_>, request: WaitRequest, cancelled: &Cancell
     }
 }
 
-/// One step through `ctx.run`.
-async fn journal(ctx: &ObjectContext<'_>, request: RunRequest, cancelled: &CancellationToken) {
-    let RunRequest {
-        name,
-        once,
-        start,
-        value,
-        journaled,
-    } = request;
-    // For a step run once: an entry saying it started, whose closure runs
-    // only when no earlier run journaled it.
-    let fresh = Arc::new(AtomicBool::new(!once));
-    if once {
-        let first = fresh.clone();
-        let started = ctx
-            .run(move || async move {
-                first.store(true, Ordering::SeqCst);
-                Ok(())
-            })
-            .name(format!("{name}/start"))
-            .await;
-        if let Err(err) = started {
-            if err.code() == CANCELLED {
-                cancelled.cancel();
-            }
-            let _ = journaled.send(Err(err.to_string()));
-            return;
+/// A step the loop asked for and the journal has not answered.
+struct Run {
+    key: String,
+    once: bool,
+    start: Option<oneshot::Sender<()>>,
+    journaled: oneshot::Sender<Result<Value, String>>,
+    /// An earlier run of the turn began it (its `Began` entry was read
+    /// back).
+    began_before: bool,
+}
+
+/// A wait the loop asked for, not yet handed its awakeable.
+struct Wait {
+    key: String,
+    id: oneshot::Sender<String>,
+    answer: oneshot::Sender<Result<Value, String>>,
+}
+
+/// What the handler knows of the loop's steps between entries.
+struct Book {
+    requests: mpsc::UnboundedReceiver<StepRequest>,
+    /// The executor was dropped: no more requests come.
+    closed: bool,
+    /// Steps asked for, in the order asked.
+    runs: Vec<Run>,
+    waits: Vec<Wait>,
+    /// Values of steps that ran, not yet journaled.
+    values: HashMap<String, Value>,
+    /// Entries read back before the loop asked for their step.
+    began_before: HashSet<String>,
+    ended_before: HashMap<String, Value>,
+    /// Past the journal's end: entries are being made, not read back.
+    live: bool,
+}
+
+/// How often a wait for the next entry looks for steps the loop gave up
+/// on (its time ran out).
+const ABANDONED_CHECK: Duration = Duration::from_millis(500);
+
+impl Book {
+    fn new(requests: mpsc::UnboundedReceiver<StepRequest>) -> Self {
+        Self {
+            requests,
+            closed: false,
+            runs: Vec::new(),
+            waits: Vec::new(),
+            values: HashMap::new(),
+            began_before: HashSet::new(),
+            ended_before: HashMap::new(),
+            live: false,
         }
     }
-    let kept = ctx
-        .run(move || async move {
-            // Started before, never ended: it is not started again.
-            if !fresh.load(Ordering::SeqCst) {
-                return Ok(Json(Value::String(CUT.into())));
+
+    fn take(&mut self, request: StepRequest) {
+        match request {
+            StepRequest::Run {
+                key,
+                once,
+                start,
+                journaled,
+            } => {
+                if let Some(value) = self.ended_before.remove(&key) {
+                    let _ = journaled.send(Ok(value));
+                    return;
+                }
+                let began_before = self.began_before.remove(&key);
+                self.runs.push(Run {
+                    key,
+                    once,
+                    start: Some(start),
+                    journaled,
+                    began_before,
+                });
             }
-            let _ = start.send(());
-            match value.await {
-                Ok(value) => Ok(Json(value)),
-                Err(_) => Err(TerminalError::new("the step was dropped before it ended").into()),
+            StepRequest::Value { key, value } => {
+                self.values.insert(key, value);
             }
-        })
-        .name(name)
-        .await;
-    if kept.as_ref().is_err_and(|err| err.code() == CANCELLED) {
-        cancelled.cancel();
+            StepRequest::Wait { key, id, answer } => self.waits.push(Wait { key, id, answer }),
+        }
     }
-    let _ = journaled.send(kept.map(Json::into_inner).map_err(|err| err.to_string()));
+
+    /// Takes requests until one waits on the journal; `false` when none
+    /// ever will (the executor is gone and everything was answered).
+    async fn take_until_asked(&mut self) -> bool {
+        loop {
+            while let Ok(request) = self.requests.try_recv() {
+                self.take(request);
+            }
+            if !self.runs.is_empty() || !self.waits.is_empty() {
+                return true;
+            }
+            if self.closed {
+                return false;
+            }
+            match self.requests.recv().await {
+                Some(request) => self.take(request),
+                None => self.closed = true,
+            }
+        }
+    }
+
+    /// The next entry, past the journal's end: made as things happen.
+    async fn next_entry(&mut self) -> Entry {
+        self.live = true;
+        loop {
+            while let Ok(request) = self.requests.try_recv() {
+                self.take(request);
+            }
+            // A step with no effect of its own runs at once.
+            for run in self.runs.iter_mut().filter(|run| !run.once) {
+                if let Some(start) = run.start.take() {
+                    let _ = start.send(());
+                }
+            }
+            if let Some(entry) = self.due() {
+                return entry;
+            }
+            match tokio::time::timeout(ABANDONED_CHECK, self.requests.recv()).await {
+                Ok(Some(request)) => self.take(request),
+                Ok(None) => {
+                    self.closed = true;
+                    tokio::time::sleep(ABANDONED_CHECK).await;
+                }
+                Err(_) => {}
+            }
+        }
+    }
+
+    /// What to journal next, if anything is due: a cut step's end, a tool
+    /// step's beginning or a wait (in the order asked), then an end.
+    fn due(&mut self) -> Option<Entry> {
+        let ended = |run: &Run| {
+            if run.began_before || run.journaled.is_closed() {
+                // Cut in an earlier run, or given up on by the loop.
+                Some(Value::String(CUT.into()))
+            } else {
+                None
+            }
+        };
+        if let Some(run) = self.runs.iter().find(|run| ended(run).is_some()) {
+            return Some(Entry::Ended(run.key.clone(), ended(run)?));
+        }
+        if let Some(run) = self.runs.iter().find(|run| run.once && run.start.is_some()) {
+            return Some(Entry::Began(run.key.clone()));
+        }
+        if let Some(wait) = self.waits.first() {
+            return Some(Entry::Waits(wait.key.clone()));
+        }
+        let run = self
+            .runs
+            .iter()
+            .find(|run| self.values.contains_key(&run.key))?;
+        let value = self.values.remove(&run.key)?;
+        Some(Entry::Ended(run.key.clone(), value))
+    }
+
+    /// The tool step `key` began: past the journal's end, it runs now;
+    /// read back, it is not run again.
+    fn began(&mut self, key: &str) {
+        match self.runs.iter_mut().find(|run| run.key == key) {
+            Some(run) if self.live => {
+                if let Some(start) = run.start.take() {
+                    let _ = start.send(());
+                }
+            }
+            Some(run) => {
+                run.start = None;
+                run.began_before = true;
+            }
+            None => {
+                self.began_before.insert(key.to_string());
+            }
+        }
+    }
+
+    /// Step `key` ended with `value`: its answer.
+    fn ended(&mut self, key: String, value: Value) {
+        match self.runs.iter().position(|run| run.key == key) {
+            Some(at) => {
+                let _ = self.runs.remove(at).journaled.send(Ok(value));
+            }
+            None => {
+                self.ended_before.insert(key, value);
+            }
+        }
+    }
+
+    /// Hands the awakeable `id` to the wait `key` (waiting for the loop to
+    /// ask for it, on a replay); the sender of its answer.
+    async fn waiting(
+        &mut self,
+        key: &str,
+        id: String,
+    ) -> Option<oneshot::Sender<Result<Value, String>>> {
+        loop {
+            if let Some(at) = self.waits.iter().position(|wait| wait.key == key) {
+                let wait = self.waits.remove(at);
+                let _ = wait.id.send(id);
+                return Some(wait.answer);
+            }
+            match self.requests.recv().await {
+                Some(request) => self.take(request),
+                // The loop ended without asking: nothing more to journal.
+                None => return None,
+            }
+        }
+    }
+
+    /// The journal failed (the turn was cancelled): every step waiting on
+    /// it gets the error.
+    fn fail_all(&mut self, err: &str) {
+        for run in self.runs.drain(..) {
+            let _ = run.journaled.send(Err(err.to_string()));
+        }
+        for wait in self.waits.drain(..) {
+            let _ = wait.answer.send(Err(err.to_string()));
+        }
+    }
 }

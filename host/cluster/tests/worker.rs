@@ -4,7 +4,9 @@
 //! killed with SIGKILL while a tool step runs, another worker process takes
 //! over, and the session completes with no step run twice: the cut tool
 //! step is reported to the model as cut, and the cost is each model call's
-//! once.
+//! once. Before it, two read-only steps run side by side, the first the
+//! slower, and the run again reads their entries back in the order they
+//! were journaled.
 //!
 //! This file is its own test harness: run plainly, it is the test, which
 //! re-runs itself in a network namespace with only loopback (the server
@@ -65,9 +67,17 @@ impl Provider for ByPosition {
                 name: "Bump".into(),
                 arguments: json!({"what": what}).to_string(),
             };
+            let look = |what: &str| Block::ToolUse {
+                id: format!("call_{what}"),
+                name: "Look".into(),
+                arguments: json!({"what": what}).to_string(),
+            };
             let (content, stop_reason) = match turn {
-                0 => (vec![call("a")], StopReason::ToolUse),
-                1 => (vec![call("b")], StopReason::ToolUse),
+                // Two read-only steps at once, the first the slower: the
+                // journal must hold them the same way on every run.
+                0 => (vec![look("x"), look("y")], StopReason::ToolUse),
+                1 => (vec![call("a")], StopReason::ToolUse),
+                2 => (vec![call("b")], StopReason::ToolUse),
                 _ => (
                     vec![Block::Text {
                         text: "done".into(),
@@ -101,7 +111,9 @@ fn bump(file: &Path) -> u32 {
 }
 
 /// A tool with an effect: it counts its runs of each `what`; `b` takes a
-/// while, long enough for the test to kill its worker.
+/// while, long enough for the test to kill its worker. As `Look`, it is
+/// read-only (its count is the test's, not the model's), and `x` takes a
+/// little while.
 struct Bump(ToolSpec, PathBuf);
 
 impl Tool for Bump {
@@ -115,9 +127,12 @@ impl Tool for Bump {
         Box::pin(async move {
             let what = input["what"].as_str().unwrap_or_default().to_string();
             let n = bump(&self.1.join(format!("tool-{what}")));
-            if what == "b" {
-                tokio::time::sleep(Duration::from_secs(3)).await;
-            }
+            let pause = match what.as_str() {
+                "b" => Duration::from_secs(3),
+                "x" => Duration::from_millis(300),
+                _ => Duration::ZERO,
+            };
+            tokio::time::sleep(pause).await;
             Ok(ToolOutput::text(format!("bumped {what} (run {n})")))
         })
     }
@@ -139,7 +154,13 @@ impl Session {
             danger: Danger::Safe,
             read_only: false,
         };
-        tools.register(Arc::new(Bump(spec, dir))).unwrap();
+        let look = ToolSpec {
+            name: "Look".into(),
+            read_only: true,
+            ..spec.clone()
+        };
+        tools.register(Arc::new(Bump(spec, dir.clone()))).unwrap();
+        tools.register(Arc::new(Bump(look, dir))).unwrap();
         let (steps, requests) = RestateSteps::channel();
         let mut config = AgentConfig::new("scripted-model", std::env::temp_dir());
         config.steps = Arc::new(steps);
@@ -240,7 +261,7 @@ fn a_session_survives_its_worker(server: &Path) {
     wait_for("the second tool step", || count(dir.path(), "tool-b") == 1);
     drop(first);
     assert_eq!(count(dir.path(), "tool-a"), 1);
-    assert_eq!(count(dir.path(), "model-calls"), 2);
+    assert_eq!(count(dir.path(), "model-calls"), 3);
 
     let _second = spawn_worker(port, dir.path());
     let (status, output) = http(8080, "GET", &format!("/restate/invocation/{id}/attach"), "");
@@ -249,17 +270,28 @@ fn a_session_survives_its_worker(server: &Path) {
         serde_json::from_str(&serde_json::from_str::<String>(&output).unwrap()).unwrap();
     assert_eq!(result["status"], "complete", "{result}");
     assert_eq!(result["output"], "done");
-    assert_eq!(result["cycles"], 3);
+    assert_eq!(result["cycles"], 4);
     // The cut step is reported to the model as cut, not run again.
-    assert_eq!(result["calls"], json!(["success", "error"]), "{result}");
+    assert_eq!(
+        result["calls"],
+        json!(["success", "success", "success", "error"]),
+        "{result}"
+    );
     // Budgets hold across the loss: each model call charged once.
-    assert_eq!(result["cost_usd"], 0.75, "{result}");
-    // Three model calls and two tool steps, each run once.
+    assert_eq!(result["cost_usd"], 1.0, "{result}");
+    // Four model calls and four tool steps, each run once.
     assert_eq!(
         count(dir.path(), "model-calls"),
-        3,
+        4,
         "a finished model call ran again"
     );
+    for what in ["x", "y"] {
+        assert_eq!(
+            count(dir.path(), &format!("tool-{what}")),
+            1,
+            "{what} ran again"
+        );
+    }
     assert_eq!(
         count(dir.path(), "tool-a"),
         1,
