@@ -1,6 +1,7 @@
 //! `kaizen run`: one task, start to finish, through the agent loop.
 
 use crate::config::Setup;
+use crate::hosted::Hosted;
 use crate::output::{OutputFormat, Printer};
 use crate::planner_setup::{PlannerChoice, planner_for};
 use crate::plugins_cmd::{self, Selection as PluginSelection};
@@ -15,8 +16,8 @@ use kaizen_llm::{
 use kaizen_plugins::interaction::{Interaction, NoUser};
 use kaizen_runtime::permissions::{Approver, PermissionMode};
 use kaizen_runtime::{
-    Agent, AgentConfig, CancellationToken, Event, Inbox, Observer, RunResult, SessionState, Status,
-    StepExecutor, new_session_id,
+    Agent, AgentConfig, CancellationToken, Event, Inbox, RunResult, SessionState, Status,
+    new_session_id,
 };
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
@@ -58,27 +59,8 @@ pub struct RunOptions {
     /// Compact the resumed session's conversation instead of running
     /// (`kaizen sessions compact`); `Some(true)` reports it as JSON.
     pub compact_only: Option<bool>,
-    /// Set when a cluster's worker runs the turn: see [`Hosted`].
+    /// Set when a cluster's worker runs the turn.
     pub hosted: Option<Hosted>,
-}
-
-/// How a run differs when a cluster's worker runs it for a submitter
-/// elsewhere: nobody is at the worker's terminal, the engine journals the
-/// loop's steps, and the events go to the session's stream.
-pub struct Hosted {
-    /// The session's id: a new session is made with it.
-    pub session_id: String,
-    /// An earlier run of this turn made the session, and the worker took
-    /// it back to its start: it is not made again.
-    pub made_before: bool,
-    /// The loop's step executor.
-    pub steps: Arc<dyn StepExecutor>,
-    /// Asks the submitter (or `kaizen approve`) through the engine.
-    pub asker: Arc<kaizen_cluster::Asker>,
-    /// The submitter's name for the turn, which tags its events.
-    pub turn: String,
-    /// The cluster's ingress as the submitter reached it.
-    pub cluster: Option<String>,
 }
 
 /// A failure before the loop could start, with its exit code.
@@ -189,9 +171,7 @@ pub async fn run_with(
     let terminal = terminal_for(&options, &printer, &interrupt);
     let interaction: Arc<dyn Interaction> = match (&terminal, &options.hosted) {
         (Some(terminal), _) => terminal.clone(),
-        (None, Some(hosted)) => {
-            Arc::new(crate::cluster_asks::AskThroughCluster(hosted.asker.clone()))
-        }
+        (None, Some(hosted)) => hosted.interaction(),
         (None, None) => Arc::new(NoUser),
     };
     // Only a person at a terminal can be asked to trust a workspace.
@@ -252,10 +232,7 @@ pub async fn run_with(
             let config = setup.kaizen_home.join(crate::config::USER_CONFIG);
             Some(Arc::new(TerminalApprover::new(terminal, config)) as Arc<dyn Approver>)
         }
-        (None, None) => options
-            .hosted
-            .as_ref()
-            .map(|hosted| hosted.asker.clone() as Arc<dyn Approver>),
+        (None, None) => options.hosted.as_ref().map(Hosted::approver),
     };
     let guard =
         crate::guard_setup::build(&setup, loaded.permissions, &plugins, approver).map_err(usage)?;
@@ -310,19 +287,10 @@ pub async fn run_with(
     config.plugin_llm = setup.plugin_llm.clone();
     config.context = setup.context.policy(&model);
     config.instructions = recalled;
-    let stream: Option<Arc<dyn Observer>> = match &options.hosted {
+    let stream = match &options.hosted {
         Some(hosted) => {
             config.steps = hosted.steps.clone();
-            let id = &state.session_id;
-            let stream = Arc::new(
-                kaizen_cluster::EventStream::open(&store, id, &hosted.turn)
-                    .context("opening the session's event stream")?,
-            );
-            hosted.asker.publish_to(stream.clone());
-            if let Some(cluster) = &hosted.cluster {
-                store.update_meta(id, |meta| meta.cluster = Some(cluster.clone()))?;
-            }
-            Some(stream)
+            Some(hosted.open_stream(&store, &state.session_id)?)
         }
         None => None,
     };

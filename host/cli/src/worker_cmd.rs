@@ -6,8 +6,9 @@
 //! stream in the shared session store ($KAIZEN_HOME/sessions, which every
 //! worker and submitter must share).
 
+use crate::hosted::Hosted;
 use crate::output::{OutputFormat, Printer};
-use crate::run_cmd::{self, Finished, Hosted, RunOptions};
+use crate::run_cmd::{self, Finished, RunOptions};
 use crate::session::{self, Choice};
 use crate::{PermissionArgs, plugins_cmd};
 use kaizen_cluster::{Asker, RestateSteps, TurnFuture, TurnRequest, TurnRunner, TurnStart};

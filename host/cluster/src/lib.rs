@@ -3,10 +3,11 @@
 //! A session is a Restate virtual object keyed by its id ([`worker`]);
 //! each user turn is one invocation of its `turn` handler, which runs
 //! Kaizen's loop with [`RestateSteps`] as the step executor ([`steps`]).
-//! Every model call and tool step becomes a named `ctx.run` in the
-//! invocation's journal, so when the worker running it is lost, Restate
-//! runs the invocation again on another worker and each finished step
-//! comes back from the journal instead of running twice.
+//! Every model call and tool step is journaled ([`journal`]), so when the
+//! worker running it is lost, Restate runs the invocation again on
+//! another worker and each finished step comes back from the journal
+//! instead of running twice. A question for a person waits on the engine
+//! ([`asks`]).
 //!
 //! The session's own files (its event log, checkpoints and the stream of
 //! its events) are in a session store every worker and submitter share;
@@ -18,12 +19,14 @@
 
 pub mod asks;
 pub mod client;
+pub mod journal;
 pub mod steps;
 pub mod stream;
 pub mod worker;
 
 pub use asks::{Answer, Asker, Question};
 pub use client::{Cluster, Submitted};
-pub use steps::{RestateSteps, StepRequest, Waiting, serve_steps};
+pub use journal::serve_steps;
+pub use steps::{RestateSteps, StepRequest, Waiting};
 pub use stream::{EventStream, Item, StreamReader};
 pub use worker::{TurnFuture, TurnRequest, TurnRunner, TurnStart, serve};

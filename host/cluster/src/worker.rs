@@ -7,7 +7,8 @@
 //! where the session's log stood ([`TurnStart`]), so every run of the
 //! turn, on whichever worker, starts from the same point.
 
-use crate::steps::{RestateSteps, serve_steps};
+use crate::journal::serve_steps;
+use crate::steps::RestateSteps;
 use futures::future::BoxFuture;
 use kaizen_runtime::{CancellationToken, RunResult};
 use restate_sdk::prelude::*;

@@ -4,7 +4,7 @@
 //! Results always come back in call order with their ids.
 
 use crate::admit::{Admission, Gatekeeper};
-use crate::steps::{StepKey, StepKind};
+use crate::steps::{StepKey, StepKind, ToolStepped};
 use base64::Engine as _;
 use kaizen_llm::Block;
 use kaizen_tools::{CallContext, ContentPart, ToolError, ToolOutput};
@@ -100,9 +100,21 @@ async fn run_one(gate: &Gatekeeper<'_>, call: &PendingCall, admission: Admission
     };
     let started = Instant::now();
     // Through the registry, which checks the input once more (cheap) and
-    // bounds the output's size.
-    let dispatch = Box::pin(gate.registry.call_value(&ctx, &call.name, &input));
-    let result = gate.steps.tool(key, dispatch).await;
+    // bounds the output's size. What the call spent travels with its
+    // result: a step a journal hands back is charged as it was.
+    let dispatch = Box::pin(async {
+        let result = gate.registry.call_value(&ctx, &call.name, &input).await;
+        let charged = gate
+            .scope
+            .map(|scope| scope.charged_for(&call.id))
+            .unwrap_or_default();
+        ToolStepped { result, charged }
+    });
+    let stepped = gate.steps.tool(key, dispatch).await;
+    if let Some(scope) = gate.scope {
+        scope.recharge(&call.id, &stepped.charged);
+    }
+    let result = stepped.result;
     CallOutcome {
         call: call.clone(),
         input,

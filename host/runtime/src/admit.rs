@@ -10,6 +10,7 @@ use crate::permissions::{
     Approval, ApprovalRequest, Approver, Effect, Grounds, RuleOrigin, Verdict, always_rule,
 };
 use crate::steps::StepExecutor;
+use crate::sub_agent::Scope;
 use kaizen_hooks::{HookAction, HookCall, HookEvent};
 use kaizen_tools::{CallContext, ContentPart, Tool, ToolError, ToolErrorKind, ToolRegistry};
 use serde_json::{Value, json};
@@ -46,6 +47,8 @@ pub(crate) struct Gatekeeper<'a> {
     /// cycle).
     pub steps: &'a dyn StepExecutor,
     pub cycle: u32,
+    /// The step's spending, by call (none outside a run).
+    pub scope: Option<&'a Scope>,
 }
 
 impl Gatekeeper<'_> {

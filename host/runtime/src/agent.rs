@@ -474,6 +474,11 @@ impl Agent<'_> {
         let tally = Arc::new(Meter::default());
         let sub_scope = Scope {
             tally: Some(tally.clone()),
+            // A sub-agent's calls count for its parent's call.
+            calls: match scope.agent {
+                Some(_) => scope.calls.clone(),
+                None => Some(Arc::default()),
+            },
             ..scope.clone()
         };
         let gate = Gatekeeper {
@@ -486,6 +491,7 @@ impl Agent<'_> {
             stopped: Default::default(),
             steps: self.config.steps.as_ref(),
             cycle: state.cycles,
+            scope: Some(&sub_scope),
         };
         let work = self.serving_step(
             run_calls(&gate, calls),

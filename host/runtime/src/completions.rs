@@ -263,7 +263,7 @@ impl Agent<'_> {
             }
         };
         let cost = (self.pricing)(&response.model, &response.usage);
-        scope.charge(&response.usage, cost);
+        scope.charge_call(Some(call_id), &response.usage, cost);
         scope.plugins.add(caller, cost);
         self.observer.on_event(&Event::PluginCompletion {
             plugin: caller.to_string(),

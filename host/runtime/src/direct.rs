@@ -83,6 +83,7 @@ impl DirectSession {
             // A call from outside any model's turn: no engine journals it.
             steps: &InProcess,
             cycle: 0,
+            scope: None,
         };
         let call = PendingCall {
             id: id.to_string(),

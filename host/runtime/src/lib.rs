@@ -57,6 +57,6 @@ pub use result::{
     PassedOver, PermissionDenial, RUNTIME_NAME, RunResult, RuntimeSelection, TokensUsed,
 };
 pub use state::{FileRecord, SessionState, Status, ToolCallRecord, new_session_id};
-pub use steps::{InProcess, StepExecutor, StepKey, StepKind, ToolStep};
+pub use steps::{Charged, InProcess, StepExecutor, StepKey, StepKind, ToolStep, ToolStepped};
 pub use sub_agent::TASK_TOOL;
 pub use tokio_util::sync::CancellationToken;

@@ -8,8 +8,9 @@
 //!
 //! The loop knows no engine: it names its steps and hands them over.
 
-use kaizen_llm::CompletionsFuture;
+use kaizen_llm::{CompletionsFuture, Usage};
 use kaizen_tools::{ToolError, ToolOutput};
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -47,8 +48,65 @@ impl fmt::Display for StepKey {
     }
 }
 
+/// What a tool step spent on models while it ran (its plugins'
+/// completions, the sub-agent it started): it travels with the step's
+/// result, so that a step handed back by a journal is charged as it was.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Charged {
+    /// The tokens.
+    pub usage: Usage,
+    /// The money, in USD.
+    pub cost_usd: f64,
+}
+
+impl Charged {
+    /// What `self` has that `here` has not: what a step charged that was
+    /// not charged in this run (none when it ran here).
+    pub fn beyond(&self, here: &Charged) -> Option<Charged> {
+        let usage = Usage {
+            input_tokens: self
+                .usage
+                .input_tokens
+                .saturating_sub(here.usage.input_tokens),
+            output_tokens: self
+                .usage
+                .output_tokens
+                .saturating_sub(here.usage.output_tokens),
+            cache_read_tokens: self
+                .usage
+                .cache_read_tokens
+                .saturating_sub(here.usage.cache_read_tokens),
+            cache_write_tokens: self
+                .usage
+                .cache_write_tokens
+                .saturating_sub(here.usage.cache_write_tokens),
+        };
+        let cost_usd = (self.cost_usd - here.cost_usd).max(0.0);
+        (usage != Usage::default() || cost_usd > 0.0).then_some(Charged { usage, cost_usd })
+    }
+}
+
+/// A tool step's outcome: the call's result, and what it charged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolStepped {
+    /// The call's result.
+    pub result: Result<ToolOutput, ToolError>,
+    /// What it spent on models while it ran.
+    #[serde(default)]
+    pub charged: Charged,
+}
+
+impl From<Result<ToolOutput, ToolError>> for ToolStepped {
+    fn from(result: Result<ToolOutput, ToolError>) -> Self {
+        Self {
+            result,
+            charged: Charged::default(),
+        }
+    }
+}
+
 /// A tool call's future.
-pub type ToolStep<'a> = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send + 'a>>;
+pub type ToolStep<'a> = Pin<Box<dyn Future<Output = ToolStepped> + Send + 'a>>;
 
 /// Runs the loop's steps.
 pub trait StepExecutor: Send + Sync + fmt::Debug {

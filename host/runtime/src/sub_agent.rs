@@ -11,6 +11,7 @@ use crate::events::{Event, Observer};
 use crate::hook_points::HookSite;
 use crate::journal::{Journal, ParentFiles};
 use crate::state::SessionState;
+use crate::steps::Charged;
 use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
 use kaizen_hooks::{HookAction, HookEvent};
@@ -19,6 +20,7 @@ use kaizen_tools::{
     SubAgentFuture, SubAgentLink, SubAgentReport, SubAgentRequest, SubAgents, ToolSpec,
 };
 use serde_json::json;
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -113,6 +115,27 @@ pub(crate) struct Scope {
     /// What each plugin's completions spent, against its share of the
     /// budget.
     pub plugins: Arc<PluginSpending>,
+    /// In a step's tool calls: what each call spent, by its id (a
+    /// sub-agent's spending counts for the call that started it).
+    pub calls: Option<Arc<CallMeters>>,
+}
+
+/// Model spending by tool call.
+#[derive(Debug, Default)]
+pub(crate) struct CallMeters(Mutex<HashMap<String, Charged>>);
+
+impl CallMeters {
+    fn add(&self, call: &str, usage: &Usage, cost: f64) {
+        let mut calls = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let charged = calls.entry(call.to_string()).or_default();
+        charged.usage.add(usage);
+        charged.cost_usd += cost;
+    }
+
+    fn get(&self, call: &str) -> Charged {
+        let calls = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        calls.get(call).copied().unwrap_or_default()
+    }
 }
 
 impl Scope {
@@ -125,14 +148,42 @@ impl Scope {
             may_delegate: true,
             agent: None,
             plugins: Arc::default(),
+            calls: None,
         }
     }
 
-    /// Counts one model call.
+    /// Counts one model call (in a sub-agent, for the call that started
+    /// it).
     pub fn charge(&self, usage: &Usage, cost: f64) {
+        self.charge_call(None, usage, cost);
+    }
+
+    /// Counts one model call made for the tool call `call` (a plugin's
+    /// completion).
+    pub fn charge_call(&self, call: Option<&str>, usage: &Usage, cost: f64) {
         self.spent.add(usage, cost);
         if let Some(tally) = &self.tally {
             tally.add(usage, cost);
+        }
+        let call = self.agent.as_ref().map(|(id, _)| id.as_str()).or(call);
+        if let (Some(calls), Some(call)) = (&self.calls, call) {
+            calls.add(call, usage, cost);
+        }
+    }
+
+    /// What the tool call `call` has spent so far in this run.
+    pub fn charged_for(&self, call: &str) -> Charged {
+        self.calls
+            .as_ref()
+            .map(|calls| calls.get(call))
+            .unwrap_or_default()
+    }
+
+    /// Charges what a step handed back by a journal spent when it ran,
+    /// beyond what it spent here (nothing, when it ran here).
+    pub fn recharge(&self, call: &str, journaled: &Charged) {
+        if let Some(missing) = journaled.beyond(&self.charged_for(call)) {
+            self.charge_call(Some(call), &missing.usage, missing.cost_usd);
         }
     }
 }

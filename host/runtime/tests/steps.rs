@@ -11,10 +11,11 @@ use kaizen_llm::{
 };
 use kaizen_runtime::{
     Agent, AgentConfig, CancellationToken, SessionState, Silent, Status, StepExecutor, StepKey,
-    ToolStep,
+    ToolStep, ToolStepped,
 };
 use kaizen_tools::{
-    CallContext, Danger, Tool, ToolError, ToolFuture, ToolOutput, ToolRegistry, ToolSpec,
+    CallContext, Danger, Tool, ToolError, ToolErrorKind, ToolFuture, ToolOutput, ToolRegistry,
+    ToolSpec,
 };
 use serde_json::json;
 use std::collections::HashMap;
@@ -87,7 +88,7 @@ impl Tool for Bump {
 #[derive(Debug, Default)]
 struct Journaling {
     models: Mutex<HashMap<String, Vec<Response>>>,
-    tools: Mutex<HashMap<String, Result<ToolOutput, ToolError>>>,
+    tools: Mutex<HashMap<String, ToolStepped>>,
     /// Every key asked for, in order.
     asked: Mutex<Vec<String>>,
 }
@@ -116,9 +117,9 @@ impl StepExecutor for Journaling {
             if let Some(kept) = self.tools.lock().unwrap().get(&name) {
                 return kept.clone();
             }
-            let result = call.await;
-            self.tools.lock().unwrap().insert(name, result.clone());
-            result
+            let stepped = call.await;
+            self.tools.lock().unwrap().insert(name, stepped.clone());
+            stepped
         })
     }
 }
@@ -291,4 +292,113 @@ async fn a_compaction_summary_is_a_step_of_its_own() {
     assert_eq!(again.output, first.output);
     assert_eq!(again.compactions, 1);
     assert_eq!(runs.load(Ordering::SeqCst), 2);
+}
+
+/// Asks the model through the call's links, as a plugin does: one
+/// completion of its own, then a sub-agent.
+struct Delegate(ToolSpec);
+
+impl Tool for Delegate {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    fn source(&self) -> &str {
+        "test"
+    }
+    fn call<'a>(&'a self, ctx: &'a CallContext, _: &'a serde_json::Value) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let request = kaizen_tools::CompletionRequest {
+                model_role: None,
+                system: None,
+                messages: vec![kaizen_tools::PromptMessage {
+                    assistant: false,
+                    content: "summarise".into(),
+                }],
+                max_tokens: None,
+                temperature: None,
+            };
+            let completion = ctx
+                .completions
+                .complete("delegate", &ctx.call_id, request)
+                .await
+                .map_err(|err| ToolError::new(ToolErrorKind::Failed, err.to_string()))?;
+            let report = ctx
+                .sub_agents
+                .run(
+                    &ctx.call_id,
+                    kaizen_tools::SubAgentRequest {
+                        description: "look".into(),
+                        prompt: "look around".into(),
+                        subagent_type: "Explore".into(),
+                    },
+                )
+                .await
+                .map_err(|err| ToolError::new(ToolErrorKind::Failed, err))?;
+            Ok(ToolOutput::text(format!(
+                "{} / {}",
+                completion.text, report.output
+            )))
+        })
+    }
+}
+
+#[tokio::test]
+async fn what_a_tool_step_spent_on_models_is_charged_again_when_the_journal_hands_it_back() {
+    let steps = Arc::new(Journaling::default());
+    let mut tools = ToolRegistry::new();
+    tools
+        .register(Arc::new(Delegate(ToolSpec {
+            name: "Delegate".into(),
+            description: "asks the model".into(),
+            input_schema: json!({"type": "object"}),
+            danger: Danger::Safe,
+            read_only: false,
+        })))
+        .unwrap();
+    let pricing = |_: &str, _: &Usage| 0.25;
+    let run = |provider: Scripted| {
+        let steps = steps.clone();
+        let tools = &tools;
+        async move {
+            let mut config = AgentConfig::new("m", std::env::temp_dir());
+            config.steps = steps;
+            let agent = Agent {
+                provider: &provider,
+                tools,
+                pricing: &pricing,
+                config,
+                observer: &Silent,
+                journal: None,
+                guard: Arc::new(kaizen_runtime::Guard::allow_all()),
+            };
+            let mut state = SessionState::new("s", "m");
+            let result = agent
+                .resume(&mut state, Some("delegate"), &CancellationToken::new())
+                .await;
+            (result, provider.calls.load(Ordering::SeqCst))
+        }
+    };
+    // The parent's call, the tool's completion, the sub-agent's one call,
+    // the parent's answer.
+    let first = Scripted::new(
+        vec![
+            common::reply_json("", &[("Delegate", json!({}))]),
+            common::reply_json("a summary", &[]),
+            common::reply_json("nothing here", &[]),
+            common::reply_json("done", &[]),
+        ],
+        false,
+    );
+    let (first, calls) = run(first).await;
+    assert_eq!(first.status, Status::Complete, "{first:?}");
+    assert_eq!(calls, 4);
+    assert_eq!(first.cost_usd, 1.0, "{first:?}");
+
+    // Run again from nothing: the tool step comes back from the journal,
+    // and what its completion and sub-agent spent is charged as it was.
+    let (again, calls) = run(Scripted::new(Vec::new(), false)).await;
+    assert_eq!(calls, 0);
+    assert_eq!(again.status, Status::Complete, "{again:?}");
+    assert_eq!(again.cost_usd, first.cost_usd);
+    assert_eq!(again.tokens_used, first.tokens_used);
 }
