@@ -83,6 +83,11 @@ enum Command {
         /// instead.
         #[arg(long, value_name = "URL", requires = "register")]
         advertise: Option<String>,
+        /// Seconds a turn may go without a step before the cluster asks
+        /// the worker to suspend it: a turn waiting on an answer is then
+        /// let go of until the answer comes (registered with --register).
+        #[arg(long, value_name = "SECS", default_value_t = 1800)]
+        suspend_after: u64,
     },
     /// Answer what a session's turn on a cluster waits on: a tool call to
     /// approve, or a plugin's questions. The answer goes through the
@@ -413,7 +418,11 @@ async fn dispatch(command: Command) -> u8 {
             listen,
             register,
             advertise,
-        } => return worker_cmd::serve(listen, register, advertise).await,
+            suspend_after,
+        } => {
+            let suspend_after = std::time::Duration::from_secs(suspend_after);
+            return worker_cmd::serve(listen, register, advertise, suspend_after).await;
+        }
         Command::Approve(args) => {
             return match approve_cmd::approve(args).await {
                 Ok(code) => code,

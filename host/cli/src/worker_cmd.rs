@@ -16,12 +16,23 @@ use kaizen_runtime::{CancellationToken, RunResult};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Serves turns on `listen` until the process ends; with `register`
 /// (the cluster's admin address), registers itself there first, as
-/// `advertise` when given (the address of a load balancer in front).
-pub async fn serve(listen: SocketAddr, register: Option<String>, advertise: Option<String>) -> u8 {
-    let server = tokio::spawn(kaizen_cluster::serve(listen, Arc::new(Worker)));
+/// `advertise` when given (the address of a load balancer in front), with
+/// turns suspended after `suspend_after` without a step.
+pub async fn serve(
+    listen: SocketAddr,
+    register: Option<String>,
+    advertise: Option<String>,
+    suspend_after: Duration,
+) -> u8 {
+    let server = tokio::spawn(kaizen_cluster::serve(
+        listen,
+        Arc::new(Worker),
+        suspend_after,
+    ));
     if let Some(admin) = register {
         let uri = advertise.unwrap_or_else(|| format!("http://{listen}"));
         if let Err(err) = kaizen_cluster::client::register(&admin, &uri).await {
@@ -61,6 +72,7 @@ impl TurnRunner for Worker {
         start: TurnStart,
         steps: RestateSteps,
         interrupt: CancellationToken,
+        abandoned: CancellationToken,
     ) -> TurnFuture {
         // A turn's loop runs on a thread of its own: it need not be Send,
         // and the handler only trades steps with it over channels.
@@ -73,13 +85,30 @@ impl TurnRunner for Worker {
                     .build();
                 let id = session.clone();
                 eprintln!("kaizen: session {id}: turn started");
+                let run = run_turn(session, request, start, steps, interrupt);
                 let outcome = match runtime {
-                    Ok(runtime) => {
-                        runtime.block_on(run_turn(session, request, start, steps, interrupt))
-                    }
-                    Err(err) => Err(format!("cannot start the turn's runtime: {err}")),
+                    // Let go of, the run stops where it is: whatever it
+                    // would write next, the turn's next run writes.
+                    Ok(runtime) => runtime.block_on(async {
+                        tokio::select! {
+                            biased;
+                            () = abandoned.cancelled() => None,
+                            outcome = run => Some(outcome),
+                        }
+                    }),
+                    Err(err) => Some(Err(format!("cannot start the turn's runtime: {err}"))),
                 };
                 // The worker's log says what became of each turn.
+                let outcome = match outcome {
+                    Some(outcome) => outcome,
+                    None => {
+                        eprintln!(
+                            "kaizen: session {id}: the engine let go of the turn (suspended or \
+                             disconnected); it runs again from its journal"
+                        );
+                        return;
+                    }
+                };
                 match &outcome {
                     Ok(result) => eprintln!(
                         "kaizen: session {id}: turn ended {}",

@@ -34,11 +34,13 @@ fn server_bin() -> PathBuf {
     restate::install(env!("CARGO_TARGET_TMPDIR"))
 }
 
-/// `kaizen worker` on `port` with the run's home and the model server's
-/// provider; with `register`, it registers the balancer's address.
-fn worker(run: &Run, server: &ModelServer, port: u16, register: bool) -> KillOnDrop {
+/// `kaizen worker ARGS` on `port` with the run's home and the model
+/// server's provider; with `register`, it registers the balancer's
+/// address.
+fn worker(run: &Run, server: &ModelServer, port: u16, register: bool, args: &[&str]) -> KillOnDrop {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kaizen"));
     cmd.args(["worker", "--listen", &format!("127.0.0.1:{port}")])
+        .args(args)
         .env("KAIZEN_HOME", run.home.path())
         .env("KAIZEN_CACHE_DIR", common::cache_dir())
         .env("KAIZEN_TOOLCHAINS_DIR", common::toolchains_dir())
@@ -97,6 +99,11 @@ struct Cluster {
 
 impl Cluster {
     async fn start(server_bin: &Path, script: Script) -> Self {
+        Self::start_with(server_bin, script, &[]).await
+    }
+
+    /// [`Cluster::start`] with `kaizen worker … ARGS`.
+    async fn start_with(server_bin: &Path, script: Script, args: &[&str]) -> Self {
         let data = tempfile::tempdir().unwrap();
         let restate = restate::start(server_bin, data.path());
         let server = ModelServer::start(script).await.unwrap();
@@ -104,8 +111,8 @@ impl Cluster {
         let backends = WORKER_PORTS.map(|port| ([127, 0, 0, 1], port).into());
         balancer::start(([127, 0, 0, 1], BALANCER_PORT).into(), backends.to_vec()).unwrap();
         let workers = vec![
-            Some(worker(&run, &server, WORKER_PORTS[0], true)),
-            Some(worker(&run, &server, WORKER_PORTS[1], false)),
+            Some(worker(&run, &server, WORKER_PORTS[0], true, args)),
+            Some(worker(&run, &server, WORKER_PORTS[1], false, args)),
         ];
         let log = worker_log_path(&run, WORKER_PORTS[0]);
         restate::wait_for("the first worker to register", || {
@@ -593,4 +600,67 @@ async fn a_sub_agent_cut_with_its_worker_is_reported_once_and_not_run_again() {
     // The sub-agent's command ran once, and no model call ran again.
     assert_eq!(runs(&ws, "runs-s"), 1);
     assert_eq!(cluster.server.requests().len(), 4, "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_turn_waiting_on_an_answer_is_let_go_of_and_runs_again_when_answered() {
+    let server_bin = server_bin();
+    if !netns::isolated(
+        env!("CARGO_TARGET_TMPDIR"),
+        "a_turn_waiting_on_an_answer_is_let_go_of_and_runs_again_when_answered",
+    ) {
+        return;
+    }
+    let script = Script::new()
+        .reply(Reply::tool(
+            "Bash",
+            &json!({"command": "touch approved"}).to_string(),
+        ))
+        .reply(Reply::text("done"));
+    let cluster = Cluster::start_with(&server_bin, script, &["--suspend-after", "1"]).await;
+    std::fs::write(
+        cluster.run.home.path().join("config.toml"),
+        "[permissions]\nask = [\"Bash(touch approved)\"]\n",
+    )
+    .unwrap();
+    let ws = cluster.run.ws();
+    let mut submit = cluster.submit_in("default", "touch a file");
+    let submitter = submit
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    cluster.wait_for_question("touch approved").await;
+    // Nobody answers for a while: the engine suspends the turn, and the
+    // worker lets go of it without writing anything more.
+    let home = cluster.run.home.path().to_path_buf();
+    cluster
+        .wait_for("the worker to let go of the turn", move || {
+            WORKER_PORTS.iter().any(|port| {
+                std::fs::read_to_string(home.join(format!("worker-{port}.log")))
+                    .is_ok_and(|log| log.contains("let go of the turn"))
+            })
+        })
+        .await;
+    let answered = cluster.approve(&["--allow"]);
+    assert!(
+        answered.status.success(),
+        "{}",
+        String::from_utf8_lossy(&answered.stderr)
+    );
+    let out = tokio::task::spawn_blocking(move || submitter.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let (events, stdout) = cluster.ended(&out, 0);
+    let result = events.last().unwrap();
+    assert_eq!(result["status"], "complete", "{result:#}");
+    assert!(ws.join("approved").exists());
+    assert_eq!(cluster.server.requests().len(), 2, "{stdout}");
+    let of_type = |kind: &str| events.iter().filter(|e| e["type"] == kind).count();
+    assert_eq!(of_type("tool_call"), 1, "{stdout}");
+    assert_eq!(of_type("permission_request"), 1, "{stdout}");
+    assert_eq!(of_type("tool_result"), 1, "{stdout}");
+    assert!(cluster.worker_log().contains("turn ended complete"));
 }

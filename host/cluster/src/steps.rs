@@ -64,7 +64,10 @@ impl Waiting {
     /// The answer, once someone gives it (on a replay, at once).
     /// Dropping this stops the wait.
     pub async fn answer(self) -> Result<Value, String> {
-        self.answer.await.unwrap_or_else(|_| Err(GONE.into()))
+        match self.answer.await {
+            Ok(answer) => answer,
+            Err(_) => gone().await,
+        }
     }
 }
 
@@ -102,16 +105,22 @@ impl RestateSteps {
             journaled,
         };
         if self.requests.send(request).is_err() {
-            return Err(GONE.into());
+            return gone().await;
         }
         tokio::pin!(journal);
         tokio::select! {
             biased;
             // A replay: the journal answers without the step running.
-            kept = &mut journal => return decode(kept),
+            kept = &mut journal => match kept {
+                Ok(kept) => return decode(kept),
+                Err(_) => return gone().await,
+            },
             asked = started => {
                 if asked.is_err() {
-                    return decode(journal.await);
+                    return match journal.await {
+                        Ok(kept) => decode(kept),
+                        Err(_) => gone().await,
+                    };
                 }
             }
         }
@@ -122,13 +131,13 @@ impl RestateSteps {
             .send(StepRequest::Value { key, value })
             .is_err()
         {
-            return Err(GONE.into());
+            return gone().await;
         }
         // The journal now holds it; what it hands back is the same value.
         match journal.await {
             Ok(Ok(_)) => Ok(Some(output)),
             Ok(Err(err)) => Err(err),
-            Err(_) => Err(GONE.into()),
+            Err(_) => gone().await,
         }
     }
 
@@ -144,8 +153,12 @@ impl RestateSteps {
             id,
             answer,
         };
-        self.requests.send(request).map_err(|_| GONE.to_string())?;
-        let id = made.await.map_err(|_| GONE.to_string())?;
+        if self.requests.send(request).is_err() {
+            return gone().await;
+        }
+        let Ok(id) = made.await else {
+            return gone().await;
+        };
         Ok(Waiting {
             id,
             answer: answered,
@@ -153,23 +166,27 @@ impl RestateSteps {
     }
 }
 
-/// Why a step has no answer: the handler that journals steps is gone.
-pub(crate) const GONE: &str = "the handler no longer serves steps";
+/// The handler that journals steps is gone: the engine let go of the
+/// turn (it suspended it, or lost the connection), and the worker stops
+/// this run of it (see `TurnRunner::run`'s `abandoned`). Until then,
+/// nothing answers: the loop writes nothing a later run would not.
+async fn gone<T>() -> T {
+    std::future::pending().await
+}
 
 /// What the journal holds for a step whose end an earlier run never
 /// journaled.
 pub(crate) const CUT: &str = "kaizen:cut-off";
 
-fn decode<T: DeserializeOwned>(
-    kept: Result<Result<Value, String>, oneshot::error::RecvError>,
-) -> Result<Option<T>, String> {
+/// What the journal holds for a step, as the step's value: `None` when
+/// it was cut off.
+fn decode<T: DeserializeOwned>(kept: Result<Value, String>) -> Result<Option<T>, String> {
     match kept {
-        Ok(Ok(Value::String(marker))) if marker == CUT => Ok(None),
-        Ok(Ok(value)) => serde_json::from_value(value)
+        Ok(Value::String(marker)) if marker == CUT => Ok(None),
+        Ok(value) => serde_json::from_value(value)
             .map(Some)
             .map_err(|err| err.to_string()),
-        Ok(Err(err)) => Err(err),
-        Err(_) => Err(GONE.into()),
+        Err(err) => Err(err),
     }
 }
 

@@ -73,7 +73,10 @@ pub trait TurnRunner: Send + Sync + 'static {
     /// Runs `request` in `session` from `start` with `steps` as the
     /// loop's step executor, until it ends or `interrupt` stops it. What
     /// an earlier run of the same turn left after `start` is to be
-    /// dropped first.
+    /// dropped first. When `abandoned` is cancelled, the engine has let go
+    /// of this run (it suspended the turn, or lost its connection): the
+    /// run is to stop where it is, writing nothing more, since the turn
+    /// runs again from its journal.
     fn run(
         &self,
         session: String,
@@ -81,6 +84,7 @@ pub trait TurnRunner: Send + Sync + 'static {
         start: TurnStart,
         steps: RestateSteps,
         interrupt: CancellationToken,
+        abandoned: CancellationToken,
     ) -> TurnFuture;
 }
 
@@ -123,12 +127,17 @@ mod object {
                 .into_inner();
             let (steps, requests) = RestateSteps::channel();
             let interrupt = CancellationToken::new();
+            // Dropped with this handler, whether it ends or the engine
+            // lets go of it (a suspension, a lost connection).
+            let abandoned = CancellationToken::new();
+            let _let_go = abandoned.clone().drop_guard();
             let run = self.runner.run(
                 session,
                 request.into_inner(),
                 start,
                 steps,
                 interrupt.clone(),
+                abandoned,
             );
             // The loop ends, dropping its executor, and the steps' serving
             // ends with it.
@@ -142,17 +151,24 @@ mod object {
 
 use object::Session;
 
-/// How long a step may go without a word before Restate asks the handler
-/// to suspend: longer than the slowest model call.
+/// How long a turn may go without journaling before Restate asks the
+/// worker to suspend it, by default: longer than the slowest model call.
+/// A turn waiting on a person's answer is then let go of, and runs again
+/// from its journal when the answer comes.
 pub const INACTIVITY_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
+/// How long after asking a turn to suspend Restate stops it (a step that
+/// is still running is then cut).
+pub const ABORT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
 /// Serves the `Session` object on `listen` (HTTP/2, for the Restate
-/// server to call) until the process ends.
-pub async fn serve(listen: SocketAddr, runner: Arc<dyn TurnRunner>) {
+/// server to call) until the process ends; `inactivity` is the
+/// [`INACTIVITY_TIMEOUT`] the service registers with.
+pub async fn serve(listen: SocketAddr, runner: Arc<dyn TurnRunner>, inactivity: Duration) {
     let session = Session { runner }.into_service_definition().options(
         ServiceOptions::new()
-            .inactivity_timeout(INACTIVITY_TIMEOUT)
-            .abort_timeout(INACTIVITY_TIMEOUT),
+            .inactivity_timeout(inactivity)
+            .abort_timeout(ABORT_TIMEOUT),
     );
     let endpoint = Endpoint::builder().bind(session).build();
     HttpServer::new(endpoint).listen_and_serve(listen).await;
