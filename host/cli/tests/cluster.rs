@@ -525,6 +525,8 @@ async fn the_submitting_terminal_answers_and_lets_go_of_what_was_answered_elsewh
     terminal.type_line("1");
     terminal.expect("Which database?");
     terminal.type_line("2");
+    // The prompt itself (the event before it names the command too).
+    terminal.expect("Kaizen wants to run Bash");
     terminal.expect("touch elsewhere");
     // Answered from another terminal while this one asks.
     let refused = cluster.approve(&["--deny", "not now"]);
