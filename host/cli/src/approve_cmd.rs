@@ -157,3 +157,105 @@ fn show(id: &str, waiting: &[(String, Question)], json: bool) -> anyhow::Result<
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use kaizen_cluster::asks::Choices;
+
+    /// `kaizen approve` parsed from `args`.
+    fn args(args: &[&str]) -> ApproveArgs {
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            approve: ApproveArgs,
+        }
+        let line = std::iter::once("approve").chain(args.iter().copied());
+        Cli::try_parse_from(line).unwrap().approve
+    }
+
+    fn approval() -> Question {
+        Question::Approval {
+            tool: "Bash".into(),
+            input: serde_json::json!({"command": "make"}),
+            reason: "it asks".into(),
+            always_rule: "Bash(make)".into(),
+            agent: None,
+        }
+    }
+
+    fn choices() -> Question {
+        Question::Choices {
+            plugin: "ask".into(),
+            questions: vec![
+                Choices {
+                    question: "Which database?".into(),
+                    header: "Database".into(),
+                    options: vec![
+                        ("PostgreSQL".into(), "a server".into()),
+                        ("SQLite".into(), "a file".into()),
+                    ],
+                    multi_select: false,
+                },
+                Choices {
+                    question: "Which checks?".into(),
+                    header: "Checks".into(),
+                    options: vec![
+                        ("lint".into(), String::new()),
+                        ("test".into(), String::new()),
+                    ],
+                    multi_select: true,
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn approvals_take_allow_always_or_deny_and_nothing_else() {
+        let given = |flags: &[&str]| given(&args(&[&["s1"], flags].concat()), &approval());
+        assert_eq!(given(&["--allow"]).unwrap(), Some(Answer::Once));
+        assert_eq!(given(&["--always"]).unwrap(), Some(Answer::Always));
+        assert_eq!(
+            given(&["--deny", "use make test"]).unwrap(),
+            Some(Answer::Deny {
+                message: "use make test".into()
+            })
+        );
+        assert_eq!(
+            given(&["--deny"]).unwrap(),
+            Some(Answer::Deny {
+                message: String::new()
+            })
+        );
+        assert_eq!(given(&[]).unwrap(), None);
+        let wrong = given(&["--answer", "1"]).unwrap_err().to_string();
+        assert!(wrong.contains("--allow"), "{wrong}");
+    }
+
+    #[test]
+    fn questions_take_one_answer_each_by_number_or_text() {
+        let given = |flags: &[&str]| given(&args(&[&["s1"], flags].concat()), &choices());
+        assert_eq!(
+            given(&["--answer", "2", "--answer", "1,2"]).unwrap(),
+            Some(Answer::Chosen {
+                selected: vec![vec!["SQLite".into()], vec!["lint".into(), "test".into()]]
+            })
+        );
+        assert_eq!(
+            given(&["--answer", "DuckDB", "--answer", "2"]).unwrap(),
+            Some(Answer::Chosen {
+                selected: vec![vec!["DuckDB".into()], vec!["test".into()]]
+            })
+        );
+        assert_eq!(given(&["--deny"]).unwrap(), Some(Answer::Declined));
+        let short = given(&["--answer", "1"]).unwrap_err().to_string();
+        assert!(short.contains("2 questions"), "{short}");
+        let bad = given(&["--answer", "1,2", "--answer", "1"])
+            .unwrap_err()
+            .to_string();
+        assert!(bad.contains("Which database?"), "{bad}");
+        let wrong = given(&["--allow"]).unwrap_err().to_string();
+        assert!(wrong.contains("--answer"), "{wrong}");
+    }
+}

@@ -327,3 +327,102 @@ impl Book {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tool step's request, and the ends the loop holds.
+    fn run(
+        key: &str,
+        once: bool,
+    ) -> (
+        StepRequest,
+        oneshot::Receiver<()>,
+        oneshot::Receiver<Result<Value, String>>,
+    ) {
+        let (start, started) = oneshot::channel();
+        let (journaled, journal) = oneshot::channel();
+        let request = StepRequest::Run {
+            key: key.into(),
+            once,
+            start,
+            journaled,
+        };
+        (request, started, journal)
+    }
+
+    #[tokio::test]
+    async fn entries_read_back_reach_their_steps_whatever_order_the_loop_asks_in() {
+        let (_requests, taken) = mpsc::unbounded_channel();
+        let mut book = Book::new(taken);
+        let (x, mut x_started, mut x_journal) = run("x", true);
+        let (y, _y_started, mut y_journal) = run("y", true);
+        // The journal holds y's end before x's: x was the slower.
+        book.take(x);
+        book.began("x");
+        book.began("y");
+        book.take(y);
+        book.ended("y".into(), json_value("y done"));
+        assert_eq!(y_journal.try_recv().unwrap(), Ok(json_value("y done")));
+        book.ended("x".into(), json_value("x done"));
+        assert_eq!(x_journal.try_recv().unwrap(), Ok(json_value("x done")));
+        // Read back, neither was started again.
+        assert!(x_started.try_recv().is_err());
+        assert!(book.runs.is_empty());
+    }
+
+    #[tokio::test]
+    async fn past_the_end_a_step_begun_before_is_cut_and_a_new_one_begins() {
+        let (requests, taken) = mpsc::unbounded_channel();
+        let mut book = Book::new(taken);
+        let (cut, mut cut_started, _cut_journal) = run("cut", true);
+        book.take(cut);
+        book.began("cut");
+        // The journal ends here: entries are made from now on.
+        let (fresh, mut fresh_started, _fresh_journal) = run("fresh", true);
+        let (model, mut model_started, _model_journal) = run("model", false);
+        requests.send(fresh).unwrap();
+        requests.send(model).unwrap();
+        assert!(matches!(
+            book.next_entry().await,
+            Entry::Ended(key, Value::String(marker)) if key == "cut" && marker == CUT
+        ));
+        assert!(cut_started.try_recv().is_err(), "a cut step ran again");
+        // A model call needs no entry to start; a tool step's beginning
+        // is journaled first.
+        assert!(model_started.try_recv().is_ok());
+        book.ended("cut".into(), Value::String(CUT.into()));
+        assert!(matches!(book.next_entry().await, Entry::Began(key) if key == "fresh"));
+        assert!(fresh_started.try_recv().is_err());
+        book.began("fresh");
+        assert!(fresh_started.try_recv().is_ok());
+        requests
+            .send(StepRequest::Value {
+                key: "fresh".into(),
+                value: json_value("ran"),
+            })
+            .unwrap();
+        assert!(matches!(
+            book.next_entry().await,
+            Entry::Ended(key, value) if key == "fresh" && value == json_value("ran")
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_step_the_loop_gave_up_on_is_journaled_as_cut() {
+        let (_requests, taken) = mpsc::unbounded_channel();
+        let mut book = Book::new(taken);
+        let (step, _started, journal) = run("slow", false);
+        book.take(step);
+        drop(journal);
+        assert!(matches!(
+            book.next_entry().await,
+            Entry::Ended(key, Value::String(marker)) if key == "slow" && marker == CUT
+        ));
+    }
+
+    fn json_value(text: &str) -> Value {
+        Value::String(text.into())
+    }
+}
