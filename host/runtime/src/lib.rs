@@ -9,6 +9,7 @@
 //! them as a log and checkpoints that [`restore`] reads back.
 
 mod act;
+mod act_phase;
 mod admit;
 mod agent;
 mod agent_config;
