@@ -237,47 +237,28 @@ async fn bench(server_bin: &Path, sessions: usize) {
     let worker = place.worker(&server, WORKER_PORTS[0], true, false);
     let task = "run true ten times";
     let ws = place.ws.path().display().to_string();
-    let local: Vec<Duration> = (0..REPS)
-        .map(|_| {
-            timed(place.kaizen(
-                &server,
-                &[
-                    "run",
-                    "--output-format",
-                    "json",
-                    "--model",
-                    MODEL,
-                    "--permission-mode",
-                    "bypassPermissions",
-                    "--cwd",
-                    &ws,
-                    task,
-                ],
-            ))
-        })
-        .collect();
-    let clustered: Vec<Duration> = (0..REPS)
-        .map(|_| {
-            timed(place.kaizen(
-                &server,
-                &[
-                    "run",
-                    "--cluster",
-                    &ingress,
-                    "--output-format",
-                    "json",
-                    "--model",
-                    MODEL,
-                    "--permission-mode",
-                    "bypassPermissions",
-                    "--cwd",
-                    &ws,
-                    task,
-                ],
-            ))
-        })
-        .collect();
-    let (local, clustered) = (median(local.into_iter()), median(clustered.into_iter()));
+    // The median wall time of the task run with `placement`'s flags.
+    let timed_run = |placement: &[&str]| {
+        let args = [
+            &["run"][..],
+            placement,
+            &[
+                "--output-format",
+                "json",
+                "--model",
+                MODEL,
+                "--permission-mode",
+                "bypassPermissions",
+                "--cwd",
+                &ws,
+                task,
+            ],
+        ]
+        .concat();
+        median((0..REPS).map(|_| timed(place.kaizen(&server, &args))))
+    };
+    let local = timed_run(&[]);
+    let clustered = timed_run(&["--cluster", &ingress]);
     let steps = 2 * commands.len() as u32 + 1;
     println!(
         "10-command task: here {:.1} ms, on the cluster {:.1} ms; added per journaled step ({steps}): {:.2} ms",

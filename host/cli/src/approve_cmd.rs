@@ -102,7 +102,6 @@ pub async fn approve(args: ApproveArgs) -> anyhow::Result<u8> {
 
 /// The answer the flags give to `question`, if they give one.
 fn given(args: &ApproveArgs, question: &Question) -> anyhow::Result<Option<Answer>> {
-    let approving = args.allow || args.always || args.deny.is_some();
     match question {
         Question::Approval { .. } if !args.answer.is_empty() => {
             bail!(
@@ -112,7 +111,7 @@ fn given(args: &ApproveArgs, question: &Question) -> anyhow::Result<Option<Answe
         Question::Approval { .. } if args.always => Ok(Some(Answer::Always)),
         Question::Approval { .. } if args.allow => Ok(Some(Answer::Once)),
         Question::Approval { .. } => Ok(args.deny.clone().map(|message| Answer::Deny { message })),
-        Question::Choices { .. } if approving && args.deny.is_none() => {
+        Question::Choices { .. } if args.allow || args.always => {
             bail!(
                 "the session waits on answers to questions: give --answer CHOICE for each, or --deny to decline"
             )
@@ -163,6 +162,7 @@ mod tests {
     use super::*;
     use clap::Parser;
     use kaizen_cluster::asks::Choices;
+    use kaizen_runtime::permissions::ApprovalRequest;
 
     /// `kaizen approve` parsed from `args`.
     fn args(args: &[&str]) -> ApproveArgs {
@@ -176,13 +176,13 @@ mod tests {
     }
 
     fn approval() -> Question {
-        Question::Approval {
+        Question::Approval(ApprovalRequest {
             tool: "Bash".into(),
             input: serde_json::json!({"command": "make"}),
             reason: "it asks".into(),
             always_rule: "Bash(make)".into(),
             agent: None,
-        }
+        })
     }
 
     fn choices() -> Question {

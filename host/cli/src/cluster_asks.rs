@@ -12,7 +12,7 @@ use kaizen_plugins::interaction::{
     self as plugin, AskFuture, Choice, Interaction, InteractionError, NoUser,
 };
 use kaizen_runtime::CancellationToken;
-use kaizen_runtime::permissions::{Approval, ApprovalRequest, Approver};
+use kaizen_runtime::permissions::Approver;
 use std::sync::Arc;
 
 /// Plugins' questions, asked through the engine from a worker's turn.
@@ -104,36 +104,16 @@ impl TerminalAnswers {
 
     /// The person's answer to `question`.
     pub async fn answer(&self, question: &Question) -> Answer {
-        match question {
-            Question::Approval {
-                tool,
-                input,
-                reason,
-                always_rule,
-                agent,
-            } => {
-                let request = ApprovalRequest {
-                    tool: tool.clone(),
-                    input: input.clone(),
-                    reason: reason.clone(),
-                    always_rule: always_rule.clone(),
-                    agent: agent.clone(),
-                };
-                match self.approver.approve(&request).await {
-                    Approval::Once => Answer::Once,
-                    Approval::Always => Answer::Always,
-                    Approval::Deny(message) => Answer::Deny { message },
-                }
-            }
-            Question::Choices { plugin, questions } => {
-                let asked = questions.iter().map(to_plugin).collect();
-                match self.terminal.ask(plugin, asked).await {
-                    Ok(answers) => Answer::Chosen {
-                        selected: answers.into_iter().map(|answer| answer.selected).collect(),
-                    },
-                    Err(_) => Answer::Declined,
-                }
-            }
+        let (plugin, questions) = match question {
+            Question::Approval(request) => return self.approver.approve(request).await.into(),
+            Question::Choices { plugin, questions } => (plugin, questions),
+        };
+        let asked = questions.iter().map(to_plugin).collect();
+        match self.terminal.ask(plugin, asked).await {
+            Ok(answers) => Answer::Chosen {
+                selected: answers.into_iter().map(|answer| answer.selected).collect(),
+            },
+            Err(_) => Answer::Declined,
         }
     }
 }
@@ -141,25 +121,12 @@ impl TerminalAnswers {
 /// One line saying what `question` asks, safe for a terminal.
 pub fn describe(question: &Question) -> String {
     match question {
-        Question::Approval {
-            tool,
-            input,
-            reason,
-            ..
-        } => {
-            let input = terminal::clean(&input.to_string());
-            let input: String = if input.chars().count() > 200 {
-                input.chars().take(200).chain("…".chars()).collect()
-            } else {
-                input
-            };
-            format!(
-                "may {} run {}? ({})",
-                terminal::clean(tool),
-                input,
-                terminal::clean(reason)
-            )
-        }
+        Question::Approval(request) => format!(
+            "may {} run {}? ({})",
+            terminal::clean(&request.tool),
+            terminal::clipped(&request.input.to_string(), 200),
+            terminal::clean(&request.reason)
+        ),
         Question::Choices { plugin, questions } => {
             let asked: Vec<String> = questions
                 .iter()

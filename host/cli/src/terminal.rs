@@ -12,7 +12,7 @@ mod prompt;
 
 pub use approval::TerminalApprover;
 use lines::LineReader;
-pub use prompt::{clean, parse as parse_choice};
+pub use prompt::{clean, clipped, parse as parse_choice};
 
 use crate::trust::{TrustStatus, WorkspaceConfig};
 use kaizen_plugins::interaction::{

@@ -99,24 +99,20 @@ impl TurnRunner for Worker {
                     Err(err) => Some(Err(format!("cannot start the turn's runtime: {err}"))),
                 };
                 // The worker's log says what became of each turn.
-                let outcome = match outcome {
-                    Some(outcome) => outcome,
-                    None => {
-                        eprintln!(
-                            "kaizen: session {id}: the engine let go of the turn (suspended or \
-                             disconnected); it runs again from its journal"
-                        );
-                        return;
-                    }
-                };
                 match &outcome {
-                    Ok(result) => eprintln!(
+                    None => eprintln!(
+                        "kaizen: session {id}: the engine let go of the turn (suspended or \
+                         disconnected); it runs again from its journal"
+                    ),
+                    Some(Ok(result)) => eprintln!(
                         "kaizen: session {id}: turn ended {}",
                         result.status.as_str()
                     ),
-                    Err(err) => eprintln!("kaizen: session {id}: turn failed: {err}"),
+                    Some(Err(err)) => eprintln!("kaizen: session {id}: turn failed: {err}"),
                 }
-                let _ = done.send(outcome);
+                if let Some(outcome) = outcome {
+                    let _ = done.send(outcome);
+                }
             });
         Box::pin(async move {
             spawned.map_err(|err| format!("cannot start the turn's thread: {err}"))?;

@@ -80,6 +80,33 @@ fn approve(home: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `cmd` started with no terminal: its stdin empty, its output kept.
+fn started(mut cmd: Command) -> std::process::Child {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// What a process [`started`] printed, once it has exited.
+async fn output_of(child: std::process::Child) -> Output {
+    tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+/// The statuses of a result's tool calls, in order.
+fn statuses(result: &Value) -> Vec<&str> {
+    result["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|call| call["status"].as_str().unwrap())
+        .collect()
+}
+
 /// Lines in the workspace file `name` (how often a command ran).
 fn runs(ws: &Path, name: &str) -> usize {
     std::fs::read_to_string(ws.join(name))
@@ -193,6 +220,26 @@ impl Cluster {
         (events, stdout)
     }
 
+    /// Makes the workers ask before Bash runs each of `commands`.
+    fn ask_before(&self, commands: &[&str]) {
+        let rules: Vec<String> = commands.iter().map(|c| format!("Bash({c})")).collect();
+        let config = format!("[permissions]\nask = {rules:?}\n");
+        std::fs::write(self.run.home.path().join("config.toml"), config).unwrap();
+    }
+
+    /// Waits until a worker's log (one of `workers`) holds `text`.
+    async fn wait_for_logged(&self, what: &'static str, workers: &[usize], text: &'static str) {
+        let logs: Vec<PathBuf> = workers
+            .iter()
+            .map(|&i| worker_log_path(&self.run, WORKER_PORTS[i]))
+            .collect();
+        self.wait_for(what, move || {
+            logs.iter()
+                .any(|log| std::fs::read_to_string(log).is_ok_and(|log| log.contains(text)))
+        })
+        .await;
+    }
+
     /// `kaizen approve last ARGS`, as from another terminal.
     fn approve(&self, args: &[&str]) -> Output {
         approve(self.run.home.path(), args)
@@ -285,11 +332,7 @@ async fn a_turn_survives_its_worker_and_prints_as_a_local_run() {
     assert_eq!(result["tokens_used"]["input"], 300, "{result:#}");
     assert_eq!(result["tokens_used"]["output"], 30);
     let calls = result["tool_calls"].as_array().unwrap();
-    let statuses: Vec<&str> = calls
-        .iter()
-        .map(|c| c["status"].as_str().unwrap())
-        .collect();
-    assert_eq!(statuses, ["success", "error"], "{result:#}");
+    assert_eq!(statuses(result), ["success", "error"], "{result:#}");
     let cut = serde_json::to_string(&calls[1]).unwrap();
     assert!(cut.contains("cut off"), "{cut}");
     // No finished step ran again, and the cut one was not run again.
@@ -359,12 +402,7 @@ async fn ctrl_c_cancels_the_turn_through_the_engine() {
         .reply(Reply::text("never asked for"));
     let cluster = Cluster::start(&server_bin, script).await;
     let ws = cluster.run.ws();
-    let mut submit = cluster.submit("wait");
-    let submitter = submit
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let submitter = started(cluster.submit("wait"));
     let started = ws.join("started");
     cluster
         .wait_for("the Bash step", move || started.exists())
@@ -372,10 +410,7 @@ async fn ctrl_c_cancels_the_turn_through_the_engine() {
     // Ctrl-C at the submitting terminal.
     let pid = libc::pid_t::try_from(submitter.id()).unwrap();
     assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
-    let out = tokio::task::spawn_blocking(move || submitter.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
+    let out = output_of(submitter).await;
     let (events, stdout) = cluster.ended(&out, 130);
     let result = events.last().unwrap();
     assert_eq!(result["status"], "interrupted", "{result:#}");
@@ -404,19 +439,9 @@ async fn an_approval_answered_after_the_kill_is_honoured() {
         ))
         .reply(Reply::text("done"));
     let mut cluster = Cluster::start(&server_bin, script).await;
-    std::fs::write(
-        cluster.run.home.path().join("config.toml"),
-        "[permissions]\nask = [\"Bash(touch approved)\", \"Bash(touch refused)\"]\n",
-    )
-    .unwrap();
+    cluster.ask_before(&["touch approved", "touch refused"]);
     let ws = cluster.run.ws();
-    let mut submit = cluster.submit_in("default", "touch two files");
-    let submitter = submit
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let submitter = started(cluster.submit_in("default", "touch two files"));
 
     // The turn waits on the first approval; its worker is lost; the
     // other takes the turn up and waits on the same question, which is
@@ -424,11 +449,12 @@ async fn an_approval_answered_after_the_kill_is_honoured() {
     cluster.wait_for_question("touch approved").await;
     let lost = cluster.kill_busy_worker();
     assert!(!ws.join("approved").exists());
-    let log = worker_log_path(&cluster.run, WORKER_PORTS[1 - lost]);
     cluster
-        .wait_for("the other worker to take the turn", move || {
-            std::fs::read_to_string(&log).is_ok_and(|log| log.contains("turn started"))
-        })
+        .wait_for_logged(
+            "the other worker to take the turn",
+            &[1 - lost],
+            "turn started",
+        )
         .await;
     let answered = cluster.approve(&["--allow"]);
     assert!(
@@ -449,20 +475,13 @@ async fn an_approval_answered_after_the_kill_is_honoured() {
     let refused = cluster.approve(&["--deny", "make a note instead"]);
     assert!(refused.status.success());
 
-    let out = tokio::task::spawn_blocking(move || submitter.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
+    let out = output_of(submitter).await;
     let (events, stdout) = cluster.ended(&out, 0);
     let result = events.last().unwrap();
     assert_eq!(result["status"], "complete", "{result:#}");
     assert_eq!(result["output"], "done");
     let calls = result["tool_calls"].as_array().unwrap();
-    let statuses: Vec<&str> = calls
-        .iter()
-        .map(|c| c["status"].as_str().unwrap())
-        .collect();
-    assert_eq!(statuses, ["success", "denied"], "{result:#}");
+    assert_eq!(statuses(result), ["success", "denied"], "{result:#}");
     let refusal = serde_json::to_string(&calls[1]).unwrap();
     assert!(refusal.contains("make a note instead"), "{refusal}");
     assert!(!ws.join("refused").exists());
@@ -513,11 +532,7 @@ async fn the_submitting_terminal_answers_and_lets_go_of_what_was_answered_elsewh
         ))
         .reply(Reply::text("done"));
     let cluster = Cluster::start(&server_bin, script).await;
-    std::fs::write(
-        cluster.run.home.path().join("config.toml"),
-        "[permissions]\nask = [\"Bash(touch approved)\", \"Bash(touch elsewhere)\"]\n",
-    )
-    .unwrap();
+    cluster.ask_before(&["touch approved", "touch elsewhere"]);
     let ws = cluster.run.ws();
     let mut terminal = Terminal::spawn(cluster.submit_in("default", "set up"));
     terminal.expect("Kaizen wants to run Bash");
@@ -620,30 +635,18 @@ async fn a_turn_waiting_on_an_answer_is_let_go_of_and_runs_again_when_answered()
         ))
         .reply(Reply::text("done"));
     let cluster = Cluster::start_with(&server_bin, script, &["--suspend-after", "1"]).await;
-    std::fs::write(
-        cluster.run.home.path().join("config.toml"),
-        "[permissions]\nask = [\"Bash(touch approved)\"]\n",
-    )
-    .unwrap();
+    cluster.ask_before(&["touch approved"]);
     let ws = cluster.run.ws();
-    let mut submit = cluster.submit_in("default", "touch a file");
-    let submitter = submit
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let submitter = started(cluster.submit_in("default", "touch a file"));
     cluster.wait_for_question("touch approved").await;
     // Nobody answers for a while: the engine suspends the turn, and the
     // worker lets go of it without writing anything more.
-    let home = cluster.run.home.path().to_path_buf();
     cluster
-        .wait_for("the worker to let go of the turn", move || {
-            WORKER_PORTS.iter().any(|port| {
-                std::fs::read_to_string(home.join(format!("worker-{port}.log")))
-                    .is_ok_and(|log| log.contains("let go of the turn"))
-            })
-        })
+        .wait_for_logged(
+            "the worker to let go of the turn",
+            &[0, 1],
+            "let go of the turn",
+        )
         .await;
     let answered = cluster.approve(&["--allow"]);
     assert!(
@@ -651,10 +654,7 @@ async fn a_turn_waiting_on_an_answer_is_let_go_of_and_runs_again_when_answered()
         "{}",
         String::from_utf8_lossy(&answered.stderr)
     );
-    let out = tokio::task::spawn_blocking(move || submitter.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
+    let out = output_of(submitter).await;
     let (events, stdout) = cluster.ended(&out, 0);
     let result = events.last().unwrap();
     assert_eq!(result["status"], "complete", "{result:#}");

@@ -20,20 +20,9 @@ use std::sync::{Arc, OnceLock};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Question {
-    /// May this tool call run?
-    Approval {
-        /// The tool.
-        tool: String,
-        /// Its input.
-        input: serde_json::Value,
-        /// Why it asks.
-        reason: String,
-        /// The rule "always" adds for the rest of the turn.
-        always_rule: String,
-        /// The sub-agent making the call, when one is.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        agent: Option<String>,
-    },
+    /// May this tool call run? ("Always" adds its rule for the rest of
+    /// the turn.)
+    Approval(ApprovalRequest),
     /// Multiple-choice questions, from a plugin (`ask` for
     /// `AskUserQuestion`).
     Choices {
@@ -82,6 +71,16 @@ pub enum Answer {
     Declined,
 }
 
+impl From<Approval> for Answer {
+    fn from(approval: Approval) -> Self {
+        match approval {
+            Approval::Once => Self::Once,
+            Approval::Always => Self::Always,
+            Approval::Deny(message) => Self::Deny { message },
+        }
+    }
+}
+
 /// Asks the turn's questions through the engine, one at a time. The
 /// worker's approver for tool calls; the CLI also routes plugins'
 /// questions here.
@@ -117,7 +116,7 @@ impl Asker {
             .ok_or("the turn has no stream to ask on yet")?;
         let mut asked = self.asked.lock().await;
         *asked += 1;
-        let waiting = self.steps.wait(&format!("ask/{asked}")).await?;
+        let waiting = self.steps.wait(&format!("ask/{asked}")).await;
         let id = waiting.id.clone();
         stream.asked(&id, &question);
         let answer = waiting.answer().await?;
@@ -130,14 +129,7 @@ impl Asker {
 impl Approver for Asker {
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> ApprovalFuture<'a> {
         Box::pin(async move {
-            let question = Question::Approval {
-                tool: request.tool.clone(),
-                input: request.input.clone(),
-                reason: request.reason.clone(),
-                always_rule: request.always_rule.clone(),
-                agent: request.agent.clone(),
-            };
-            match self.ask(question).await {
+            match self.ask(Question::Approval(request.clone())).await {
                 Ok(Answer::Once) => Approval::Once,
                 Ok(Answer::Always) => Approval::Always,
                 Ok(Answer::Deny { message }) => Approval::Deny(message),

@@ -114,21 +114,9 @@ impl Cluster {
     /// dropped by the engine.
     pub async fn answer(&self, id: &str, answer: &Answer) -> Result<(), String> {
         let url = format!("{}/restate/awakeables/{id}/resolve", self.ingress);
-        let sent = self
-            .http
-            .post(&url)
-            .json(answer)
-            .send()
+        accepted(self.http.post(&url).json(answer), &url)
             .await
-            .map_err(|err| unreachable(&url, err))?;
-        let status = sent.status();
-        if status.is_success() {
-            return Ok(());
-        }
-        let body = sent.text().await.unwrap_or_default();
-        Err(format!(
-            "the cluster refused the answer to {id} ({status}): {body}"
-        ))
+            .map_err(|why| format!("answering {id}: {why}"))
     }
 
     /// The JSON body of a successful answer to `request`.
@@ -173,20 +161,24 @@ impl Failure {
 /// `admin`, so the engine sends it turns. Registering it again is fine.
 pub async fn register(admin: &str, uri: &str) -> Result<(), String> {
     let url = format!("{}/deployments", admin.trim_end_matches('/'));
-    let answer = reqwest::Client::new()
+    let request = reqwest::Client::new()
         .post(&url)
-        .json(&serde_json::json!({ "uri": uri }))
-        .send()
+        .json(&serde_json::json!({ "uri": uri }));
+    accepted(request, &url)
         .await
-        .map_err(|err| unreachable(&url, err))?;
+        .map_err(|why| format!("registering the worker at {uri} with {admin}: {why}"))
+}
+
+/// Sends `request` to `url`: `Ok` when the cluster accepted it, else what
+/// it answered (its status and body), or why it could not be reached.
+async fn accepted(request: reqwest::RequestBuilder, url: &str) -> Result<(), String> {
+    let answer = request.send().await.map_err(|err| unreachable(url, err))?;
     let status = answer.status();
     if status.is_success() {
         return Ok(());
     }
     let body = answer.text().await.unwrap_or_default();
-    Err(format!(
-        "the cluster at {admin} refused to register the worker at {uri} ({status}): {body}"
-    ))
+    Err(format!("the cluster answered {status}: {body}"))
 }
 
 /// What to say when `url` could not be reached.

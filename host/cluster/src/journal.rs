@@ -189,13 +189,18 @@ impl Book {
         }
     }
 
+    /// Takes every request that has come.
+    fn take_arrived(&mut self) {
+        while let Ok(request) = self.requests.try_recv() {
+            self.take(request);
+        }
+    }
+
     /// Takes requests until one waits on the journal; `false` when none
     /// ever will (the executor is gone and everything was answered).
     async fn take_until_asked(&mut self) -> bool {
         loop {
-            while let Ok(request) = self.requests.try_recv() {
-                self.take(request);
-            }
+            self.take_arrived();
             if !self.runs.is_empty() || !self.waits.is_empty() {
                 return true;
             }
@@ -213,9 +218,7 @@ impl Book {
     async fn next_entry(&mut self) -> Entry {
         self.live = true;
         loop {
-            while let Ok(request) = self.requests.try_recv() {
-                self.take(request);
-            }
+            self.take_arrived();
             // A step with no effect of its own runs at once.
             for run in self.runs.iter_mut().filter(|run| !run.once) {
                 if let Some(start) = run.start.take() {
@@ -239,16 +242,10 @@ impl Book {
     /// What to journal next, if anything is due: a cut step's end, a tool
     /// step's beginning or a wait (in the order asked), then an end.
     fn due(&mut self) -> Option<Entry> {
-        let ended = |run: &Run| {
-            if run.began_before || run.journaled.is_closed() {
-                // Cut in an earlier run, or given up on by the loop.
-                Some(Value::String(CUT.into()))
-            } else {
-                None
-            }
-        };
-        if let Some(run) = self.runs.iter().find(|run| ended(run).is_some()) {
-            return Some(Entry::Ended(run.key.clone(), ended(run)?));
+        // Cut in an earlier run, or given up on by the loop.
+        let cut = |run: &&Run| run.began_before || run.journaled.is_closed();
+        if let Some(run) = self.runs.iter().find(cut) {
+            return Some(Entry::Ended(run.key.clone(), Value::String(CUT.into())));
         }
         if let Some(run) = self.runs.iter().find(|run| run.once && run.start.is_some()) {
             return Some(Entry::Began(run.key.clone()));

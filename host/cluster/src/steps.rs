@@ -21,7 +21,7 @@ use tokio::sync::{mpsc, oneshot};
 /// What the loop hands the handler.
 #[derive(Debug)]
 pub enum StepRequest {
-    /// A step to journal: see [`RestateSteps::step`].
+    /// A step to journal.
     Run {
         /// Its name.
         key: String,
@@ -107,20 +107,20 @@ impl RestateSteps {
         if self.requests.send(request).is_err() {
             return gone().await;
         }
+        let journal = async move {
+            match journal.await {
+                Ok(kept) => kept,
+                Err(_) => gone().await,
+            }
+        };
         tokio::pin!(journal);
         tokio::select! {
             biased;
             // A replay: the journal answers without the step running.
-            kept = &mut journal => match kept {
-                Ok(kept) => return decode(kept),
-                Err(_) => return gone().await,
-            },
+            kept = &mut journal => return decode(kept),
             asked = started => {
                 if asked.is_err() {
-                    return match journal.await {
-                        Ok(kept) => decode(kept),
-                        Err(_) => gone().await,
-                    };
+                    return decode(journal.await);
                 }
             }
         }
@@ -134,18 +134,14 @@ impl RestateSteps {
             return gone().await;
         }
         // The journal now holds it; what it hands back is the same value.
-        match journal.await {
-            Ok(Ok(_)) => Ok(Some(output)),
-            Ok(Err(err)) => Err(err),
-            Err(_) => gone().await,
-        }
+        journal.await.map(|_| Some(output))
     }
 
     /// Starts a durable wait, named `key`, for an answer from outside the
     /// turn: the journal keeps the wait, so a run of the turn after its
     /// worker was lost waits on the same id, and gets an answer given
     /// meanwhile.
-    pub async fn wait(&self, key: &str) -> Result<Waiting, String> {
+    pub async fn wait(&self, key: &str) -> Waiting {
         let (id, made) = oneshot::channel();
         let (answer, answered) = oneshot::channel();
         let request = StepRequest::Wait {
@@ -159,10 +155,10 @@ impl RestateSteps {
         let Ok(id) = made.await else {
             return gone().await;
         };
-        Ok(Waiting {
+        Waiting {
             id,
             answer: answered,
-        })
+        }
     }
 }
 

@@ -101,9 +101,7 @@ impl EventStream {
             open: Mutex::new(Open { file, next: 0 }),
         })
     }
-}
 
-impl EventStream {
     /// Says the turn waits for the answer to `question` under `id`.
     pub fn asked(&self, id: &str, question: &Question) {
         self.write::<Event, _>(
@@ -219,19 +217,14 @@ impl StreamReader {
             if line.turn != self.turn || line.n < self.next {
                 continue;
             }
-            let item = match line.body {
-                Body::Event(event) => {
-                    if within_a_step(&event) {
-                        items.push(Item::Event(event));
-                        continue;
-                    }
-                    Item::Event(event)
-                }
+            if !matches!(&line.body, Body::Event(event) if within_a_step(event)) {
+                self.next = line.n + 1;
+            }
+            items.push(match line.body {
+                Body::Event(event) => Item::Event(event),
                 Body::Ask { id, question } => Item::Asked { id, question },
                 Body::Answered(id) => Item::Answered(id),
-            };
-            self.next = line.n + 1;
-            items.push(item);
+            });
         }
         items
     }
@@ -297,14 +290,20 @@ mod tests {
         Event::TextDelta { text: text.into() }
     }
 
-    #[test]
-    fn a_turn_run_again_shows_each_event_once_and_other_turns_not_at_all() {
+    /// A store holding session `s1`, and the path of its stream.
+    fn session() -> (tempfile::TempDir, SessionStore, PathBuf) {
         let root = tempfile::tempdir().unwrap();
         let store = SessionStore::open(root.path()).unwrap();
         store
             .create(&SessionMeta::new("s1", "task", "model", "/ws"))
             .unwrap();
         let path = stream_path(&store, "s1");
+        (root, store, path)
+    }
+
+    #[test]
+    fn a_turn_run_again_shows_each_event_once_and_other_turns_not_at_all() {
+        let (_root, store, path) = session();
         let mut reader = StreamReader::new(&path, "t1", StreamReader::end_of(&path));
         let other = EventStream::open(&store, "s1", "t0").unwrap();
         other.on_event(&tool_call("old"));
@@ -329,23 +328,18 @@ mod tests {
     }
 
     fn approval(tool: &str) -> Question {
-        Question::Approval {
+        Question::Approval(kaizen_runtime::permissions::ApprovalRequest {
             tool: tool.into(),
             input: serde_json::json!({"command": "make"}),
             reason: "it asks".into(),
             always_rule: format!("{tool}(make)"),
             agent: None,
-        }
+        })
     }
 
     #[test]
     fn a_question_waits_until_answered_once_even_when_the_turn_runs_again() {
-        let root = tempfile::tempdir().unwrap();
-        let store = SessionStore::open(root.path()).unwrap();
-        store
-            .create(&SessionMeta::new("s1", "task", "model", "/ws"))
-            .unwrap();
-        let path = stream_path(&store, "s1");
+        let (_root, store, path) = session();
         let mut reader = StreamReader::new(&path, "t1", 0);
         assert!(waiting(&path).unwrap().is_empty());
         let first = EventStream::open(&store, "s1", "t1").unwrap();

@@ -126,6 +126,20 @@ impl Usage {
         self.cache_write_tokens += other.cache_write_tokens;
     }
 
+    /// What `self` counts beyond `other`, field by field (none below 0).
+    pub fn beyond(&self, other: &Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens.saturating_sub(other.input_tokens),
+            output_tokens: self.output_tokens.saturating_sub(other.output_tokens),
+            cache_read_tokens: self
+                .cache_read_tokens
+                .saturating_sub(other.cache_read_tokens),
+            cache_write_tokens: self
+                .cache_write_tokens
+                .saturating_sub(other.cache_write_tokens),
+        }
+    }
+
     /// All input tokens, cached or not.
     pub fn total_input(&self) -> u64 {
         self.input_tokens + self.cache_read_tokens + self.cache_write_tokens

@@ -63,24 +63,7 @@ impl Charged {
     /// What `self` has that `here` has not: what a step charged that was
     /// not charged in this run (none when it ran here).
     pub fn beyond(&self, here: &Charged) -> Option<Charged> {
-        let usage = Usage {
-            input_tokens: self
-                .usage
-                .input_tokens
-                .saturating_sub(here.usage.input_tokens),
-            output_tokens: self
-                .usage
-                .output_tokens
-                .saturating_sub(here.usage.output_tokens),
-            cache_read_tokens: self
-                .usage
-                .cache_read_tokens
-                .saturating_sub(here.usage.cache_read_tokens),
-            cache_write_tokens: self
-                .usage
-                .cache_write_tokens
-                .saturating_sub(here.usage.cache_write_tokens),
-        };
+        let usage = self.usage.beyond(&here.usage);
         let cost_usd = (self.cost_usd - here.cost_usd).max(0.0);
         (usage != Usage::default() || cost_usd > 0.0).then_some(Charged { usage, cost_usd })
     }

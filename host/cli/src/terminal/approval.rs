@@ -98,12 +98,7 @@ pub fn render(request: &ApprovalRequest, config: Option<&str>) -> String {
         Some(agent) => format!(" (for a {} sub-agent)", prompt::clean(agent)),
         None => String::new(),
     };
-    let input = prompt::clean(&request.input.to_string());
-    let input: String = if input.chars().count() > 600 {
-        input.chars().take(600).chain("…".chars()).collect()
-    } else {
-        input
-    };
+    let input = prompt::clipped(&request.input.to_string(), 600);
     let lasting = match config {
         Some(config) => format!("from now on (kept in {config})"),
         None => "for the rest of this turn".into(),

@@ -93,6 +93,16 @@ fn numbers(line: &str) -> Option<Vec<usize>> {
         .collect()
 }
 
+/// [`clean`] `text`, cut to `max` characters with an ellipsis when it is
+/// longer.
+pub fn clipped(text: &str, max: usize) -> String {
+    let text = clean(text);
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text,
+    }
+}
+
 /// `text` without control characters: it comes from the model, and an
 /// escape sequence in it could rewrite what the user sees on the terminal.
 /// Newlines and tabs stay.

@@ -1,10 +1,11 @@
 //! Asking the user about a tool call.
 
+use serde::{Deserialize, Serialize};
 use std::future::Future;
 use std::pin::Pin;
 
 /// A tool call waiting for the user's word.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ApprovalRequest {
     /// The tool.
     pub tool: String,
@@ -15,6 +16,7 @@ pub struct ApprovalRequest {
     /// The rule that "allow always" would add (`Bash(npm test)`).
     pub always_rule: String,
     /// The sub-agent making the call, when one is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
 }
 
