@@ -17,6 +17,8 @@ use kaizen_runtime::{ModelRoles, PluginLlmPolicy};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+pub use crate::home::kaizen_home;
+
 pub use crate::config_file::{
     ConfigFile, HooksSection, McpSection, PROJECT_CONFIG, PermissionsSection, SandboxSection,
     SessionsSection, USER_CONFIG,
@@ -74,16 +76,6 @@ pub struct Setup {
     pub context: ContextSection,
     /// The learning memory: the user's `[memory]`.
     pub memory: MemorySection,
-}
-
-/// `KAIZEN_HOME`, else the user's data directory.
-pub fn kaizen_home() -> anyhow::Result<PathBuf> {
-    if let Some(home) = std::env::var_os("KAIZEN_HOME").filter(|h| !h.is_empty()) {
-        return Ok(PathBuf::from(home));
-    }
-    dirs::data_dir()
-        .map(|dir| dir.join("kaizen"))
-        .context("cannot find a data directory for Kaizen's state; set KAIZEN_HOME")
 }
 
 impl Setup {

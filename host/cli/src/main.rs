@@ -11,6 +11,7 @@ mod config_file;
 mod context_config;
 mod eval_cmd;
 mod guard_setup;
+mod home;
 mod hosted;
 mod kits;
 mod local_runtime;

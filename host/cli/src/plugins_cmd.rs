@@ -41,9 +41,14 @@ pub fn plugin_host(
     denied: &Denied,
     signatures: &SignaturePolicy,
 ) -> anyhow::Result<PluginHost> {
-    let cache_dir = std::env::var_os("KAIZEN_CACHE_DIR")
-        .filter(|dir| !dir.is_empty())
-        .map_or_else(|| home.join("cache").join("components"), PathBuf::from);
+    let cache_dir = match std::env::var_os("KAIZEN_CACHE_DIR").filter(|dir| !dir.is_empty()) {
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            crate::home::private_state_dir(&dir, "KAIZEN_CACHE_DIR")?;
+            dir
+        }
+        None => home.join("cache").join("components"),
+    };
     // Kaizen's own state, the cache of code the host runs and its key: no
     // tool or program may see them, wherever they are. Configuration in a
     // writable directory may be read, never changed.

@@ -123,14 +123,18 @@ fn runs(case: &Case, command: &str) -> Script {
     script
 }
 
-/// A home and a workspace under the target directory (Gemini CLI skips
-/// settings in a directory others can write, as `/tmp`).
+/// A home and a workspace in a directory anyone may write (sticky, as
+/// `/tmp`), whatever the machine's temporary directory and wherever the
+/// repository is: the CLIs must work with `KAIZEN_HOME` and `HOME` there,
+/// where a CLI may refuse settings others could have replaced.
 fn dirs() -> (TempDir, TempDir) {
-    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("runtimes");
-    std::fs::create_dir_all(&root).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    let shared = Path::new(env!("CARGO_TARGET_TMPDIR")).join("runtimes-shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
     (
-        tempfile::tempdir_in(&root).unwrap(),
-        tempfile::tempdir_in(&root).unwrap(),
+        tempfile::tempdir_in(&shared).unwrap(),
+        tempfile::tempdir_in(&shared).unwrap(),
     )
 }
 
@@ -270,6 +274,7 @@ async fn two_step_task(runtime: &'static str) {
     assert!(!result["session_id"].as_str().unwrap().is_empty());
     assert!(result["duration_ms"].as_u64().unwrap() > 0);
     assert_eq!(result["error_message"], Value::Null);
+    assert_eq!(result["warnings"], serde_json::json!([]), "{}", said());
     assert_eq!(result["permission_denials"], serde_json::json!([]));
     let calls = result["tool_calls"].as_array().unwrap();
     assert_eq!(calls.len(), 1, "{}", said());

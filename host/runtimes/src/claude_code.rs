@@ -128,7 +128,12 @@ impl Cli for ClaudeCode {
                     .to_string(),
             );
         }
-        Ok(Invocation { args, env, notes })
+        Ok(Invocation {
+            args,
+            env,
+            notes,
+            after: None,
+        })
     }
 
     fn parser(&self, _context: &ExecutionContext) -> Box<dyn StreamParser> {

@@ -120,8 +120,8 @@ impl Cli for Codex {
         args.extend(["--".to_string(), context.task.clone()]);
         Ok(Invocation {
             args,
-            env: Default::default(),
             notes,
+            ..Invocation::default()
         })
     }
 

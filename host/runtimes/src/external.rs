@@ -38,8 +38,12 @@ const BASIC_VARS: &[&str] = &[
 /// How long `--version` may take before the CLI counts as broken.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// What must happen once a CLI's run has ended, before its scratch
+/// directory goes (keeping what it wrote into files it was lent).
+pub(crate) type AfterRun = Box<dyn FnOnce() -> Result<(), String> + Send>;
+
 /// How one CLI is run.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Invocation {
     /// Its arguments.
     pub args: Vec<String>,
@@ -47,6 +51,8 @@ pub(crate) struct Invocation {
     pub env: BTreeMap<String, String>,
     /// What could not be mapped onto its flags, one sentence each.
     pub notes: Vec<String>,
+    /// What to do when it has ended, however it ended.
+    pub after: Option<AfterRun>,
 }
 
 /// What one vendor's CLI is: its names, where to get it, what it can do
@@ -253,6 +259,13 @@ impl ExternalRuntime {
             },
         };
         let mut notes = invocation.notes;
+        if let Some(after) = invocation.after
+            && let Err(why) = after()
+        {
+            notes.push(format!(
+                "{name} kept state Kaizen could not hand back: {why}"
+            ));
+        }
         let result = run.result(name, status, error, ended.duration, prices);
         if result.cost_estimated && self.prices.price(&result.model_used).is_none() {
             notes.push(format!(

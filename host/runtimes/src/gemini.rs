@@ -5,18 +5,19 @@
 //! `error`, and a last `result` with a status and the run's token counts.
 //! It reports no cost.
 //!
-//! Settings go in a system settings file of the run's own
-//! (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`), which overrides the user's without
-//! touching them: API-key authentication when a key is given (a base-URL
+//! Settings go over the user's own in a home of the run's own
+//! ([`GeminiHome`], `GEMINI_CLI_HOME`), which leaves the user's files
+//! untouched: API-key authentication when a key is given (a base-URL
 //! override alone selects an authentication headless mode refuses), the
 //! MCP servers, the turn limit, no usage statistics or update checks.
-//! Gemini CLI skips that file, with a warning, when a directory above it
-//! may be written by others (as `/tmp` may), so the scratch directory must
-//! be private. Telemetry is also turned off by its variable.
+//! Telemetry is also turned off by its variable. (Its system settings
+//! file, the layer meant for overrides, is read only when root owns it
+//! and every directory above it, which no user's program can arrange.)
 
 use crate::adapter::ExecutionContext;
 use crate::capabilities::{CostReporting, Vendor};
-use crate::external::{Cli, CliInfo, Invocation, mcp_servers};
+use crate::external::{AfterRun, Cli, CliInfo, Invocation, mcp_servers};
+use crate::gemini_home::GeminiHome;
 use crate::normalize::{CycleCounter, RunSoFar, StreamParser, count, text};
 use kaizen_runtime::permissions::PermissionMode;
 use kaizen_runtime::{Event, Status};
@@ -110,42 +111,52 @@ impl Cli for GeminiCli {
                     .into(),
             );
         }
-        let mut settings = json!({
-            "privacy": {"usageStatisticsEnabled": false},
-            "telemetry": {"enabled": false},
-            "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
-            "model": {"maxSessionTurns": context.limits.max_cycles},
-        });
+        let mut overrides = vec![
+            ("/privacy/usageStatisticsEnabled", json!(false)),
+            ("/telemetry/enabled", json!(false)),
+            ("/general/enableAutoUpdate", json!(false)),
+            ("/general/enableAutoUpdateNotification", json!(false)),
+            ("/model/maxSessionTurns", json!(context.limits.max_cycles)),
+        ]
+        .into_iter()
+        .map(|(pointer, value)| (pointer.to_string(), value))
+        .collect::<Vec<_>>();
         if context.env.contains_key("GEMINI_API_KEY") {
-            settings["security"] = json!({"auth": {"selectedType": "gemini-api-key"}});
+            overrides.push((
+                "/security/auth/selectedType".to_string(),
+                json!("gemini-api-key"),
+            ));
         }
-        if !context.mcp_servers.is_empty() {
-            settings["mcpServers"] = mcp_servers(&context.mcp_servers);
+        if let Value::Object(servers) = mcp_servers(&context.mcp_servers) {
+            for (name, server) in servers {
+                overrides.push((format!("/mcpServers/{}", pointer_key(&name)), server));
+            }
         }
-        let file = scratch.join("settings.json");
-        std::fs::write(&file, settings.to_string())
-            .map_err(|err| format!("cannot write its settings: {err}"))?;
+        let real_home = context
+            .env
+            .get("GEMINI_CLI_HOME")
+            .or_else(|| context.env.get("HOME"))
+            .filter(|home| !home.is_empty())
+            .ok_or("neither GEMINI_CLI_HOME nor HOME is set: set HOME (Gemini CLI keeps its sign-in and chats under it)")?;
+        let home = GeminiHome::lend(scratch, Path::new(real_home), &overrides)?;
         let task = match &context.instructions {
             Some(instructions) => format!("{instructions}\n\n{}", context.task),
             None => context.task.clone(),
         };
         args.extend(["--prompt".to_string(), task]);
         let env = [
-            (
-                "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
-                file.display().to_string(),
-            ),
+            ("GEMINI_CLI_HOME", home.home().display().to_string()),
             ("GEMINI_TELEMETRY_ENABLED", "false".to_string()),
         ]
         .map(|(k, v)| (k.to_string(), v))
         .into();
-        if let Some(open) = writable_by_others(scratch) {
-            notes.push(format!(
-                "gemini-cli skips settings under {}, which others can write: set KAIZEN_HOME to a private directory (its API-key authentication, turn limit and MCP servers are in those settings)",
-                open.display()
-            ));
-        }
-        Ok(Invocation { args, env, notes })
+        let after: AfterRun = Box::new(move || home.hand_back());
+        Ok(Invocation {
+            args,
+            env,
+            notes,
+            after: Some(after),
+        })
     }
 
     fn parser(&self, _context: &ExecutionContext) -> Box<dyn StreamParser> {
@@ -250,12 +261,9 @@ impl StreamParser for Parser {
     }
 }
 
-/// The first directory at or above `dir` that users other than its owner
-/// may write, as Gemini CLI refuses for a settings file.
-fn writable_by_others(dir: &Path) -> Option<&Path> {
-    use std::os::unix::fs::PermissionsExt;
-    dir.ancestors()
-        .find(|dir| std::fs::metadata(dir).is_ok_and(|meta| meta.permissions().mode() & 0o022 != 0))
+/// `name` as one key of a JSON pointer.
+fn pointer_key(name: &str) -> String {
+    name.replace('~', "~0").replace('/', "~1")
 }
 
 /// What a failed `result` says.
@@ -315,48 +323,70 @@ mod tests {
         assert_eq!(run.ended.unwrap().0, Status::MaxCycles);
     }
 
+    /// The settings of the run `invocation` starts.
+    fn settings_of(invocation: &Invocation) -> Value {
+        let home = Path::new(&invocation.env["GEMINI_CLI_HOME"]);
+        serde_json::from_slice(&std::fs::read(home.join(".gemini/settings.json")).unwrap()).unwrap()
+    }
+
     #[test]
     fn settings_carry_auth_the_turn_limit_and_trust_is_kaizens() {
-        let scratch = tempfile::tempdir().unwrap();
+        // Everything under a directory anyone may write, as `/tmp`.
+        let shared = tempfile::tempdir().unwrap();
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let sticky = std::fs::Permissions::from_mode(0o1777);
+            std::fs::set_permissions(shared.path(), sticky).unwrap();
+        }
+        let user = shared.path().join("user");
         let mut context = ExecutionContext::new("task", "/w");
-        context.env = [("GEMINI_API_KEY".to_string(), "k".to_string())].into();
+        context.env = [
+            ("GEMINI_API_KEY".to_string(), "k".to_string()),
+            ("HOME".to_string(), user.display().to_string()),
+        ]
+        .into();
         context.limits.max_cycles = 9;
         context.permission_mode = PermissionMode::AcceptEdits;
-        let invocation = GeminiCli
-            .invocation(&context, "gemini-x", scratch.path())
-            .unwrap();
+        let invoke = |context: &ExecutionContext| {
+            let scratch = tempfile::tempdir_in(shared.path()).unwrap();
+            let invocation = GeminiCli
+                .invocation(context, "gemini-x", scratch.path())
+                .unwrap();
+            (invocation, scratch)
+        };
+        let (invocation, _scratch) = invoke(&context);
         let line = invocation.args.join(" ");
         assert!(line.contains("--approval-mode auto_edit"), "{line}");
         assert!(!line.contains("--skip-trust"), "{line}");
-        let settings: Value = serde_json::from_slice(
-            &std::fs::read(&invocation.env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]).unwrap(),
-        )
-        .unwrap();
+        let settings = settings_of(&invocation);
         assert_eq!(
             settings["security"]["auth"]["selectedType"],
             "gemini-api-key"
         );
         assert_eq!(settings["model"]["maxSessionTurns"], 9);
         assert_eq!(settings["telemetry"]["enabled"], false);
+        assert!(
+            user.join(".gemini").is_dir(),
+            "the user's state stays theirs"
+        );
         context.mcp_servers = vec![crate::adapter::McpServer {
             name: "notes".into(),
             command: "notes-server".into(),
             args: Vec::new(),
             env: Default::default(),
         }];
-        let invocation = GeminiCli
-            .invocation(&context, "gemini-x", scratch.path())
-            .unwrap();
-        let settings: Value = serde_json::from_slice(
-            &std::fs::read(&invocation.env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]).unwrap(),
-        )
-        .unwrap();
+        let (invocation, _scratch) = invoke(&context);
+        let settings = settings_of(&invocation);
         assert_eq!(settings["mcpServers"]["notes"]["command"], "notes-server");
         context.trusted_workspace = true;
-        let args = GeminiCli
+        let (invocation, _scratch) = invoke(&context);
+        assert!(invocation.args.contains(&"--skip-trust".to_string()));
+        context.env.remove("HOME");
+        let scratch = tempfile::tempdir().unwrap();
+        let err = GeminiCli
             .invocation(&context, "gemini-x", scratch.path())
-            .unwrap()
-            .args;
-        assert!(args.contains(&"--skip-trust".to_string()));
+            .err()
+            .unwrap();
+        assert!(err.contains("set HOME"), "{err}");
     }
 }

@@ -29,6 +29,7 @@ mod claude_code;
 mod codex;
 mod external;
 mod gemini;
+mod gemini_home;
 mod history;
 mod normalize;
 pub mod selector;
@@ -46,9 +47,8 @@ use std::path::Path;
 
 /// The external runtimes, in the default order of preference, pricing
 /// estimated costs with `prices` and keeping the files each run is given
-/// in directories under `scratch_root` (the system's temporary directory
-/// when `None`; it should be private to the user, as a CLI may refuse
-/// settings in a directory others can write).
+/// in private directories under `scratch_root` (the system's temporary
+/// directory when `None`).
 pub fn external_runtimes(prices: &PriceTable, scratch_root: Option<&Path>) -> Vec<ExternalRuntime> {
     let clis: [Box<dyn external::Cli>; 3] = [
         Box::new(claude_code::ClaudeCode),

@@ -31,7 +31,7 @@ pub fn built(home: &Path, name: &str, build: bool) -> anyhow::Result<Option<Path
     }
     let kit = Kit {
         root: embedded::extracted(&home.join("kits"))?,
-        toolchains: toolchain::cache_dir(home),
+        toolchains: toolchain::cache_dir(home)?,
     };
     let digest = kit
         .root

@@ -166,7 +166,7 @@ fn open(dir: &Path) -> anyhow::Result<(Project, Lang, Kit)> {
     let home = crate::config::kaizen_home()?;
     let kit = Kit {
         root: embedded::extracted(&home.join("kits"))?,
-        toolchains: toolchain::cache_dir(&home),
+        toolchains: toolchain::cache_dir(&home)?,
     };
     let project = Project {
         output: manifest.component_path(&dir),

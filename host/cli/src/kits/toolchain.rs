@@ -12,10 +12,15 @@ const COMPLETE: &str = ".complete";
 
 /// Where toolchains are installed: `KAIZEN_TOOLCHAINS_DIR`, else
 /// `$KAIZEN_HOME/toolchains`.
-pub fn cache_dir(home: &Path) -> PathBuf {
-    std::env::var_os("KAIZEN_TOOLCHAINS_DIR")
-        .filter(|dir| !dir.is_empty())
-        .map_or_else(|| home.join("toolchains"), PathBuf::from)
+pub fn cache_dir(home: &Path) -> anyhow::Result<PathBuf> {
+    match std::env::var_os("KAIZEN_TOOLCHAINS_DIR").filter(|dir| !dir.is_empty()) {
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            crate::home::private_state_dir(&dir, "KAIZEN_TOOLCHAINS_DIR")?;
+            Ok(dir)
+        }
+        None => Ok(home.join("toolchains")),
+    }
 }
 
 /// True when an install into `dir` completed.
