@@ -15,6 +15,11 @@
 //! `KAIZEN_COMPONENTIZE_PY` names a componentize-py to use instead of the
 //! venv's.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 use kaizen_guest_build::{
     GuestDir, Plugin, assemble, create_dir, discover, fail, manifest_dir, out_dir, path_str, read,
     rerun_if_changed, rerun_if_workspace_changed, run,

@@ -92,17 +92,23 @@ impl ClaudeSettings {
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(err) => return Err(err).with_context(|| format!("reading {}", path.display())),
         };
-        let file: File = serde_json::from_str(&text).map_err(|err| {
+        Self::parse(&text, path).map(Some)
+    }
+
+    /// Parses `text`, the content of `path` (named in errors and kept as
+    /// the settings' path).
+    pub fn parse(text: &str, path: &Path) -> anyhow::Result<Self> {
+        let file: File = serde_json::from_str(text).map_err(|err| {
             anyhow::anyhow!(
                 "{} is not valid Claude Code settings ({err}); fix it or move it away",
                 path.display()
             )
         })?;
-        Ok(Some(Self {
+        Ok(Self {
             path: path.to_path_buf(),
             permissions: file.permissions,
             hooks: file.hooks,
-        }))
+        })
     }
 
     /// True when the file sets no rule, mode or hook.

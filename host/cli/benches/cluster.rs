@@ -24,6 +24,11 @@
 //!
 //! Run with `cargo bench -p kaizen --bench cluster`.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::{median, mib, ms};

@@ -14,6 +14,11 @@
 //! Prints the figures against the budgets in docs/budgets.md; asserts
 //! nothing about time. Run with `cargo bench -p kaizen --bench first_run`.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::{cpu_of, exited_ok, load_average, median, mib, ms, reset_peak_rss, spawn, wait4};

@@ -19,6 +19,11 @@
 //! ripgrep`). Run without `--bench` (as `cargo test --benches` does), it
 //! only says how to run it.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};

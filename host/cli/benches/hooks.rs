@@ -13,10 +13,11 @@ use kaizen_claude::{ClaudeSettings, CommandHook, CommandRunner};
 use kaizen_hooks::{Hook, HookCall, HookEvent};
 use kaizen_plugins::{
     EngineOptions, GrantPolicy, HookSettings, HostOptions, Origin, PluginHost, PluginSet,
-    PluginSource, SandboxSettings, sources_in,
+    PluginSource, sources_in,
 };
 use kaizen_runtime::HookDispatcher;
 use kaizen_runtime::permissions::{Effect, PermissionMode, Permissions, Rule, RuleOrigin, RuleSet};
+use kaizen_sandbox::Containment;
 use kaizen_tools::{Danger, RuleSubject, SubjectKind, Tool, ToolFuture, ToolSpec};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -234,8 +235,11 @@ async fn main() {
         .unwrap(),
         ..ClaudeSettings::default()
     };
-    let policy =
-        SandboxSettings::default().policy(vec![workspace.clone()], Vec::new(), false, Vec::new());
+    let containment = Containment {
+        writable: vec![workspace.clone()],
+        ..Containment::default()
+    };
+    let policy = containment.policy(containment.session_scope(), &[]);
     let runner = Arc::new(CommandRunner::new(policy, workspace.clone()));
     let (commands, problems) = CommandHook::from_settings(&settings, &runner);
     assert!(problems.is_empty(), "{problems:?}");

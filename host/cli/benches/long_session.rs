@@ -15,6 +15,11 @@
 //!
 //! Run with `cargo bench -p kaizen --bench long_session`.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::{median, mib, ms, reset_peak_rss, spawn, wait4};

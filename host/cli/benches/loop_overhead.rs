@@ -15,6 +15,11 @@
 //!
 //! Run with `cargo bench -p kaizen --bench loop_overhead`.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::{

@@ -18,6 +18,11 @@
 //!
 //! Run with `cargo bench -p kaizen --bench runtimes`.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::{cpu_of, load_average, median, mib, ms, reset_peak_rss, spawn, wait4};

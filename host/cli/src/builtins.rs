@@ -6,6 +6,7 @@ use kaizen_plugins::{
     Capabilities, HttpCredential, Location, Origin, Pin, PluginSource, Precompiled,
     ProcessCapability,
 };
+use kaizen_sandbox::Containment;
 use std::path::{Path, PathBuf};
 
 /// `(name, plugin.toml, component, BLAKE3 of the component, the component
@@ -45,13 +46,14 @@ pub const PLANNERS: &[&str] = &[
 ];
 
 /// The built-in `name` that kaizen carries as source, built with its kit
-/// now unless an earlier run built it (a blocking wait on the first run);
-/// `None` when `name` is not one.
-pub async fn from_source(home: &Path, name: &str) -> anyhow::Result<Option<PluginSource>> {
-    let (home, name) = (home.to_path_buf(), name.to_string());
-    let built =
-        tokio::task::spawn_blocking(move || crate::kits::from_source::built(&home, &name, true))
-            .await??;
+/// (each step confined by `containment`) now unless an earlier run built
+/// it (a wait on the first run); `None` when `name` is not one.
+pub async fn from_source(
+    home: &Path,
+    name: &str,
+    containment: &Containment,
+) -> anyhow::Result<Option<PluginSource>> {
+    let built = crate::kits::from_source::build(home, name, containment).await?;
     Ok(built.map(source_in))
 }
 
@@ -60,7 +62,7 @@ pub async fn from_source(home: &Path, name: &str) -> anyhow::Result<Option<Plugi
 pub fn already_built(home: &Path) -> anyhow::Result<Vec<PluginSource>> {
     let mut sources = Vec::new();
     for name in crate::kits::from_source::names() {
-        if let Some(dir) = crate::kits::from_source::built(home, name, false)? {
+        if let Some(dir) = crate::kits::from_source::already_built(home, name)? {
             sources.push(source_in(dir));
         }
     }

@@ -9,13 +9,15 @@ use crate::mcp_servers::McpServerEntry;
 use crate::memory_cmd::MemorySection;
 use crate::model_config::{FallbacksSection, check_fallbacks, model_roles};
 use crate::planner_setup::{PlannerSection, PlannersSection};
-use crate::trust::{AskTrust, TrustStatus, TrustStore, WorkspaceConfig};
+use crate::trust::{AskTrust, ConfigSnapshot, TrustStatus, TrustStore};
 use anyhow::Context as _;
 use kaizen_llm::PriceTable;
-use kaizen_plugins::{Access, Capabilities, GrantPolicy, Origin, SandboxSettings, SignaturePolicy};
+use kaizen_plugins::{Access, Capabilities, GrantPolicy, Origin, SignaturePolicy};
 use kaizen_runtime::{ModelRoles, PluginLlmPolicy};
+use kaizen_sandbox::Containment;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub use crate::home::kaizen_home;
 
@@ -34,8 +36,16 @@ pub struct Setup {
     pub plugin_roots: Vec<(PathBuf, Origin)>,
     /// Model prices: the built-in table with the config files' overrides.
     pub prices: PriceTable,
-    /// The OS sandbox's settings.
-    pub sandbox: SandboxSettings,
+    /// The workspace's configuration as read once: trust was decided on
+    /// it, and the loaders read it instead of the disk.
+    pub snapshot: Arc<ConfigSnapshot>,
+    /// Where the workspace's plugin directories were copied from the
+    /// snapshot, for loading; removed when the last handle goes.
+    pub workspace_copies: Option<Arc<tempfile::TempDir>>,
+    /// The OS sandbox's settings from config (read directories, limits,
+    /// degraded mode); [`crate::plugins_cmd::plugin_host`] completes them
+    /// into the session's containment.
+    pub sandbox: Containment,
     /// How sessions are kept (the project's file over the user's).
     pub sessions: SessionsSection,
     /// The workspace (canonical).
@@ -79,6 +89,26 @@ pub struct Setup {
 }
 
 impl Setup {
+    /// The config's sandbox settings with the session's directories: the
+    /// workspace and the added directories (read-write ones writable).
+    /// [`crate::plugins_cmd::plugin_host`] adds what is hidden and
+    /// protected.
+    pub fn session_containment(&self) -> Containment {
+        let mut containment = self.sandbox.clone();
+        // Configuration a link leads to is configuration too.
+        containment
+            .read_only
+            .extend(self.snapshot.link_targets().iter().cloned());
+        containment.writable = vec![self.workspace.clone()];
+        for (dir, access) in &self.policy.extra_dirs {
+            match access {
+                Access::ReadWrite => containment.writable.push(dir.clone()),
+                Access::ReadOnly => containment.readable.push(dir.clone()),
+            }
+        }
+        containment
+    }
+
     /// Merges the user's config, the workspace's and the flags. The
     /// workspace's config takes effect only as far as its trust allows
     /// (see [`merge_project`]); when it is not trusted and `ask` is given
@@ -100,10 +130,14 @@ impl Setup {
         let signatures = user.plugins.signatures(&user_file)?;
         let plugin_llm = user.plugin_llm.policy(&user_file)?;
         let mut models = model_roles(&user_file, &user.models, &user.sub_agent_models)?;
-        let trust = decide_trust(&kaizen_home, &workspace, ask)?;
+        let (trust, snapshot) = decide_trust(&kaizen_home, &workspace, ask)?;
         let trusted = trust == TrustStatus::Trusted;
         let project_file = workspace.join(PROJECT_CONFIG);
-        let project = ConfigFile::load(&project_file)?;
+        let mut ignored: Vec<String> = snapshot
+            .refused()
+            .map(|(path, why)| format!("{path}: not read ({why}); it takes no effect"))
+            .collect();
+        let project = project_config(&snapshot, &project_file, trusted, &mut ignored)?;
         let mut planner = user.planner.clone();
         let mut planners = user.planners.clone();
         user.context.check(&user_file)?;
@@ -129,13 +163,15 @@ impl Setup {
             },
             plugin_roots: vec![(kaizen_home.join("plugins"), Origin::User)],
             prices: PriceTable::default(),
-            sandbox: SandboxSettings {
+            sandbox: Containment {
                 allow_degraded: user.sandbox.allow_degraded,
-                ..SandboxSettings::default()
+                ..Containment::default()
             },
             sessions: SessionsSection::default(),
             trust,
-            ignored: Vec::new(),
+            snapshot: Arc::new(snapshot),
+            workspace_copies: None,
+            ignored,
             workspace: workspace.clone(),
             kaizen_home,
             user_permissions: user.permissions.clone(),
@@ -181,7 +217,44 @@ impl Setup {
                 .iter()
                 .map(|dir| (absolute(&here, dir), Origin::Flag)),
         );
+        setup.copy_workspace_plugins()?;
         Ok(setup)
+    }
+
+    /// Points the workspace's plugin directories at copies of what the
+    /// snapshot read (in a private directory under `KAIZEN_HOME`, removed
+    /// with the setup), so that the code loaded is the code trusted; one
+    /// the snapshot did not read (refused, or not there) loads nothing.
+    fn copy_workspace_plugins(&mut self) -> anyhow::Result<()> {
+        let workspace = self.workspace.clone();
+        let mut roots = std::mem::take(&mut self.plugin_roots);
+        for (path, origin) in &mut roots {
+            if *origin != Origin::Workspace {
+                continue;
+            }
+            let rel = match path.strip_prefix(&workspace) {
+                Ok(rel) => rel.to_string_lossy().trim_end_matches('/').to_string(),
+                Err(_) => continue,
+            };
+            if !self.snapshot.has_dir(&rel) {
+                *path = PathBuf::new();
+                continue;
+            }
+            let copies = match &self.workspace_copies {
+                Some(copies) => copies.clone(),
+                None => {
+                    let copies = Arc::new(crate::snapshot::copies_dir(&self.kaizen_home)?);
+                    self.workspace_copies = Some(copies.clone());
+                    copies
+                }
+            };
+            let copy = copies.path().join(&rel);
+            self.snapshot.materialize(&rel, &copy)?;
+            *path = copy;
+        }
+        roots.retain(|(path, _)| !path.as_os_str().is_empty());
+        self.plugin_roots = roots;
+        Ok(())
     }
 
     /// The user's own config: everything in it applies.
@@ -204,7 +277,7 @@ impl Setup {
                 .iter()
                 .map(|dir| (absolute(&home, dir), Origin::Flag)),
         );
-        self.sandbox.readable.extend(
+        self.sandbox.also_readable.extend(
             user.sandbox
                 .read
                 .iter()
@@ -304,8 +377,7 @@ impl Setup {
                     self.ignore(untrusted(what));
                 }
             }
-            let plugins = workspace.join(".kaizen").join("plugins");
-            if plugins.is_dir() {
+            if self.snapshot.has_dir(".kaizen/plugins") {
                 self.ignore(
                     ".kaizen/plugins: its plugins are not loaded (the workspace is not trusted)"
                         .to_string(),
@@ -334,7 +406,7 @@ impl Setup {
         for dir in &project.sandbox.read {
             let path = inside(dir);
             match within(&workspace, &path) {
-                true => self.sandbox.readable.push(path),
+                true => self.sandbox.also_readable.push(path),
                 false => self.ignore(outside(file, "[sandbox] read", &path)),
             }
         }
@@ -394,25 +466,54 @@ impl Setup {
     }
 }
 
-/// The workspace's trust: from the store, else from `ask` (recorded when
-/// it says yes). Non-interactive runs (no `ask`) never trust implicitly.
+/// The workspace's configuration, read once, and its trust: from the
+/// store, else from `ask` (recorded when it says yes). Non-interactive
+/// runs (no `ask`) never trust implicitly.
 fn decide_trust(
     kaizen_home: &Path,
     workspace: &Path,
     ask: Option<AskTrust<'_>>,
-) -> anyhow::Result<TrustStatus> {
-    let config = WorkspaceConfig::read(workspace)?;
+) -> anyhow::Result<(TrustStatus, ConfigSnapshot)> {
+    let config = ConfigSnapshot::read(workspace)?;
     let store = TrustStore::new(kaizen_home);
     let status = store.status(&config)?;
     if !matches!(status, TrustStatus::NotTrusted | TrustStatus::Changed) {
-        return Ok(status);
+        return Ok((status, config));
     }
     match ask {
         Some(ask) if ask(&config, status) => {
             store.trust(&config)?;
-            Ok(TrustStatus::Trusted)
+            Ok((TrustStatus::Trusted, config))
         }
-        _ => Ok(status),
+        _ => Ok((status, config)),
+    }
+}
+
+/// The workspace's `kaizen.toml`, from the snapshot. One that does not
+/// parse is an error once trusted; before that it is a note and nothing
+/// of it applies (a program of a session could have written it, and it
+/// must not stop Kaizen from running).
+fn project_config(
+    snapshot: &ConfigSnapshot,
+    file: &Path,
+    trusted: bool,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<ConfigFile> {
+    let Some(bytes) = snapshot.file(PROJECT_CONFIG) else {
+        return Ok(ConfigFile::default());
+    };
+    let parsed = std::str::from_utf8(bytes)
+        .map_err(|_| anyhow::anyhow!("{} is not UTF-8 text", file.display()))
+        .and_then(|text| ConfigFile::parse(text, file));
+    match parsed {
+        Ok(config) => Ok(config),
+        Err(err) if !trusted => {
+            notes.push(format!(
+                "{err:#}; it is ignored (the workspace is not trusted)"
+            ));
+            Ok(ConfigFile::default())
+        }
+        Err(err) => Err(err),
     }
 }
 
@@ -433,7 +534,7 @@ fn outside(file: &str, what: &str, path: &Path) -> String {
 }
 
 /// Adds one file's `[sandbox]` limits: the strictest wins.
-fn lower_sandbox_limits(settings: &mut SandboxSettings, section: &SandboxSection) {
+pub(crate) fn lower_sandbox_limits(settings: &mut Containment, section: &SandboxSection) {
     let limits = &mut settings.limits;
     if let Some(max) = section.max_processes {
         limits.max_processes = limits.max_processes.min(max);

@@ -292,7 +292,12 @@ impl ConfigFile {
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
             Err(err) => return Err(err).with_context(|| format!("reading {}", path.display())),
         };
-        let config: ConfigFile = toml::from_str(&text).map_err(|err| {
+        Self::parse(&text, path)
+    }
+
+    /// Parses `text`, the content of `path` (named in errors).
+    pub fn parse(text: &str, path: &Path) -> anyhow::Result<Self> {
+        let config: ConfigFile = toml::from_str(text).map_err(|err| {
             anyhow::anyhow!("{} is not a valid Kaizen config: {err}", path.display())
         })?;
         for (name, grant) in &config.grants {

@@ -5,8 +5,10 @@
 //!
 //! - `task.toml`: `instruction = "..."`, and optionally `max-cycles`;
 //! - `workspace/`: the files the task starts from (copied for each run);
-//! - `check.sh`: run with bash in the workspace after the run; exit 0 means
-//!   the task was done;
+//! - `check.sh`: run with bash in the workspace after the run, in the OS
+//!   sandbox (the run's workspace writable, the task folder readable, no
+//!   network, no provider key: it judges files the model wrote, which may
+//!   be hostile); exit 0 means the task was done;
 //! - `script.json` (optional): the scripted model's turns, for offline runs
 //!   against `kaizen-model-server` (the harness itself never reads it).
 //!
@@ -15,6 +17,8 @@
 //! compares planners on a real model.
 
 use anyhow::{Context as _, bail};
+use kaizen_sandbox::launcher::{self, Unconfined};
+use kaizen_sandbox::{Containment, Sandbox};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -24,8 +28,6 @@ use std::time::Duration;
 const TASK_FILE: &str = "task.toml";
 /// How long a task's check may run.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(120);
-/// Variables a check never gets: it judges files, not models.
-const PROVIDER_VARS: &[&str] = &["OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
 
 /// `kaizen eval`'s arguments.
 #[derive(clap::Args)]
@@ -147,10 +149,11 @@ pub async fn eval(options: EvalOptions) -> anyhow::Result<u8> {
     } else {
         options.planners.clone()
     };
+    let containment = crate::plugins_cmd::state_containment(&crate::config::kaizen_home()?)?;
     let mut rows = Vec::new();
     for task in &tasks {
         for planner in &planners {
-            let row = run_one(task, planner, &options).await?;
+            let row = run_one(task, planner, &options, &containment).await?;
             if options.json {
                 println!("{}", serde_json::to_string(&row)?);
             } else {
@@ -216,7 +219,12 @@ fn read_task(dir: &Path) -> anyhow::Result<Task> {
 
 /// Runs `task` with `planner` in a fresh copy of its workspace, then its
 /// check.
-async fn run_one(task: &Task, planner: &str, options: &EvalOptions) -> anyhow::Result<Row> {
+async fn run_one(
+    task: &Task,
+    planner: &str,
+    options: &EvalOptions,
+    containment: &Containment,
+) -> anyhow::Result<Row> {
     let scratch = tempfile::tempdir()?;
     let workspace = scratch.path().join("workspace");
     let seed = task.dir.join("workspace");
@@ -226,8 +234,11 @@ async fn run_one(task: &Task, planner: &str, options: &EvalOptions) -> anyhow::R
         std::fs::create_dir_all(&workspace)?;
     }
     let me = std::env::current_exe().context("finding the kaizen binary")?;
-    let mut run = tokio::process::Command::new(me);
-    run.arg("run")
+    // Kaizen itself, with the caller's environment (the provider's key):
+    // it confines what the run does.
+    let mut run = launcher::unconfined_async(Unconfined::KaizenItself, me);
+    run.envs(std::env::vars_os())
+        .arg("run")
         .arg("--cwd")
         .arg(&workspace)
         .args(["--output-format", "stream-json"])
@@ -255,7 +266,7 @@ async fn run_one(task: &Task, planner: &str, options: &EvalOptions) -> anyhow::R
         row.error = Some(format!("kaizen run printed no result: {}", stderr.trim()));
         return Ok(row);
     }
-    row.passed = check(task, &workspace).await?;
+    row.passed = check(task, &workspace, containment).await?;
     Ok(row)
 }
 
@@ -288,23 +299,25 @@ fn tally(task: &Task, planner: &str, lines: &[serde_json::Value]) -> Row {
     }
 }
 
-/// Runs the task's check in `workspace`; true when it exits 0.
-async fn check(task: &Task, workspace: &Path) -> anyhow::Result<bool> {
-    let mut cmd = tokio::process::Command::new("bash");
-    cmd.arg(task.dir.join("check.sh"))
-        .current_dir(workspace)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true);
-    for var in PROVIDER_VARS {
-        cmd.env_remove(var);
-    }
-    let child = cmd.spawn().context("starting bash for check.sh")?;
-    match tokio::time::timeout(CHECK_TIMEOUT, child.wait_with_output()).await {
-        Ok(done) => Ok(done?.status.success()),
-        Err(_) => Ok(false),
-    }
+/// Runs the task's check in `workspace`, in the OS sandbox (`workspace`
+/// writable, the task's folder readable); true when it exits 0 in time.
+async fn check(task: &Task, workspace: &Path, containment: &Containment) -> anyhow::Result<bool> {
+    let mut containment = containment.clone();
+    containment.writable = vec![workspace.to_path_buf()];
+    containment.readable = vec![task.dir.clone()];
+    let sandbox = Sandbox::new(containment.policy(containment.session_scope(), &[]))
+        .context("starting the OS sandbox for check.sh")?;
+    let output = sandbox
+        .run(kaizen_sandbox::Command {
+            program: "bash".into(),
+            args: vec![task.dir.join("check.sh").display().to_string()],
+            cwd: Some(workspace.to_path_buf()),
+            timeout: Some(CHECK_TIMEOUT),
+            ..kaizen_sandbox::Command::default()
+        })
+        .await
+        .context("running check.sh")?;
+    Ok(!output.timed_out && output.exit_code == Some(0))
 }
 
 /// The summary per planner, after the rows.

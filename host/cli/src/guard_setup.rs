@@ -14,11 +14,12 @@ use crate::trust::TrustStatus;
 use kaizen_claude::settings::{PROJECT_FILES, user_dir};
 use kaizen_claude::{ClaudeSettings, CommandHook, CommandRunner, SettingsPermissions};
 use kaizen_hooks::{Hook, Priority};
-use kaizen_plugins::{Access, HookSettings, Origin, PluginSet};
+use kaizen_plugins::{HookSettings, Origin, PluginSet};
 use kaizen_runtime::permissions::{
     Approver, Effect, PermissionMode, Permissions, Rule, RuleOrigin, RuleSet,
 };
 use kaizen_runtime::{Guard, HookDispatcher};
+use kaizen_sandbox::{Containment, Widening};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -96,10 +97,26 @@ pub fn permissions(setup: &Setup, flags: &PermissionArgs) -> anyhow::Result<Perm
         Some(dir) => ClaudeSettings::load(&dir.join("settings.json"))?,
         None => None,
     };
+    // The workspace's settings as the snapshot read them (what trust was
+    // decided on). One that does not parse is an error once trusted;
+    // before that a note, as a program of a session could have written it.
     let mut project_settings = Vec::new();
     for file in PROJECT_FILES {
-        if let Some(settings) = ClaudeSettings::load(&workspace.join(file))? {
-            project_settings.push((file, settings));
+        let Some(bytes) = setup.snapshot.file(file) else {
+            continue;
+        };
+        let path = workspace.join(file);
+        let parsed = std::str::from_utf8(bytes)
+            .map_err(|_| anyhow::anyhow!("{} is not UTF-8 text", path.display()))
+            .and_then(|text| ClaudeSettings::parse(text, &path));
+        match parsed {
+            Ok(settings) => project_settings.push((file, settings)),
+            Err(err) if !trusted => {
+                notes.push(format!(
+                    "{err:#}; it is ignored (the workspace is not trusted)"
+                ));
+            }
+            Err(err) => return Err(err),
         }
     }
 
@@ -150,9 +167,11 @@ pub fn permissions(setup: &Setup, flags: &PermissionArgs) -> anyhow::Result<Perm
 
 /// Builds the guard of a `kaizen run`: the permissions, the hooks of the
 /// loaded hook plugins and of Claude Code's settings (the workspace's only
-/// once trusted), and `approver`.
+/// once trusted; their commands confined by the session's `containment`),
+/// and `approver`.
 pub fn build(
     setup: &Setup,
+    containment: &Containment,
     permissions: PermissionSetup,
     plugins: &PluginSet,
     approver: Option<Arc<dyn Approver>>,
@@ -167,7 +186,7 @@ pub fn build(
     let trusted = setup.trust == TrustStatus::Trusted;
     let mut hooks = plugin_hooks(setup, plugins)?;
     if setup.hooks.claude != Some(false) {
-        let runner = Arc::new(command_runner(setup, claude_user.as_deref()));
+        let runner = Arc::new(command_runner(setup, containment, claude_user.as_deref()));
         let mut files: Vec<&ClaudeSettings> = user_settings.iter().collect();
         for (file, settings) in &project_settings {
             if trusted {
@@ -339,30 +358,28 @@ pub fn split_rules(values: &[String]) -> Vec<String> {
     rules
 }
 
-/// Command hooks run in the OS sandbox with the workspace (and added
-/// directories) as a plugin would have them, the hook scripts of the
-/// user's Claude Code directory readable (`~/.claude/hooks`; not the rest,
-/// which holds Claude Code's credentials), and no network unless the
-/// user's `[hooks] command-network` says so.
-fn command_runner(setup: &Setup, claude_user: Option<&Path>) -> CommandRunner {
-    let mut writable = vec![setup.workspace.clone()];
-    let mut readable = Vec::new();
-    for (dir, access) in &setup.policy.extra_dirs {
-        match access {
-            Access::ReadWrite => writable.push(dir.clone()),
-            Access::ReadOnly => readable.push(dir.clone()),
-        }
+/// Command hooks run in the session's containment, as Bash does (Kaizen's
+/// state and the deny rules' paths hidden, configuration read-only), with
+/// the workspace and added directories, and two named widenings: the
+/// hook scripts of the user's Claude Code directory readable
+/// (`~/.claude/hooks`; not the rest, which holds Claude Code's
+/// credentials), and the network only when the user's `[hooks]
+/// command-network` says so.
+fn command_runner(
+    setup: &Setup,
+    containment: &Containment,
+    claude_user: Option<&Path>,
+) -> CommandRunner {
+    let mut widenings: Vec<Widening> = claude_user
+        .map(|dir| dir.join("hooks"))
+        .filter(|dir| dir.is_dir())
+        .map(Widening::HookScripts)
+        .into_iter()
+        .collect();
+    if setup.hooks.command_network {
+        widenings.push(Widening::HookNetwork);
     }
-    readable.extend(
-        claude_user
-            .filter(|dir| dir.is_dir())
-            .map(Path::to_path_buf),
-    );
-    writable.retain(|dir| dir.is_dir());
-    readable.retain(|dir| dir.is_dir());
-    let policy = setup
-        .sandbox
-        .policy(writable, readable, setup.hooks.command_network, Vec::new());
+    let policy = containment.policy(containment.session_scope(), &widenings);
     CommandRunner::new(policy, setup.workspace.clone())
 }
 

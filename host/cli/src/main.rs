@@ -29,6 +29,7 @@ mod runtime_cmd;
 mod sandbox_cmd;
 mod session;
 mod sessions_cmd;
+mod snapshot;
 mod stream_input;
 mod terminal;
 mod trust;
@@ -446,7 +447,7 @@ async fn dispatch(command: Command) -> u8 {
             kits::new_project(&name, lang, dir.as_deref())
         }
         Command::Plugins(PluginsCommand::Build { dir }) => kits::build(&dir).await,
-        Command::Plugins(PluginsCommand::Test { dir }) => kits::test(&dir),
+        Command::Plugins(PluginsCommand::Test { dir }) => kits::test(&dir).await,
         Command::Plugins(PluginsCommand::Remove {
             name,
             workspace,

@@ -30,7 +30,13 @@ pub async fn serve(
     for failure in &loaded.plugins.failed {
         tracing::warn!("{}", failure.summary());
     }
-    let guard = guard_setup::build(&loaded.setup, loaded.permissions, &loaded.plugins, None)?;
+    let guard = guard_setup::build(
+        &loaded.setup,
+        loaded.host.sandbox(),
+        loaded.permissions,
+        &loaded.plugins,
+        None,
+    )?;
     for note in &guard.notes {
         eprintln!("kaizen: {note}");
     }

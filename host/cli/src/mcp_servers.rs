@@ -11,7 +11,7 @@ use kaizen_mcp::client::{
     HttpServer, McpServer, McpTool, ServerSpec, ServerState, StdioServer, ToolFilter, Transport,
     start_all,
 };
-use kaizen_plugins::SandboxSettings;
+use kaizen_sandbox::{Containment, Scope};
 use kaizen_tools::ToolRegistry;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -109,7 +109,7 @@ pub struct Configured {
 
 /// The servers of the user's config and, when the workspace is trusted,
 /// of its `.mcp.json` (the user's entry wins on a shared name).
-pub fn configured(setup: &Setup, sandbox: &SandboxSettings) -> Configured {
+pub fn configured(setup: &Setup, sandbox: &Containment) -> Configured {
     let mut out = Configured {
         specs: Vec::new(),
         required: Vec::new(),
@@ -144,14 +144,13 @@ pub fn configured(setup: &Setup, sandbox: &SandboxSettings) -> Configured {
 
 /// The servers of the workspace's `.mcp.json`, when it is trusted.
 fn project_servers(setup: &Setup, problems: &mut Vec<String>) -> Vec<(String, McpServerEntry)> {
-    let path = setup.workspace.join(MCP_JSON);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
-        Err(err) => {
-            problems.push(format!("{MCP_JSON} could not be read: {err}"));
-            return Vec::new();
-        }
+    // As the snapshot read it: what trust was decided on.
+    let Some(bytes) = setup.snapshot.file(MCP_JSON) else {
+        return Vec::new();
+    };
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        problems.push(format!("{MCP_JSON} is not UTF-8 text"));
+        return Vec::new();
     };
     if setup.trust != TrustStatus::Trusted {
         problems.push(format!(
@@ -160,7 +159,7 @@ fn project_servers(setup: &Setup, problems: &mut Vec<String>) -> Vec<(String, Mc
         ));
         return Vec::new();
     }
-    let file: McpJson = match serde_json::from_str(&text) {
+    let file: McpJson = match serde_json::from_str(text) {
         Ok(file) => file,
         Err(err) => {
             problems.push(format!("{MCP_JSON} is not valid: {err}"));
@@ -217,7 +216,7 @@ fn from_mcp_json(entry: McpJsonEntry) -> Result<McpServerEntry, String> {
 /// The spec of one entry, or why it cannot run.
 fn spec(
     setup: &Setup,
-    sandbox: &SandboxSettings,
+    sandbox: &Containment,
     name: &str,
     entry: &McpServerEntry,
     origin: &str,
@@ -233,7 +232,7 @@ fn spec(
     let transport = match (&entry.url, &entry.command) {
         (Some(_), Some(_)) => return Err("it has both a `url` and a `command`; keep one".into()),
         (Some(url), None) => Transport::Http(remote(entry, url)?),
-        (None, Some(program)) => Transport::Stdio(stdio(setup, sandbox, entry, program)?),
+        (None, Some(program)) => Transport::Stdio(Box::new(stdio(setup, sandbox, entry, program)?)),
         (None, None) => return Err("it has no `command` to run and no `url` to reach".into()),
     };
     Ok(ServerSpec {
@@ -293,7 +292,7 @@ fn remote(entry: &McpServerEntry, url: &str) -> Result<HttpServer, String> {
 /// A stdio server: its program, environment and sandbox.
 fn stdio(
     setup: &Setup,
-    sandbox: &SandboxSettings,
+    sandbox: &Containment,
     entry: &McpServerEntry,
     program: &str,
 ) -> Result<StdioServer, String> {
@@ -313,6 +312,11 @@ fn stdio(
             ));
         }
         if let Ok(value) = std::env::var(key) {
+            if let Some(provider) = provider_key_in(&value) {
+                return Err(format!(
+                    "env_vars names {key}, which holds {provider}: provider keys never reach MCP servers, under any name"
+                ));
+            }
             env.push((key.clone(), value));
         }
     }
@@ -337,8 +341,35 @@ fn stdio(
         args: entry.args.clone(),
         env,
         cwd: entry.cwd.as_deref().map(|cwd| resolve(workspace, cwd)),
-        policy: sandbox.policy(writable, readable, entry.network, Vec::new()),
+        policy: sandbox.policy(
+            Scope {
+                writable,
+                readable,
+                network: entry.network,
+                env: Vec::new(),
+            },
+            &[],
+        ),
     })
+}
+
+/// What provider key `value` is, if it is one: the value of one of the
+/// provider keys in Kaizen's environment, or a value shaped as OpenAI's
+/// and Anthropic's keys are (`sk-`).
+fn provider_key_in(value: &str) -> Option<String> {
+    let value = value.trim();
+    if value.is_empty() {
+        return None;
+    }
+    if let Some(name) = PROVIDER_KEYS
+        .iter()
+        .find(|name| std::env::var(name).is_ok_and(|key| key.trim() == value))
+    {
+        return Some(format!("the value of {name}"));
+    }
+    value
+        .starts_with("sk-")
+        .then(|| "a value shaped as a provider key (sk-...)".to_string())
 }
 
 /// Refuses `name` when it is a provider key: no server gets one, whatever
@@ -362,7 +393,7 @@ fn resolve(workspace: &Path, path: &Path) -> PathBuf {
 /// that did not start fails the whole.
 pub async fn start(
     setup: &Setup,
-    sandbox: &SandboxSettings,
+    sandbox: &Containment,
     registry: &mut ToolRegistry,
 ) -> anyhow::Result<Vec<Arc<McpServer>>> {
     let configured = configured(setup, sandbox);

@@ -2,7 +2,7 @@
 //! object at the end, or one JSON event per line; plus a progress line on
 //! a terminal's stderr.
 
-use crate::terminal::StatusLine;
+use crate::terminal::{StatusLine, printable};
 use clap::ValueEnum;
 use kaizen_runtime::{Event, Observer, RunResult};
 use std::io::{IsTerminal, Write};
@@ -76,7 +76,7 @@ impl Printer {
             return;
         }
         let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r\x1b[2K{line}");
+        let _ = write!(err, "\r\x1b[2K{}", printable(line));
         let _ = err.flush();
         state.progress_shown = true;
     }
@@ -98,7 +98,11 @@ impl Printer {
                 println!();
             }
             if let Some(message) = &result.error_message {
-                eprintln!("kaizen: {} — {message}", result.status.as_str());
+                eprintln!(
+                    "kaizen: {} — {}",
+                    result.status.as_str(),
+                    printable(message)
+                );
             }
         }
     }
@@ -154,12 +158,12 @@ impl Observer for Printer {
                 // user whatever the terminal.
                 if let Some(line) = notice_line(event) {
                     self.clear_progress(&mut state);
-                    eprintln!("kaizen: {line}");
+                    eprintln!("kaizen: {}", printable(&line));
                 }
                 if let Event::TextDelta { text } = event {
                     self.clear_progress(&mut state);
                     let mut out = std::io::stdout().lock();
-                    let _ = out.write_all(text.as_bytes());
+                    let _ = out.write_all(printable(text).as_bytes());
                     let _ = out.flush();
                     if !text.is_empty() {
                         state.open_line = !text.ends_with('\n');
@@ -204,7 +208,7 @@ impl Printer {
         self.clear_progress(&mut state);
         for message in notes {
             match self.format {
-                OutputFormat::Text => eprintln!("kaizen: warning: {message}"),
+                OutputFormat::Text => eprintln!("kaizen: warning: {}", printable(message)),
                 OutputFormat::StreamJson => {
                     print_json(&serde_json::json!({ "type": "warning", "message": message }));
                 }
@@ -250,7 +254,7 @@ impl Printer {
             state.open_line = false;
         }
         let _ = out.flush();
-        eprintln!("\x1b[2m{line}\x1b[0m");
+        eprintln!("\x1b[2m{}\x1b[0m", printable(&line));
     }
 }
 

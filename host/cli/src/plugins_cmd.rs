@@ -9,10 +9,11 @@ use anyhow::Context as _;
 use kaizen_plugins::interaction::{Interaction, NoUser};
 use kaizen_plugins::{
     Capabilities, DEFAULT_MAX_MEMORY_MIB, EffectiveGrant, EngineOptions, HostOptions, LoadedPlugin,
-    MANIFEST_FILE, Origin, PluginHost, PluginSet, ProtectedPaths, SandboxSettings, SignaturePolicy,
+    MANIFEST_FILE, Origin, PluginHost, PluginSet, ProtectedPaths, SignaturePolicy,
     existing_matches, sources_in,
 };
 use kaizen_runtime::permissions::{DeniedPaths, Permissions};
+use kaizen_sandbox::Containment;
 use kaizen_tools::CallContext;
 use serde_json::{Value, json};
 use std::fmt::Write as _;
@@ -31,37 +32,31 @@ pub struct Selection {
 
 /// The plugin host with the compile cache in `KAIZEN_CACHE_DIR`, else
 /// under `home`, sized for plugins of up to `max_memory_mib`; `interaction`
-/// answers plugins' questions, `sandbox` shapes the OS sandbox programs
-/// run in, and `signatures` says which signatures components need.
+/// answers plugins' questions, `sandbox` (the config's sandbox settings
+/// and the session's directories) is completed into the session's
+/// containment, which every program of the session runs under, and
+/// `signatures` says which signatures components need.
 pub fn plugin_host(
     home: &Path,
     max_memory_mib: u64,
     interaction: Arc<dyn Interaction>,
-    mut sandbox: SandboxSettings,
+    mut sandbox: Containment,
     denied: &Denied,
     signatures: &SignaturePolicy,
 ) -> anyhow::Result<PluginHost> {
-    let cache_dir = match std::env::var_os("KAIZEN_CACHE_DIR").filter(|dir| !dir.is_empty()) {
-        Some(dir) => {
-            let dir = PathBuf::from(dir);
-            crate::home::private_state_dir(&dir, "KAIZEN_CACHE_DIR")?;
-            dir
-        }
-        None => home.join("cache").join("components"),
-    };
+    let cache_dir = cache_dir(home)?;
     // Kaizen's own state, the cache of code the host runs and its key: no
     // tool or program may see them, wherever they are. Configuration in a
     // writable directory may be read, never changed.
-    let mut key = cache_dir.clone().into_os_string();
-    key.push(".key");
     let protected = ProtectedPaths {
         read_only_names: PROTECTED_NAMES
             .iter()
             .map(|name| name.to_string())
             .collect(),
-        hidden: vec![home.to_path_buf(), cache_dir.clone(), PathBuf::from(key)],
+        hidden: state_paths(home, &cache_dir),
         denied_read: denied.globs.read.clone(),
         denied_edit: denied.globs.edit.clone(),
+        read_only: sandbox.read_only.clone(),
     };
     sandbox.protected_names = protected.read_only_names.clone();
     sandbox.hidden = protected.hidden.clone();
@@ -69,6 +64,7 @@ pub fn plugin_host(
     // covered as it exists when a session starts.
     sandbox.hidden.extend(denied.read_now.iter().cloned());
     sandbox.read_only.extend(denied.edit_now.iter().cloned());
+    sandbox.no_exec.extend(denied.programs_now.iter().cloned());
     PluginHost::new(HostOptions {
         cache_dir: Some(cache_dir),
         engine: EngineOptions {
@@ -82,6 +78,49 @@ pub fn plugin_host(
     })
 }
 
+/// Where the compile cache is (`KAIZEN_CACHE_DIR`, else under `home`),
+/// checked as a state directory when the variable names it.
+fn cache_dir(home: &Path) -> anyhow::Result<PathBuf> {
+    match std::env::var_os("KAIZEN_CACHE_DIR").filter(|dir| !dir.is_empty()) {
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            crate::home::private_state_dir(&dir, "KAIZEN_CACHE_DIR")?;
+            Ok(dir)
+        }
+        None => Ok(home.join("cache").join("components")),
+    }
+}
+
+/// What no program may see: `KAIZEN_HOME`, the compile cache and its key.
+fn state_paths(home: &Path, cache_dir: &Path) -> Vec<PathBuf> {
+    let mut key = cache_dir.as_os_str().to_owned();
+    key.push(".key");
+    vec![
+        home.to_path_buf(),
+        cache_dir.to_path_buf(),
+        PathBuf::from(key),
+    ]
+}
+
+/// What confines programs Kaizen runs outside a session (toolchain steps
+/// of `kaizen plugins build`, `kaizen eval`'s checks): Kaizen's state
+/// hidden, configuration read-only, the user's `[sandbox]` settings.
+pub fn state_containment(home: &Path) -> anyhow::Result<Containment> {
+    let user_file = home.join(crate::config::USER_CONFIG);
+    let user = crate::config::ConfigFile::load(&user_file)?;
+    let mut containment = Containment {
+        protected_names: PROTECTED_NAMES
+            .iter()
+            .map(|name| name.to_string())
+            .collect(),
+        hidden: state_paths(home, &cache_dir(home)?),
+        allow_degraded: user.sandbox.allow_degraded,
+        ..Containment::default()
+    };
+    crate::config::lower_sandbox_limits(&mut containment, &user.sandbox);
+    Ok(containment)
+}
+
 /// A host for looking at components rather than serving a session:
 /// nobody answers their questions, no deny rule applies, and the default
 /// sandbox settings do (nothing it loads is asked to run a program).
@@ -90,7 +129,7 @@ pub fn checking_host(home: &Path, signatures: &SignaturePolicy) -> anyhow::Resul
         home,
         DEFAULT_MAX_MEMORY_MIB,
         Arc::new(NoUser),
-        SandboxSettings::default(),
+        Containment::default(),
         &Denied::default(),
         signatures,
     )
@@ -122,6 +161,9 @@ pub struct Denied {
     pub read_now: Vec<PathBuf>,
     /// Existing paths not to be changed.
     pub edit_now: Vec<PathBuf>,
+    /// The programs deny rules refuse whatever their arguments, where they
+    /// are on the sandbox's `PATH` (their real paths).
+    pub programs_now: Vec<PathBuf>,
 }
 
 impl Denied {
@@ -134,9 +176,27 @@ impl Denied {
         Self {
             read_now: existing_matches(&globs.read, &roots),
             edit_now: existing_matches(&globs.edit, &roots),
+            programs_now: programs_on_path(&globs.programs),
             globs,
         }
     }
+}
+
+/// Where each of `names` is on the sandbox's `PATH`: every real file a
+/// name leads to.
+fn programs_on_path(names: &[String]) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = Vec::new();
+    for name in names {
+        for dir in std::env::split_paths(kaizen_sandbox::SANDBOX_PATH) {
+            if let Ok(real) = dir.join(name).canonicalize()
+                && real.is_file()
+                && !found.contains(&real)
+            {
+                found.push(real);
+            }
+        }
+    }
+    found
 }
 
 /// Everything a command that runs plugins needs: the configuration, the
@@ -190,7 +250,7 @@ pub async fn load_with(
         &setup.kaizen_home,
         setup.policy.max_memory_mib,
         interaction,
-        setup.sandbox.clone(),
+        setup.session_containment(),
         &denied,
         &setup.signatures,
     )?;
@@ -200,7 +260,8 @@ pub async fn load_with(
             let planner = flag.or(setup.planner.name.as_deref());
             let mut sources = builtins::sources_for_run(&setup.hooks.builtins, planner);
             if let Some(name) = planner {
-                sources.extend(builtins::from_source(&setup.kaizen_home, name).await?);
+                sources
+                    .extend(builtins::from_source(&setup.kaizen_home, name, host.sandbox()).await?);
             }
             sources
         }

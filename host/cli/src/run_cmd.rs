@@ -234,8 +234,14 @@ pub async fn run_with(
         }
         (None, None) => options.hosted.as_ref().map(Hosted::approver),
     };
-    let guard =
-        crate::guard_setup::build(&setup, loaded.permissions, &plugins, approver).map_err(usage)?;
+    let guard = crate::guard_setup::build(
+        &setup,
+        loaded.host.sandbox(),
+        loaded.permissions,
+        &plugins,
+        approver,
+    )
+    .map_err(usage)?;
     for note in &guard.notes {
         eprintln!("kaizen: {note}");
     }

@@ -44,6 +44,14 @@ pub fn list(json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `println!` for text that holds what the model or a program wrote: no
+/// control character of it reaches the terminal.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        println!("{}", crate::terminal::printable(&format!($($arg)*)))
+    };
+}
+
 /// `kaizen sessions show`.
 pub fn show(name: &str, json: bool) -> anyhow::Result<()> {
     let store = session::open_store()?;
@@ -54,14 +62,14 @@ pub fn show(name: &str, json: bool) -> anyhow::Result<()> {
         if json {
             println!("{}", serde_json::to_string(&meta)?);
         } else {
-            println!(
+            say!(
                 "session {id} ({}, {} cycles, ${:.4}) on {runtime}, whose own session is {}; it keeps the conversation",
                 meta.status,
                 meta.cycles,
                 meta.cost_usd,
                 meta.runtime_session.as_deref().unwrap_or("unknown")
             );
-            println!("task: {}", meta.task);
+            say!("task: {}", meta.task);
         }
         return Ok(());
     }
@@ -71,12 +79,14 @@ pub fn show(name: &str, json: bool) -> anyhow::Result<()> {
             println!("{}", serde_json::to_string(record)?);
         }
     } else {
-        println!(
+        say!(
             "session {id} ({}, {} cycles, ${:.4})",
-            meta.status, meta.cycles, meta.cost_usd
+            meta.status,
+            meta.cycles,
+            meta.cost_usd
         );
         if let Some(parent) = &meta.parent {
-            println!("forked from {} after cycle {}", parent.id, parent.step);
+            say!("forked from {} after cycle {}", parent.id, parent.step);
         }
         let mut cycle = 0;
         for record in &read.events {
@@ -84,14 +94,14 @@ pub fn show(name: &str, json: bool) -> anyhow::Result<()> {
         }
     }
     if let Some(warning) = read.torn_tail {
-        eprintln!("kaizen: warning: {warning}");
+        eprintln!("kaizen: warning: {}", crate::terminal::printable(&warning));
     }
     Ok(())
 }
 
 fn print_entry(entry: &Entry, cycle: &mut u32) {
     match entry {
-        Entry::Start { model, cwd, .. } => println!("\n── run started: {model} in {cwd}"),
+        Entry::Start { model, cwd, .. } => say!("\n── run started: {model} in {cwd}"),
         Entry::User { message } => print_message("user", message),
         Entry::Turn { message, .. } => {
             *cycle += 1;
@@ -101,7 +111,7 @@ fn print_entry(entry: &Entry, cycle: &mut u32) {
             message: Some(message),
             ..
         } => print_message("results", message),
-        Entry::Results { message: None, .. } => println!("(the step was cut off)"),
+        Entry::Results { message: None, .. } => say!("(the step was cut off)"),
         Entry::Planner {
             cost_usd, todos, ..
         } => {
@@ -109,23 +119,23 @@ fn print_entry(entry: &Entry, cycle: &mut u32) {
                 .as_ref()
                 .map(|todos| format!(", set {} todos", todos.len()))
                 .unwrap_or_default();
-            println!("(the planner: ${cost_usd:.4}{todos})");
+            say!("(the planner: ${cost_usd:.4}{todos})");
         }
         Entry::Hooks {
             event, cost_usd, ..
-        } => println!("({event} hooks' completions: ${cost_usd:.4})"),
+        } => say!("({event} hooks' completions: ${cost_usd:.4})"),
         Entry::Compaction {
             kept_from,
             summarized,
             cost_usd,
             ..
         } => match summarized {
-            true => println!("── compacted: {kept_from} messages summarised (${cost_usd:.4})"),
-            false => println!("── compacted: long tool results in {kept_from} messages elided"),
+            true => say!("── compacted: {kept_from} messages summarised (${cost_usd:.4})"),
+            false => say!("── compacted: long tool results in {kept_from} messages elided"),
         },
         Entry::End { status, error } => match error {
-            Some(error) => println!("── ended: {} ({error})", status.as_str()),
-            None => println!("── ended: {}", status.as_str()),
+            Some(error) => say!("── ended: {} ({error})", status.as_str()),
+            None => say!("── ended: {}", status.as_str()),
         },
     }
 }
@@ -134,11 +144,11 @@ fn print_message(who: &str, message: &Message) {
     for block in &message.content {
         match block {
             Block::Text { text } if !text.trim().is_empty() => {
-                println!("{who}: {}", text.trim_end());
+                say!("{who}: {}", text.trim_end());
             }
             Block::ToolUse {
                 name, arguments, ..
-            } => println!("  → {name} {}", first_line(arguments, 200)),
+            } => say!("  → {name} {}", first_line(arguments, 200)),
             Block::ToolResult {
                 content, is_error, ..
             } => {
@@ -157,7 +167,7 @@ fn print_message(who: &str, message: &Message) {
                 } else {
                     String::new()
                 };
-                println!("  {mark} {}{more}", first_line(&text, 160));
+                say!("  {mark} {}{more}", first_line(&text, 160));
             }
             _ => {}
         }

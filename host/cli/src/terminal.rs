@@ -12,9 +12,9 @@ mod prompt;
 
 pub use approval::TerminalApprover;
 use lines::LineReader;
-pub use prompt::{clean, clipped, parse as parse_choice};
+pub use prompt::{clean, clipped, parse as parse_choice, printable};
 
-use crate::trust::{TrustStatus, WorkspaceConfig};
+use crate::trust::{ConfigSnapshot, TrustStatus};
 use kaizen_plugins::interaction::{
     Answer, AskFuture, Interaction, InteractionError, NoUser, Question,
 };
@@ -26,7 +26,7 @@ use std::sync::Arc;
 /// configuration, showing what it holds: `y` or `yes` trusts it; anything
 /// else, or the end of input, does not. Read before the run starts, while
 /// nothing else reads the terminal.
-pub fn ask_trust(config: &WorkspaceConfig, status: TrustStatus) -> bool {
+pub fn ask_trust(config: &ConfigSnapshot, status: TrustStatus) -> bool {
     let why = match status {
         TrustStatus::Changed => "has changed since you trusted it",
         _ => "has not been trusted yet",

@@ -5,10 +5,13 @@
 //! Kaizen (`kaizen.toml`, plugins under `.kaizen/`, and the `.claude/`
 //! settings and `.mcp.json` that later versions read) is untrusted until
 //! the user trusts it: on a terminal when asked, or with `kaizen trust`.
-//! Trust is recorded in `$KAIZEN_HOME` against a digest of those files, so
-//! any change to them, by anyone, asks again. Until then the workspace's
-//! config may only lower limits; see `config.rs` for exactly what applies.
+//! Trust is recorded in `$KAIZEN_HOME` against the digest of those files
+//! as read once ([`ConfigSnapshot`]), so any change to them, by anyone,
+//! asks again, and what takes effect is what was trusted. Until then the
+//! workspace's config may only lower limits; see `config.rs` for exactly
+//! what applies.
 
+pub use crate::snapshot::ConfigSnapshot;
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 use std::fs;
@@ -17,22 +20,6 @@ use std::path::{Path, PathBuf};
 
 /// The trust store, under `KAIZEN_HOME`.
 pub const TRUST_STORE: &str = "trusted-workspaces.json";
-
-/// Files at a workspace's root that configure Kaizen (or will: Claude
-/// Code's settings and MCP servers are read by later versions).
-const CONFIG_FILES: &[&str] = &[
-    "kaizen.toml",
-    ".mcp.json",
-    ".claude/settings.json",
-    ".claude/settings.local.json",
-];
-
-/// Directories at a workspace's root whose whole content configures
-/// Kaizen (plugins: manifests and code; the scripts Claude Code's hooks
-/// conventionally run), or the other agents Kaizen can run as runtimes
-/// (Gemini CLI's settings and extensions, Codex's config): those are told
-/// to trust the workspace only when Kaizen does.
-const CONFIG_DIRS: &[&str] = &[".kaizen", ".claude/hooks", ".gemini", ".codex"];
 
 /// What no tool may change at the top of a directory it may write: the
 /// configuration files and directories Kaizen (or Claude Code) reads.
@@ -45,101 +32,9 @@ pub const PROTECTED_NAMES: &[&str] = &[
     ".codex",
 ];
 
-/// Most files read under a config directory; a workspace with more is
-/// refused trust rather than hashed for minutes.
-const MAX_FILES: usize = 10_000;
-
-/// What configures Kaizen in one workspace, as found now.
-#[derive(Debug, Clone)]
-pub struct WorkspaceConfig {
-    /// The workspace (canonical).
-    pub root: PathBuf,
-    /// Each config file, relative to the root, with the BLAKE3 of its
-    /// content (of the link text for a symbolic link), sorted by path.
-    pub files: Vec<(String, String)>,
-}
-
-impl WorkspaceConfig {
-    /// Reads the config files of `root` (canonical).
-    pub fn read(root: &Path) -> anyhow::Result<Self> {
-        let mut files = Vec::new();
-        for name in CONFIG_FILES {
-            hash_entry(root, Path::new(name), &mut files)?;
-        }
-        for name in CONFIG_DIRS {
-            hash_entry(root, Path::new(name), &mut files)?;
-        }
-        files.sort();
-        Ok(Self {
-            root: root.to_path_buf(),
-            files,
-        })
-    }
-
-    /// True when the workspace configures nothing: there is nothing to
-    /// trust.
-    pub fn is_empty(&self) -> bool {
-        self.files.is_empty()
-    }
-
-    /// One digest of every file's path and content.
-    pub fn digest(&self) -> String {
-        let mut hasher = blake3::Hasher::new();
-        for (path, hash) in &self.files {
-            hasher.update(path.as_bytes());
-            hasher.update(b"\0");
-            hasher.update(hash.as_bytes());
-            hasher.update(b"\n");
-        }
-        hasher.finalize().to_hex().to_string()
-    }
-
-    /// The config files, one per line, for messages.
-    pub fn listing(&self) -> String {
-        self.files
-            .iter()
-            .map(|(path, _)| format!("  {}", path))
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-}
-
-/// Adds `rel` (a file, a link, or a directory walked whole) under `root`.
-fn hash_entry(root: &Path, rel: &Path, files: &mut Vec<(String, String)>) -> anyhow::Result<()> {
-    let path = root.join(rel);
-    let meta = match fs::symlink_metadata(&path) {
-        Ok(meta) => meta,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(err) => return Err(err).with_context(|| format!("reading {}", path.display())),
-    };
-    let name = rel.to_string_lossy().into_owned();
-    if meta.file_type().is_symlink() {
-        let target = fs::read_link(&path).with_context(|| format!("reading {}", path.display()))?;
-        let text = format!("symlink:{}", target.display());
-        files.push((name, blake3::hash(text.as_bytes()).to_hex().to_string()));
-    } else if meta.is_dir() {
-        let entries = fs::read_dir(&path).with_context(|| format!("reading {}", path.display()))?;
-        for entry in entries {
-            let entry = entry.with_context(|| format!("reading {}", path.display()))?;
-            hash_entry(root, &rel.join(entry.file_name()), files)?;
-            if files.len() > MAX_FILES {
-                anyhow::bail!(
-                    "{} holds more than {MAX_FILES} files; Kaizen's config there cannot be \
-                     checked for trust",
-                    path.display()
-                );
-            }
-        }
-    } else {
-        let bytes = fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-        files.push((name, blake3::hash(&bytes).to_hex().to_string()));
-    }
-    Ok(())
-}
-
 /// Asks the user whether to trust a workspace's config (it is `NotTrusted`
 /// or `Changed`); true trusts it.
-pub type AskTrust<'a> = &'a (dyn Fn(&WorkspaceConfig, TrustStatus) -> bool + Sync);
+pub type AskTrust<'a> = &'a (dyn Fn(&ConfigSnapshot, TrustStatus) -> bool + Sync);
 
 /// Whether a workspace's config may take effect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,7 +54,7 @@ pub enum TrustStatus {
 pub struct TrustedWorkspace {
     /// The workspace (canonical).
     pub path: PathBuf,
-    /// [`WorkspaceConfig::digest`] when it was trusted.
+    /// [`ConfigSnapshot::digest`] when it was trusted.
     pub digest: String,
     /// When (RFC 3339).
     pub trusted_at: String,
@@ -189,7 +84,7 @@ impl TrustStore {
     }
 
     /// Whether `config` may take effect.
-    pub fn status(&self, config: &WorkspaceConfig) -> anyhow::Result<TrustStatus> {
+    pub fn status(&self, config: &ConfigSnapshot) -> anyhow::Result<TrustStatus> {
         if config.is_empty() {
             return Ok(TrustStatus::NothingToTrust);
         }
@@ -204,7 +99,7 @@ impl TrustStore {
     }
 
     /// Trusts `config` as it is now.
-    pub fn trust(&self, config: &WorkspaceConfig) -> anyhow::Result<()> {
+    pub fn trust(&self, config: &ConfigSnapshot) -> anyhow::Result<()> {
         let mut store = self.load()?;
         store.workspaces.retain(|w| w.path != config.root);
         store.workspaces.push(TrustedWorkspace {
@@ -276,7 +171,7 @@ mod tests {
     fn nothing_configured_is_nothing_to_trust() {
         let ws = workspace();
         fs::write(ws.path().join("README.md"), "hi").unwrap();
-        let config = WorkspaceConfig::read(ws.path()).unwrap();
+        let config = ConfigSnapshot::read(ws.path()).unwrap();
         assert!(config.is_empty());
         let home = workspace();
         let store = TrustStore::new(home.path());
@@ -293,8 +188,8 @@ mod tests {
         fs::write(root.join(".kaizen/plugins/x/x.wasm"), "code").unwrap();
         let home = workspace();
         let store = TrustStore::new(home.path());
-        let config = WorkspaceConfig::read(&root).unwrap();
-        assert_eq!(config.files.len(), 3);
+        let config = ConfigSnapshot::read(&root).unwrap();
+        assert_eq!(config.listing().lines().count(), 3);
         assert_eq!(store.status(&config).unwrap(), TrustStatus::NotTrusted);
         store.trust(&config).unwrap();
         assert_eq!(store.status(&config).unwrap(), TrustStatus::Trusted);
@@ -306,7 +201,7 @@ mod tests {
             ("kaizen.toml", "[grants]\n"),
         ] {
             fs::write(root.join(file), text).unwrap();
-            let now = WorkspaceConfig::read(&root).unwrap();
+            let now = ConfigSnapshot::read(&root).unwrap();
             assert_eq!(store.status(&now).unwrap(), TrustStatus::Changed, "{file}");
             store.trust(&now).unwrap();
         }
@@ -314,23 +209,8 @@ mod tests {
         use std::os::unix::fs::PermissionsExt as _;
         assert_eq!(mode.permissions().mode() & 0o777, 0o600);
         assert!(store.revoke(&root).unwrap());
-        let now = WorkspaceConfig::read(&root).unwrap();
+        let now = ConfigSnapshot::read(&root).unwrap();
         assert_eq!(store.status(&now).unwrap(), TrustStatus::NotTrusted);
-    }
-
-    #[test]
-    fn a_symlink_is_hashed_as_its_target_text() {
-        let ws = workspace();
-        let root = ws.path().canonicalize().unwrap();
-        std::os::unix::fs::symlink("/etc/passwd", root.join("kaizen.toml")).unwrap();
-        let config = WorkspaceConfig::read(&root).unwrap();
-        assert_eq!(config.files.len(), 1);
-        std::fs::remove_file(root.join("kaizen.toml")).unwrap();
-        std::os::unix::fs::symlink("/etc/hosts", root.join("kaizen.toml")).unwrap();
-        assert_ne!(
-            WorkspaceConfig::read(&root).unwrap().digest(),
-            config.digest()
-        );
     }
 
     #[test]

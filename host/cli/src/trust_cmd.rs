@@ -2,7 +2,7 @@
 //! ones, or take trust back.
 
 use crate::config::kaizen_home;
-use crate::trust::{TrustStatus, TrustStore, WorkspaceConfig};
+use crate::trust::{ConfigSnapshot, TrustStatus, TrustStore};
 use anyhow::Context as _;
 use std::path::Path;
 
@@ -10,7 +10,7 @@ use std::path::Path;
 /// is now, after showing what it holds.
 pub fn trust(dir: &Path) -> anyhow::Result<()> {
     let root = canonical(dir)?;
-    let config = WorkspaceConfig::read(&root)?;
+    let config = ConfigSnapshot::read(&root)?;
     let store = TrustStore::new(&kaizen_home()?);
     match store.status(&config)? {
         TrustStatus::NothingToTrust => {
@@ -56,7 +56,7 @@ pub fn list() -> anyhow::Result<()> {
         println!("No workspace is trusted.");
     }
     for entry in trusted {
-        let now = match WorkspaceConfig::read(&entry.path) {
+        let now = match ConfigSnapshot::read(&entry.path) {
             Ok(config) if config.digest() == entry.digest => "unchanged",
             Ok(_) => "changed since: asks again",
             Err(_) => "cannot be read",

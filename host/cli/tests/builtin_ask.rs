@@ -2,6 +2,11 @@
 //! terminal the model is told no user is available; on a terminal (a
 //! pseudo-terminal this test drives) the user's answers reach the model.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::run::{Run, call_fields, result_of, results_sent};

@@ -2,6 +2,11 @@
 //! scripted model through `kaizen run`: the real plugin, the real `process`
 //! import, real processes in the real OS sandbox.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::workspace::Workspace;

@@ -2,6 +2,11 @@
 //! real binary, the real components, and a scripted model that reads and
 //! edits in one session, as a model would.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::workspace::Workspace;

@@ -1,6 +1,11 @@
 //! The built-in `Glob` tool, embedded in the binary and called the way the
 //! model would call it (through `kaizen tools call`).
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 use tempfile::TempDir;

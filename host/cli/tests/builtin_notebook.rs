@@ -1,6 +1,11 @@
 //! The built-in `NotebookEdit` tool through `kaizen run`: Read a notebook,
 //! then replace, insert and delete cells; the file stays valid nbformat.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::workspace::Workspace;

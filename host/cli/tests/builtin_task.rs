@@ -3,6 +3,11 @@
 //! components), its model calls count in the session's totals, and only
 //! its final message reaches the parent.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::run::{result_of, results_sent, run_command};

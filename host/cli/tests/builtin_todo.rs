@@ -2,6 +2,11 @@
 //! echoed to the model, and kept in the session, whose `stream-json`
 //! output reports every new list.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::run::Run;

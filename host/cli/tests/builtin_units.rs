@@ -7,6 +7,11 @@
 //! (`<target>/plugins-native`), so it neither waits for nor disturbs the
 //! outer build's.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 use std::path::Path;
 use std::process::Command;
 

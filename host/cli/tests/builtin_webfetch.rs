@@ -3,6 +3,11 @@
 //! cache, which lives in a session). The only server is one the test
 //! starts on 127.0.0.1.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 mod web_server;
 

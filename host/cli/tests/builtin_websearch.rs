@@ -4,6 +4,11 @@
 //! header (`[[http.credentials]]` in `$KAIZEN_HOME/config.toml`). The key
 //! must never reach a plugin or its output.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 mod web_server;
 

@@ -1,6 +1,11 @@
 //! The built-in `Write` tool through `kaizen run`: creating files, and the
 //! rule that an existing file is overwritten only after a fresh Read.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::workspace::Workspace;

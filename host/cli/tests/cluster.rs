@@ -10,6 +10,11 @@
 //! Each test re-runs itself in a network namespace of its own, with only
 //! loopback: the server looks for updates on the network at start.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::run::{KEY, Run, results_sent, run_command};

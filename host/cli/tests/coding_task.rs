@@ -3,6 +3,11 @@
 //! run the test again, answer. Every tool is a built-in component; the
 //! test runs in the OS sandbox.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::run::call_fields;

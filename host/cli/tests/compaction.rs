@@ -6,6 +6,11 @@
 //! session goes on from what the model saw; a fork from before a
 //! compaction sees the whole conversation, one from after it the summary.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::run::{provider_command, run_command};

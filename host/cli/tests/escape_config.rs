@@ -4,6 +4,11 @@
 //! it lies inside the workspace (a user working in their home directory):
 //! the compile cache of code the host runs, the config, the sessions.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::session::Session;

@@ -4,6 +4,11 @@
 //! the script's `aside` reply), and every planner must pass every task's
 //! check, each with the model calls its strategy adds.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use kaizen_model_server::{ModelServer, Options, Script};
@@ -31,10 +36,10 @@ fn tasks() -> Vec<PathBuf> {
     tasks
 }
 
-/// `kaizen eval TASK --planner ... --json` against the task's scripted
-/// model: its rows by planner, and how many answers the model gave (a
-/// request for `n` candidates gives `n`).
-async fn eval(task: &Path, home: &Path) -> (BTreeMap<String, Value>, usize) {
+/// `kaizen eval TASK --planner ... --json` with each of `planners`
+/// against the task's scripted model: its rows by planner, and how many
+/// answers the model gave (a request for `n` candidates gives `n`).
+async fn eval(task: &Path, home: &Path, planners: &[&str]) -> (BTreeMap<String, Value>, usize) {
     let script: Script =
         serde_json::from_str(&std::fs::read_to_string(task.join("script.json")).unwrap()).unwrap();
     let options = Options {
@@ -50,7 +55,7 @@ async fn eval(task: &Path, home: &Path) -> (BTreeMap<String, Value>, usize) {
         "--model".into(),
         "gpt-4o-mini".into(),
     ];
-    for planner in PLANNERS {
+    for planner in planners {
         args.extend(["--planner".to_string(), planner.to_string()]);
     }
     // As `common::command` sets it up, without its `--cwd`: each run
@@ -92,7 +97,7 @@ async fn every_planner_passes_every_scripted_task() {
     // One home for all: the Python planner is built on its first use.
     let home = tempfile::tempdir().unwrap();
     for task in &tasks {
-        let (rows, requests) = eval(task, home.path()).await;
+        let (rows, requests) = eval(task, home.path(), PLANNERS).await;
         let name = task.file_name().unwrap().to_string_lossy();
         for planner in PLANNERS {
             let row = &rows[*planner];
@@ -118,4 +123,39 @@ async fn every_planner_passes_every_scripted_task() {
         let total: u64 = PLANNERS.iter().map(|p| calls(p)).sum();
         assert_eq!(total, requests as u64, "{name}");
     }
+}
+
+/// A task's check judges files the model wrote, so it runs in the OS
+/// sandbox: the user's files, Kaizen's state, the provider's key and
+/// anything outside the run's workspace are out of its reach.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_check_cannot_reach_the_users_files_kaizens_state_or_the_key() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), "# the user's own\n").unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let secret = elsewhere.path().join("id_ed25519");
+    std::fs::write(&secret, "PRIVATE KEY").unwrap();
+    let marker = elsewhere.path().join("written-by-check");
+    let task = tempfile::tempdir().unwrap();
+    let dir = task.path().join("hostile");
+    std::fs::create_dir_all(dir.join("workspace")).unwrap();
+    std::fs::write(dir.join("task.toml"), "instruction = \"Say done.\"\n").unwrap();
+    let script = serde_json::json!({"turns": [{"reply": {"text": "Done."}}]});
+    std::fs::write(dir.join("script.json"), script.to_string()).unwrap();
+    // Each reach that works fails the check; the check passes only when
+    // every one of them is refused.
+    let check = format!(
+        "set -u\n\
+         cat {secret:?} && exit 11\n\
+         [ -n \"${{OPENAI_API_KEY:-}}\" ] && exit 12\n\
+         touch {marker:?} && exit 13\n\
+         cat {config:?} && exit 14\n\
+         exit 0\n",
+        config = home.path().join("config.toml"),
+    );
+    std::fs::write(dir.join("check.sh"), check).unwrap();
+    let (rows, _) = eval(&dir, home.path(), &["none"]).await;
+    assert_eq!(rows["none"]["status"], "complete", "{}", rows["none"]);
+    assert_eq!(rows["none"]["passed"], true, "{}", rows["none"]);
+    assert!(!marker.exists(), "the check wrote outside its workspace");
 }

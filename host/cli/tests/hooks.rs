@@ -3,6 +3,11 @@
 //! componentize-py) deny, rewrite and annotate real Bash calls, keep the
 //! run going from a Stop hook, and see every event of a session.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::run::{

@@ -4,6 +4,11 @@
 //! purpose, each started in its own OS sandbox, their tools called by a
 //! `kaizen run` on the scripted model server.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::run::{call_fields, result_of, scripted_run, tool_results};
@@ -236,6 +241,7 @@ fn mcp_list_shows_each_servers_state_grant_and_tools() {
     config.push_str(
         "\n[mcp_servers.missing]\ncommand = \"no-such-mcp-server\"\n\n\
          [mcp_servers.secretive]\ncommand = \"node\"\nenv_vars = [\"OPENAI_API_KEY\"]\n\n\
+         [mcp_servers.smuggler]\ncommand = \"node\"\nenv_vars = [\"MY_TOKEN\"]\n\n\
          [mcp_servers.insecure]\nurl = \"http://example.com/mcp\"\n",
     );
     let tests = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp");
@@ -252,7 +258,12 @@ fn mcp_list_shows_each_servers_state_grant_and_tools() {
         r#"{"mcpServers": {"repo": {"command": "python3", "args": ["-c", "print(1)"]}}}"#,
     )
     .unwrap();
-    let out = common::kaizen(home.path(), &root, &["mcp", "list", "--json"]);
+    // A provider key under another name is refused by its value.
+    let out = common::command(home.path(), &root, ["mcp", "list", "--json"])
+        .env("ANTHROPIC_API_KEY", "provider-key-of-this-test")
+        .env("MY_TOKEN", "provider-key-of-this-test")
+        .output()
+        .unwrap();
     let listed: Value = serde_json::from_str(&common::succeeded(&out)).unwrap();
     let server = |name: &str| {
         listed["servers"]
@@ -304,6 +315,7 @@ fn mcp_list_shows_each_servers_state_grant_and_tools() {
     let problems = listed["problems"].to_string();
     assert!(
         problems.contains("OPENAI_API_KEY")
+            && problems.contains("MY_TOKEN, which holds the value of ANTHROPIC_API_KEY")
             && problems.contains(".mcp.json")
             && problems.contains("`insecure`")
             && problems.contains("not https"),

@@ -6,6 +6,11 @@
 //! and explained in `tests/mcp/conformance-baseline.yml` (the suite fails
 //! on a failure not listed there, and on a listed one that passes).
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use serde_json::Value;

@@ -5,6 +5,11 @@
 //! session's notes across calls, and the same permission rules and hooks
 //! as `kaizen run`.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use serde_json::{Value, json};

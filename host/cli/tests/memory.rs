@@ -5,6 +5,11 @@
 //! user's memory, which the user can; and the CLI lists, searches,
 //! removes and exports entries.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::run::run_command;

@@ -3,6 +3,11 @@
 //! another vendor's model, reported in `stream-json` and the result; and
 //! `Task`'s sub-agents run on the `sub-agent` role's model.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::run::stream_run;

@@ -3,6 +3,11 @@
 //! refused with a reason), deny rules on paths holding for the file tools
 //! and for programs in the OS sandbox, and the modes and flags.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::run::{NETWORK_BASH, Run, bash, result_of, run_command, scripted_run, tool_results};

@@ -4,6 +4,11 @@
 //! server got and counted in the result), revisions stay bounded, and a
 //! planner that crashes is reported while the run goes on as plain ReAct.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::run::{replies, stream_run};

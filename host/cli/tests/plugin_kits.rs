@@ -8,6 +8,11 @@
 //! target directory, and Rust projects share one target directory, so a
 //! second run costs only the builds.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::session::Session;

@@ -4,6 +4,11 @@
 //! operator's caps refuse roles and spent shares; without the grant the
 //! plugin does not load, and without a session there is no model.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::run::{replies, results_sent, stream_run};

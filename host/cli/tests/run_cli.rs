@@ -1,6 +1,11 @@
 //! `kaizen run` end to end: the real binary, real providers over HTTP to a
 //! scripted model server on loopback, and real tool plugins.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::run::{KEY, Run, call_fields, result_ids_sent, result_of, results_sent};

@@ -5,6 +5,11 @@
 //! its own with only loopback, the server inside too, so nothing can reach
 //! beyond the machine; every CLI's home and config are temporary.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use kaizen_model_server::{Fault, ModelServer, Recorded, Reply, Script, Wire};

@@ -6,6 +6,11 @@
 //! Network targets are a listener this test runs on loopback and a host in
 //! a network namespace this test creates; nothing outside the machine.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::host_processes_with;

@@ -5,6 +5,11 @@
 //! the conversation, as a deterministic model would, so a resumed session
 //! is asked what it would have been asked.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::run::{KEY, result_of, run_command};

@@ -5,6 +5,11 @@
 //! run started by a message sent between runs, and an interrupt control
 //! line ending a third.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::run::run_command;

@@ -3,6 +3,11 @@
 //! user trusts the workspace, a trusted one still cannot do what only the
 //! user may, and any change to them (the model's included) asks again.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::workspace::Workspace;

@@ -13,6 +13,11 @@
 //! looks for updates at start); with `KAIZEN_CLUSTER_WORKER=PORT` it is a
 //! worker.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 use kaizen_cluster::{RestateSteps, serve_steps};
 use kaizen_llm::{
     Block, CompletionFuture, EventSink, Provider, Request, Response, StopReason, Usage,

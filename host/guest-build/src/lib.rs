@@ -30,6 +30,10 @@
 //!
 //! Environment: `KAIZEN_WASM_GUESTS_DIR` replaces `<target>/wasm-guests`.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "build scripts run cargo and rustup while Kaizen is built, outside any session"
+)]
 #![warn(missing_docs)]
 
 use std::env;

@@ -13,6 +13,11 @@
 //!
 //! This file holds one test because it sets process-wide variables.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 use kaizen_guest_build::{GUEST_TARGET, Toolchain, build_workspace};
 use std::fs;
 use std::io::{BufRead, BufReader, Write};

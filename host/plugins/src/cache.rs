@@ -26,8 +26,10 @@ use std::path::{Path, PathBuf};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-/// Leads each artifact's MAC file.
-const MAGIC: &[u8; 8] = b"KZNCMAC3";
+/// Leads each artifact's MAC file. (Version 4 binds the MAC to the
+/// component's content hash: an artifact and its MAC copied into another
+/// component's slot no longer authenticate there.)
+const MAGIC: &[u8; 8] = b"KZNCMAC4";
 /// Bytes of the cache key.
 const KEY_LEN: usize = 32;
 const MAC_FILE_LEN: usize = MAGIC.len() + blake3::OUT_LEN;
@@ -172,7 +174,7 @@ impl ComponentCache {
         }
         let payload = fs::read(path).map_err(|err| err.to_string())?;
         let mac = fs::read(self.mac_path(content_hash)).unwrap_or_default();
-        if !authentic(&self.key, &payload, &mac) {
+        if !authentic(&self.key, content_hash, &payload, &mac) {
             return Err(
                 "it is damaged or was not written by Kaizen (its keyed checksum does \
                         not match)"
@@ -194,7 +196,7 @@ impl ComponentCache {
         fs::create_dir_all(&self.dir)
             .with_context(|| format!("creating {}", self.dir.display()))?;
         let mut mac = MAGIC.to_vec();
-        mac.extend_from_slice(blake3::keyed_hash(&self.key, compiled).as_bytes());
+        mac.extend_from_slice(keyed(&self.key, content_hash, compiled).as_bytes());
         for (path, bytes) in [
             (self.artifact_path(content_hash), compiled),
             (self.mac_path(content_hash), &mac[..]),
@@ -221,8 +223,18 @@ pub(crate) fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io
         })
 }
 
-/// Whether `mac` (a MAC file's bytes) authenticates `payload` under `key`.
-fn authentic(key: &[u8; KEY_LEN], payload: &[u8], mac: &[u8]) -> bool {
+/// The keyed BLAKE3 of `payload` as the compile of the component whose
+/// content hash is `content_hash`.
+fn keyed(key: &[u8; KEY_LEN], content_hash: &blake3::Hash, payload: &[u8]) -> blake3::Hash {
+    let mut hasher = blake3::Hasher::new_keyed(key);
+    hasher.update(content_hash.as_bytes());
+    hasher.update(payload);
+    hasher.finalize()
+}
+
+/// Whether `mac` (a MAC file's bytes) authenticates `payload` under `key`
+/// as the compile of the component `content_hash`.
+fn authentic(key: &[u8; KEY_LEN], content_hash: &blake3::Hash, payload: &[u8], mac: &[u8]) -> bool {
     if mac.len() != MAC_FILE_LEN || &mac[..MAGIC.len()] != MAGIC {
         return false;
     }
@@ -230,7 +242,7 @@ fn authentic(key: &[u8; KEY_LEN], payload: &[u8], mac: &[u8]) -> bool {
         return false;
     };
     // `Hash`'s equality runs in constant time.
-    blake3::keyed_hash(key, payload) == blake3::Hash::from_bytes(expected)
+    keyed(key, content_hash, payload) == blake3::Hash::from_bytes(expected)
 }
 
 /// Where the key of the cache rooted at `root` is kept: beside it.
@@ -315,9 +327,9 @@ mod tests {
 
     const KEY: [u8; KEY_LEN] = [7; KEY_LEN];
 
-    fn mac(key: Option<&[u8; KEY_LEN]>, payload: &[u8]) -> Vec<u8> {
+    fn mac(key: Option<&[u8; KEY_LEN]>, component: &blake3::Hash, payload: &[u8]) -> Vec<u8> {
         let hash = match key {
-            Some(key) => blake3::keyed_hash(key, payload),
+            Some(key) => keyed(key, component, payload),
             None => blake3::hash(payload),
         };
         let mut mac = MAGIC.to_vec();
@@ -327,27 +339,41 @@ mod tests {
 
     #[test]
     fn the_mac_rejects_damage_and_forgery() {
+        let ours = blake3::hash(b"our component");
         let payload = b"compiled code".to_vec();
-        let good = mac(Some(&KEY), &payload);
-        assert!(authentic(&KEY, &payload, &good));
+        let good = mac(Some(&KEY), &ours, &payload);
+        assert!(authentic(&KEY, &ours, &payload, &good));
 
         let mut flipped = payload.clone();
         *flipped.last_mut().unwrap() ^= 1;
-        assert!(!authentic(&KEY, &flipped, &good));
-        assert!(!authentic(&KEY, &payload[..5], &good));
-        assert!(!authentic(&KEY, &payload, &good[..10]));
-        assert!(!authentic(&KEY, &payload, &[]));
+        assert!(!authentic(&KEY, &ours, &flipped, &good));
+        assert!(!authentic(&KEY, &ours, &payload[..5], &good));
+        assert!(!authentic(&KEY, &ours, &payload, &good[..10]));
+        assert!(!authentic(&KEY, &ours, &payload, &[]));
         let mut wrong_magic = good.clone();
         wrong_magic[0] = b'X';
-        assert!(!authentic(&KEY, &payload, &wrong_magic));
+        assert!(!authentic(&KEY, &ours, &payload, &wrong_magic));
 
         // Forged: a plain checksum, or one under another key.
-        assert!(!authentic(&KEY, &payload, &mac(None, &payload)));
         assert!(!authentic(
             &KEY,
+            &ours,
             &payload,
-            &mac(Some(&[8; KEY_LEN]), &payload)
+            &mac(None, &ours, &payload)
         ));
+        assert!(!authentic(
+            &KEY,
+            &ours,
+            &payload,
+            &mac(Some(&[8; KEY_LEN]), &ours, &payload)
+        ));
+        // Another component's genuine artifact and MAC, copied into this
+        // component's slot.
+        let theirs = blake3::hash(b"another component");
+        let their_code = b"their compiled code".to_vec();
+        let their_mac = mac(Some(&KEY), &theirs, &their_code);
+        assert!(authentic(&KEY, &theirs, &their_code, &their_mac));
+        assert!(!authentic(&KEY, &ours, &their_code, &their_mac));
     }
 
     #[test]

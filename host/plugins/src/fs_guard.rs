@@ -31,6 +31,9 @@ pub struct ProtectedPaths {
     /// Absolute globs of paths the user's deny rules keep from being
     /// changed (`Edit(/docs/**)`): read-only.
     pub denied_edit: Vec<String>,
+    /// Paths that are configuration wherever they are (where a link named
+    /// by [`Self::read_only_names`] really leads): readable, never changed.
+    pub read_only: Vec<PathBuf>,
 }
 
 /// Absolute globs compiled for matching a path or any directory above it,
@@ -177,6 +180,7 @@ impl FsGuard {
             .iter()
             .map(|dir| canonical(dir))
             .flat_map(|dir| paths.read_only_names.iter().map(move |name| dir.join(name)))
+            .chain(paths.read_only.iter().map(|path| canonical(path)))
             .collect();
         let hidden = paths.hidden.iter().map(|path| canonical(path)).collect();
         Self {
@@ -329,6 +333,8 @@ mod tests {
                 hidden: vec![root.join("home/.local/share/kaizen")],
                 denied_read: vec![format!("{}/**/.env", root.display())],
                 denied_edit: vec![format!("{}/docs/**", root.display())],
+                // Where a configuration link leads.
+                read_only: vec![root.join("conf")],
             },
         );
         let dir = std::fs::File::open(&root).unwrap();
@@ -430,6 +436,15 @@ mod tests {
         }
         assert_eq!(guard.check_at(fd, "src/main.rs", true, true), Ok(()));
         assert_eq!(guard.check_at(fd, "kaizen.toml.bak", true, true), Ok(()));
+        // The target of a configuration link is configuration too.
+        assert_eq!(
+            guard.check_at(fd, "conf/settings.json", true, true),
+            Err(Refusal::ReadOnly)
+        );
+        assert_eq!(
+            guard.check_at(fd, "conf/settings.json", false, true),
+            Ok(())
+        );
     }
 
     #[test]

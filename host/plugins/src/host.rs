@@ -15,12 +15,13 @@ use crate::interaction::{Interaction, NoUser};
 use crate::linking::{at_least, check_imports, linker_for};
 use crate::manifest::{CONTRACT_VERSION, Manifest, PluginKind, SUPPORTED_CONTRACTS};
 use crate::pinning::{Integrity, SignaturePolicy};
-use crate::process_host::{SandboxSettings, SessionSandboxes};
+use crate::process_host::SessionSandboxes;
 use crate::runtime::PluginRuntime;
 use crate::source::{SourceParts, Wasm, read_source};
 use crate::state::PluginIdentity;
 use kaizen_hooks::{Hook, Subscription};
 use kaizen_planning::Planner;
+use kaizen_sandbox::Containment;
 use kaizen_tools::{Tool, ToolSpec};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -35,8 +36,9 @@ pub struct HostOptions {
     pub engine: EngineOptions,
     /// Who answers `interaction` calls.
     pub interaction: Arc<dyn Interaction>,
-    /// How the OS sandbox of the `process` import is set up.
-    pub sandbox: SandboxSettings,
+    /// What every program of the session is confined by (the `process`
+    /// import's sandbox is made from it and each plugin's grant).
+    pub sandbox: Containment,
     /// What plugins' file access may not touch, even inside their grant.
     pub protected: ProtectedPaths,
     /// Which signatures plugins' components need.
@@ -49,7 +51,7 @@ impl Default for HostOptions {
             cache_dir: None,
             engine: EngineOptions::default(),
             interaction: Arc::new(NoUser),
-            sandbox: SandboxSettings::default(),
+            sandbox: Containment::default(),
             protected: ProtectedPaths::default(),
             signatures: SignaturePolicy::default(),
         }
@@ -61,7 +63,7 @@ pub struct PluginHost {
     engine: PluginEngine,
     cache: Option<ComponentCache>,
     interaction: Arc<dyn Interaction>,
-    sandbox: SandboxSettings,
+    sandbox: Containment,
     protected: ProtectedPaths,
     signatures: SignaturePolicy,
 }
@@ -176,9 +178,9 @@ impl PluginHost {
         &self.engine
     }
 
-    /// The OS sandbox's settings every program of the session runs under
-    /// (Kaizen's state hidden, configuration protected).
-    pub fn sandbox(&self) -> &SandboxSettings {
+    /// What every program of the session runs under (Kaizen's state
+    /// hidden, configuration protected).
+    pub fn sandbox(&self) -> &Containment {
         &self.sandbox
     }
 

@@ -68,5 +68,4 @@ pub use pinning::{
     Digest, Integrity, LOCK_FILE, LockEntry, Pin, PluginLock, SignaturePolicy, TrustedKey,
     signature_path,
 };
-pub use process_host::SandboxSettings;
 pub use set::{LoadFailure, PluginSet};

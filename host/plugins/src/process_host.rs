@@ -1,93 +1,23 @@
 //! The contract's `process` interface: programs a plugin starts run in the
 //! OS sandbox of `kaizen-sandbox`, one sandbox per plugin and session,
 //! shaped by the plugin's effective grant (its directories, its network
-//! flag, its environment) and the operator's sandbox settings.
+//! flag, its environment) within the session's [`Containment`].
 
 use crate::bindings::process;
 use crate::capability::{Access, ProcessCapability};
 use crate::grant::EffectiveGrant;
 use crate::state::PluginState;
-use kaizen_sandbox::{Command, Limits, Policy, ProcessError, Sandbox};
+use kaizen_sandbox::{Command, Containment, Policy, ProcessError, Sandbox, Scope};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// What the operator says about the sandbox, for every plugin.
-#[derive(Debug, Clone, Default)]
-pub struct SandboxSettings {
-    /// Directories processes may read besides the system directories and
-    /// the plugin's own grant (a toolchain under `$HOME`, say).
-    pub readable: Vec<PathBuf>,
-    /// Run with a kernel feature missing instead of refusing to run.
-    pub allow_degraded: bool,
-    /// Process count, file size, CPU, memory and output bounds.
-    pub limits: Limits,
-    /// Names that are configuration wherever they appear at the top of a
-    /// writable directory (`kaizen.toml`, `.kaizen`, ...): processes may
-    /// read them, never change them.
-    pub protected_names: Vec<String>,
-    /// Paths no process may see, even inside a granted directory (the
-    /// host's own state: `KAIZEN_HOME`, the compile cache; files the user's
-    /// deny rules keep from being read).
-    pub hidden: Vec<PathBuf>,
-    /// Paths inside granted directories that processes may read but not
-    /// change (files the user's deny rules keep from being edited).
-    pub read_only: Vec<PathBuf>,
-}
-
-impl SandboxSettings {
-    /// True when programs would run with a sandbox layer missing (the
-    /// operator allowed it and this machine lacks one).
-    pub fn degraded(&self) -> bool {
-        self.allow_degraded && !kaizen_sandbox::support().complete()
-    }
-
-    /// The OS sandbox policy for programs that may write `writable` and
-    /// read `readable` (besides the system directories and these settings'
-    /// own read directories), with these settings' limits; Kaizen's state
-    /// is hidden, and configuration at the top of each writable directory,
-    /// as it exists now, is read-only.
-    pub fn policy(
-        &self,
-        writable: Vec<PathBuf>,
-        mut readable: Vec<PathBuf>,
-        network: bool,
-        env: Vec<(String, String)>,
-    ) -> Policy {
-        readable.extend(self.readable.iter().cloned());
-        let mut policy = Policy {
-            writable,
-            readable,
-            network,
-            env,
-            protect: Vec::new(),
-            hide: self.hidden.clone(),
-            limits: self.limits,
-            allow_degraded: self.allow_degraded,
-        };
-        self.protect_now(&mut policy);
-        policy
-    }
-
-    /// Protects the configuration names where they exist now at the top
-    /// of each of `policy`'s writable directories, and the read-only paths.
-    fn protect_now(&self, policy: &mut Policy) {
-        policy.protect = policy
-            .writable
-            .iter()
-            .flat_map(|dir| self.protected_names.iter().map(move |name| dir.join(name)))
-            .chain(self.read_only.iter().cloned())
-            .filter(|path| path.symlink_metadata().is_ok())
-            .collect();
-    }
-}
-
 /// The sandboxes of one plugin, one per session, created on first use and
 /// dropped (with everything they started) when the session ends.
 pub(crate) struct SessionSandboxes {
     policy: Policy,
-    settings: SandboxSettings,
+    containment: Containment,
     programs: Arc<[String]>,
     sessions: Mutex<HashMap<String, Arc<Sandbox>>>,
 }
@@ -96,7 +26,7 @@ impl SessionSandboxes {
     /// The sandboxes for a plugin with `grant`, if it may run programs.
     pub fn for_grant(
         grant: &EffectiveGrant,
-        settings: &SandboxSettings,
+        containment: &Containment,
         env: &[(String, String)],
     ) -> Option<Self> {
         let ProcessCapability { programs, network } = grant.process.clone()?;
@@ -107,15 +37,16 @@ impl SessionSandboxes {
                 .filter(move |preopen| preopen.access == access)
                 .map(|preopen| preopen.path.clone())
         };
-        let policy = settings.policy(
-            dirs(Access::ReadWrite).collect(),
-            dirs(Access::ReadOnly).collect(),
+        let scope = Scope {
+            writable: dirs(Access::ReadWrite).collect(),
+            readable: dirs(Access::ReadOnly).collect(),
             network,
-            env.to_vec(),
-        );
+            env: env.to_vec(),
+        };
+        let policy = containment.policy(scope, &[]);
         Some(Self {
             policy,
-            settings: settings.clone(),
+            containment: containment.clone(),
             programs: programs.into(),
             sessions: Mutex::default(),
         })
@@ -143,7 +74,7 @@ impl SessionSandboxes {
     /// exists now at the top of each writable directory is protected.
     fn policy_now(&self) -> Policy {
         let mut policy = self.policy.clone();
-        self.settings.protect_now(&mut policy);
+        self.containment.protect_now(&mut policy);
         policy
     }
 

@@ -125,6 +125,12 @@ impl Gatekeeper<'_> {
                 return refused(error, false, context);
             }
             input = updated;
+            // The rules judge what will run: a hook's rewrite is checked
+            // against them as the model's input was.
+            verdict = self.guard.permissions.evaluate(tool.as_ref(), &input, cwd);
+            if let Verdict::Deny(grounds) = &verdict {
+                return refused(self.deny(call, &input, grounds), true, context);
+            }
         }
         let hook_grounds = |reason: &str| Grounds {
             by: "hook",

@@ -466,6 +466,54 @@ async fn the_user_approves_once_or_always_or_refuses() {
     assert_eq!(requests, 3);
 }
 
+/// "Allow always" keeps the command as it is: a `*` in it is the
+/// character, so the kept rule does not stretch to other commands.
+#[tokio::test]
+async fn an_always_rule_keeps_a_star_as_a_star() {
+    let provider = script(vec![
+        reply("", &[("Shell", json!({"command": "make *"}))]),
+        reply("", &[("Shell", json!({"command": "make deploy"}))]),
+        reply("done", &[]),
+    ]);
+    let answers = Answers::new(vec![Approval::Always, Approval::Deny(String::new())]);
+    let mut setup = Setup::mode(PermissionMode::Default);
+    setup.approver = Some(answers.clone());
+    let ran = run(setup, provider).await;
+    let asked = answers.asked();
+    assert_eq!(asked[0].always_rule, "Shell(make \\*)");
+    assert_eq!(asked.len(), 2, "the kept rule allowed `make deploy`");
+    let got: Vec<String> = ran.statuses().into_iter().map(|(_, s)| s).collect();
+    assert_eq!(got, ["success", "denied"]);
+}
+
+/// A hook's rewrite of a call is judged by the rules as the model's input
+/// was: a deny rule holds against what the hook makes of it.
+#[tokio::test]
+async fn a_hooks_rewrite_is_checked_against_the_rules_again() {
+    let provider = script(vec![
+        reply("", &[("Shell", json!({"command": "echo hi"}))]),
+        reply("done", &[]),
+    ]);
+    let (rewrite, _) = hook("rewrite", &[HookEvent::PreToolUse], "Shell", |_, _| {
+        Ok(HookDecision {
+            updated_input: Some(json!({"command": "rm -rf build"})),
+            action: HookAction::Allow,
+            ..HookDecision::default()
+        })
+    });
+    let mut setup = Setup::mode(PermissionMode::Default);
+    setup.hooks = vec![rewrite];
+    setup.rules = rules(&[(Effect::Deny, "Shell(rm:*)")]);
+    let ran = run(setup, provider).await;
+    let got: Vec<String> = ran.statuses().into_iter().map(|(_, s)| s).collect();
+    assert_eq!(got, ["denied"]);
+    assert!(
+        ran.result_of("call_0_Shell").contains("Shell(rm:*)"),
+        "{}",
+        ran.result_of("call_0_Shell")
+    );
+}
+
 #[tokio::test]
 async fn pre_tool_use_hooks_deny_rewrite_annotate_and_allow() {
     let provider = script(vec![

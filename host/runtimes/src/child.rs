@@ -5,12 +5,12 @@
 
 use crate::tree;
 use kaizen_runtime::{CancellationToken, Status};
+use kaizen_sandbox::launcher::{self, Unconfined};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
-use tokio::process::Command;
 
 /// How long a group has to end after SIGINT or SIGTERM before SIGKILL.
 const GRACE: Duration = Duration::from_secs(2);
@@ -82,9 +82,8 @@ pub(crate) async fn run(
     mut on_line: impl FnMut(&str) -> Option<Stop>,
 ) -> std::io::Result<Ended> {
     let started = Instant::now();
-    let mut child = Command::new(&spec.program)
+    let mut child = launcher::unconfined_async(Unconfined::OtherAgent, &spec.program)
         .args(&spec.args)
-        .env_clear()
         .envs(&spec.env)
         .current_dir(&spec.cwd)
         .stdin(Stdio::null())
@@ -180,6 +179,10 @@ pub(crate) async fn run(
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "a test starts its own helper processes"
+)]
 mod tests {
     use super::*;
 

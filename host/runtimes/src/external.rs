@@ -12,6 +12,7 @@ use crate::child::{self, ChildSpec, Stop};
 use crate::normalize::{RunSoFar, StreamParser, first_line};
 use kaizen_llm::PriceTable;
 use kaizen_runtime::{CancellationToken, Event, Observer, Status};
+use kaizen_sandbox::launcher::{self, Unconfined};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -387,9 +388,8 @@ impl RuntimeAdapter for ExternalRuntime {
 /// What `path --version` says, first line, with only the basic variables
 /// set (no key is needed to say a version).
 fn version(path: &Path, env: &BTreeMap<String, String>) -> Result<String, String> {
-    let mut child = std::process::Command::new(path)
+    let mut child = launcher::unconfined(Unconfined::OtherAgent, path)
         .arg("--version")
-        .env_clear()
         .envs(
             BASIC_VARS
                 .iter()

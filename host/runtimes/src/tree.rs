@@ -83,6 +83,10 @@ fn signal(process: Process, signal: i32) -> bool {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "a test starts its own helper processes"
+)]
 mod tests {
     use super::*;
 

@@ -200,9 +200,8 @@ pub(crate) fn spawn(ctx: &Context, spec: Spec) -> Result<Running, ProcessError> 
     } else {
         None
     };
-    let mut cmd = tokio::process::Command::new(&spec.program);
+    let mut cmd = crate::launcher::confined(&spec.program);
     cmd.args(&spec.args)
-        .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .current_dir(&spec.cwd)
         .stdin(if spec.stdin {

@@ -161,9 +161,8 @@ fn try_run(
         _ => None,
     };
     let ruleset_fd = ruleset.as_ref().map_or(-1, |fd| fd.as_raw_fd());
-    let mut cmd = std::process::Command::new(program);
+    let mut cmd = crate::launcher::confined_blocking(program);
     cmd.args(args)
-        .env_clear()
         .env("PATH", "/usr/bin:/bin")
         .current_dir("/")
         .stdin(Stdio::null())

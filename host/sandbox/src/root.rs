@@ -79,6 +79,9 @@ pub(crate) struct RootSpec {
     /// Existing paths inside those that are covered: an empty directory or
     /// an empty file in their place.
     pub hidden: Vec<PathBuf>,
+    /// Programs covered by `/dev/null` wherever they are (the system
+    /// directories too), so they cannot run.
+    pub no_exec: Vec<PathBuf>,
     /// Whether the process may use the network (it then needs the name
     /// service configuration wherever `/etc/resolv.conf` points).
     pub network: bool,
@@ -87,6 +90,11 @@ pub(crate) struct RootSpec {
     /// Where a process starts when its working directory is not in its
     /// root (a directory outside the grant).
     pub fallback_cwd: PathBuf,
+    /// The session's private home (`$HOME`), bound at the home the
+    /// password database names, for programs that look their home up
+    /// there instead of in `$HOME` (or run with an emptied environment):
+    /// they find a private, writable one, never the user's.
+    pub home: Option<(PathBuf, PathBuf)>,
 }
 
 /// The steps that build a root from `spec`, in order.
@@ -106,6 +114,7 @@ pub(crate) fn plan(spec: &RootSpec) -> Vec<RootStep> {
     if spec.network {
         root.resolver_config();
     }
+
     root.dir(Path::new("/dev"));
     for name in DEVICES {
         let dev = Path::new("/dev").join(name);
@@ -127,6 +136,10 @@ pub(crate) fn plan(spec: &RootSpec) -> Vec<RootStep> {
     root.dir(Path::new("/proc"));
     root.steps.push(RootStep::Proc(c_path(Path::new("/proc"))));
     root.tmpfs(Path::new("/tmp"), &tmp_data, false);
+    if let Some((private, home)) = spec.home.as_ref().filter(|(_, home)| own_home(spec, home)) {
+        root.dir(home);
+        root.push_bind(private, home, false, false);
+    }
 
     // Outer directories first, so a directory granted inside another one
     // is bound over it, not under it.
@@ -162,6 +175,10 @@ pub(crate) fn plan(spec: &RootSpec) -> Vec<RootStep> {
             (false, true) => root.tmpfs(path, "mode=0000,size=4k", true),
             (false, false) => root.push_bind(Path::new("/dev/null"), path, true, false),
         }
+    }
+    // Last, over whatever tree holds them.
+    for program in spec.no_exec.iter().filter(|path| path.is_file()) {
+        root.push_bind(Path::new("/dev/null"), program, true, false);
     }
     root.steps
 }
@@ -248,6 +265,21 @@ impl Builder {
     }
 }
 
+/// Whether `home` may be given the private home: an absolute path that is
+/// not `/`, not a system directory or in one, and not granted (nor inside
+/// a grant) as it is.
+fn own_home(spec: &RootSpec, home: &Path) -> bool {
+    home.is_absolute()
+        && home.parent().is_some()
+        && !SYSTEM_DIRS.iter().any(|dir| home.starts_with(dir))
+        && !home.starts_with("/tmp")
+        && !spec
+            .readable
+            .iter()
+            .chain(&spec.writable)
+            .any(|dir| home.starts_with(dir))
+}
+
 /// `path` as a C string; paths with a NUL byte cannot reach the kernel,
 /// and the sandbox only receives paths that came from the filesystem.
 fn c_path(path: &Path) -> CString {
@@ -273,9 +305,11 @@ mod tests {
             writable: vec![root.clone()],
             protected: vec![root.join("kaizen.toml")],
             hidden: vec![root.join("home")],
+            no_exec: Vec::new(),
             network: false,
             tmp_mib: 64,
             fallback_cwd: root.clone(),
+            home: Some((root.join("private"), PathBuf::from("/home/someone"))),
         };
         let steps = plan(&spec);
         let index = |wanted: &RootStep| {
@@ -313,6 +347,13 @@ mod tests {
             data: c("mode=1777,size=64m"),
             read_only: false,
         });
+        let home = index(&RootStep::Bind {
+            from: old(&root.join("private")),
+            to: c("/home/someone"),
+            read_only: false,
+            devices: false,
+        });
+        assert!(tmp < home && home < ws_bind);
         assert!(tmp < ws_bind && ws_bind < ref_bind && ref_bind < protect && protect < hide);
         assert!(steps.contains(&RootStep::Proc(c("/proc"))));
         assert!(index(&RootStep::Dir(c("/dev"))) < index(&RootStep::File(c("/dev/null"))));

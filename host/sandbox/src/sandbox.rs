@@ -119,6 +119,32 @@ fn choose_layers(policy: &Policy, report: &SupportReport) -> Result<Layers, Proc
     })
 }
 
+/// The home directory the password database names for this user.
+fn passwd_home() -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut buf = vec![0 as libc::c_char; 16 * 1024];
+    let mut entry = std::mem::MaybeUninit::<libc::passwd>::uninit();
+    let mut found = std::ptr::null_mut();
+    // SAFETY: getpwuid_r writes the entry and its strings into `entry` and
+    // `buf`, which live until the home is copied out below.
+    let status = unsafe {
+        libc::getpwuid_r(
+            libc::geteuid(),
+            entry.as_mut_ptr(),
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut found,
+        )
+    };
+    if status != 0 || found.is_null() {
+        return None;
+    }
+    // SAFETY: `found` points at `entry`, filled in by the successful call;
+    // `pw_dir` is a NUL-terminated string in `buf`.
+    let dir = unsafe { std::ffi::CStr::from_ptr((*found).pw_dir) };
+    Some(PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes())))
+}
+
 impl Sandbox {
     /// Creates the session's sandbox and its private temp directory. Fails
     /// closed ([`ProcessError::Sandbox`], naming the missing kernel feature
@@ -145,6 +171,11 @@ impl Sandbox {
         }
         let mut write = policy.writable.clone();
         write.push(root.path().to_path_buf());
+        let bound = write.clone();
+        // The private home is also bound where the password database puts
+        // the user's home; Landlock judges a path by the mount it is
+        // reached through, so the home needs a rule of its own.
+        write.push(temp.clone());
         let grant = FsGrant {
             read: policy.readable.clone(),
             write,
@@ -164,9 +195,10 @@ impl Sandbox {
         let lifeline = lifeline::read_end().map_err(|e| io_err("creating the lifeline pipe", e))?;
         let root_spec = RootSpec {
             readable: policy.readable.clone(),
-            writable: grant.write.clone(),
+            writable: bound,
             protected: policy.protect.clone(),
             hidden: policy.hide.clone(),
+            no_exec: policy.no_exec.clone(),
             network: policy.network,
             tmp_mib: policy.limits.tmp_size.div_ceil(1 << 20),
             fallback_cwd: policy
@@ -174,6 +206,7 @@ impl Sandbox {
                 .first()
                 .cloned()
                 .unwrap_or_else(|| temp.clone()),
+            home: passwd_home().map(|home| (temp.clone(), home)),
         };
         let group =
             match SessionGroup::create(policy.limits.max_processes, policy.limits.max_memory) {
@@ -488,6 +521,7 @@ mod tests {
             env: Vec::new(),
             protect: Vec::new(),
             hide: Vec::new(),
+            no_exec: Vec::new(),
             limits: Limits::default(),
             allow_degraded,
         }

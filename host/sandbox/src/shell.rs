@@ -17,6 +17,42 @@ pub(crate) const MAX_INLINE_SCRIPT: usize = 100 * 1024;
 /// Variables bash maintains itself: never carried between calls.
 const SHELL_OWNED: &[&str] = &["PWD", "OLDPWD", "SHLVL", "_"];
 
+/// Variables that make a later call run code it does not show (a startup
+/// file, a prompt hook, a preloaded library, an exported function
+/// standing in for a command) or read its words differently: one call
+/// may set them for itself, but they are never carried to the next, so an
+/// innocent-looking call runs what its text says.
+const NEVER_CARRIED: &[&str] = &[
+    "BASH_ENV",
+    "ENV",
+    "PROMPT_COMMAND",
+    "PS0",
+    "PS4",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "IFS",
+    "CDPATH",
+    "GLOBIGNORE",
+    "EXECIGNORE",
+    "BASH_XTRACEFD",
+    "BASH_LOADABLES_PATH",
+    "INPUTRC",
+];
+
+/// Prefixes of variables never carried, as [`NEVER_CARRIED`]: exported
+/// functions (`BASH_FUNC_name%%`) and the dynamic loader's (`LD_PRELOAD`,
+/// `LD_LIBRARY_PATH`, `LD_AUDIT`, ...).
+const NEVER_CARRIED_PREFIXES: &[&str] = &["BASH_FUNC_", "LD_"];
+
+/// Whether `name` may be carried to the next call.
+fn carried(name: &str) -> bool {
+    !SHELL_OWNED.contains(&name)
+        && !NEVER_CARRIED.contains(&name)
+        && !NEVER_CARRIED_PREFIXES
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+}
+
 /// What a named shell remembers between calls.
 #[derive(Debug, Clone)]
 pub(crate) struct ShellState {
@@ -103,7 +139,7 @@ pub(crate) fn parse_state(bytes: &[u8]) -> Option<Saved> {
         let valid_name = !name.is_empty()
             && !name.starts_with(|c: char| c.is_ascii_digit())
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if valid_name && !SHELL_OWNED.contains(&name) {
+        if valid_name && carried(name) {
             env.push((name.to_string(), value.to_string()));
         }
     }
@@ -126,6 +162,22 @@ mod tests {
         assert_eq!(
             env,
             vec![("A".into(), "1".into()), ("B".into(), "x\ny=z".into())]
+        );
+    }
+
+    #[test]
+    fn what_would_run_hidden_code_in_the_next_call_is_not_carried() {
+        let (_, env) = parse_state(
+            b"/w\n\0BASH_ENV=/w/evil.sh\0ENV=/w/e\0LD_PRELOAD=/w/x.so\0PROMPT_COMMAND=rm\0\
+              IFS=/\0KEEP=1\0PATH=/usr/bin\0",
+        )
+        .unwrap();
+        assert_eq!(
+            env,
+            vec![
+                ("KEEP".into(), "1".into()),
+                ("PATH".into(), "/usr/bin".into())
+            ]
         );
     }
 

@@ -72,6 +72,10 @@ fn start_time(pid: u32) -> Option<u64> {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "a test starts its own helper processes"
+)]
 mod tests {
     use super::*;
 

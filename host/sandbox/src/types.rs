@@ -27,6 +27,11 @@ pub struct Policy {
     /// Paths processes must not see even inside the granted directories
     /// (the host's own state); covered by an empty directory or file.
     pub hide: Vec<PathBuf>,
+    /// Programs (their real paths, anywhere in the process's root, the
+    /// system directories included) that must not run at all: each is
+    /// covered by `/dev/null`, so executing it fails with `EACCES` however
+    /// it is named, and a copy of it is empty.
+    pub no_exec: Vec<PathBuf>,
     /// Resource limits applied to every process.
     pub limits: Limits,
     /// The operator opted in to running without a kernel feature this machine

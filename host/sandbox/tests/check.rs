@@ -5,6 +5,11 @@
 //! this test unless opted out (see `kaizen-test-support`): the rest of the
 //! suite needs every one of them.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 

@@ -1,6 +1,11 @@
 //! Filesystem and process-visibility escapes: each attempt must fail, and the
 //! next command in the same sandbox must still work.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::*;
@@ -40,15 +45,64 @@ async fn secret_outside_the_grant_is_invisible() {
     assert_denied(&sb, &format!("ls {}", secret.parent().unwrap().display())).await;
 }
 
+/// The home directory the password database names (not `$HOME`).
+fn passwd_home() -> std::path::PathBuf {
+    let out = std::process::Command::new("sh")
+        .args(["-c", "getent passwd $(id -u) | cut -d: -f6"])
+        .output()
+        .unwrap();
+    std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+/// Removes a file when dropped.
+struct Planted(std::path::PathBuf);
+
+impl Drop for Planted {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// A file holding the secret in the user's real home (the one the
+/// password database names, which programs that ignore `$HOME` look up),
+/// removed when dropped.
+fn plant_in_home() -> Planted {
+    let planted = Planted(passwd_home().join(format!(".kaizen-test-{}", unique())));
+    std::fs::write(&planted.0, SECRET).unwrap();
+    planted
+}
+
 #[tokio::test]
 async fn home_is_invisible() {
     let (_ws, sb) = sandbox();
-    assert_denied(&sb, "ls /root").await;
-    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
-    assert_denied(&sb, &format!("ls -a {home}")).await;
-    // The sandbox's own HOME is the private temp dir, and is usable.
-    let out = sh(&sb, "echo x > ~/f && cat ~/f && echo $HOME").await;
-    assert_eq!(text(&out), format!("x\n{}\n", sb.temp_dir().display()));
+    let planted = plant_in_home();
+    let home = planted.0.parent().unwrap().to_path_buf();
+    let name = planted
+        .0
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert_denied(&sb, &format!("cat {}", planted.0.display())).await;
+    let listed = text(&sh(&sb, &format!("ls -a {}", home.display())).await);
+    assert!(
+        !listed.contains(&name),
+        "the real home is visible: {listed}"
+    );
+    let env_home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+    let listed = text(&sh(&sb, &format!("ls -a {env_home}")).await);
+    assert!(
+        !listed.contains(&name),
+        "the real home is visible: {listed}"
+    );
+    // The sandbox's own HOME is the private temp dir, and is usable; the
+    // password database's home is that same private directory.
+    let out = sh(
+        &sb,
+        r#"echo x > ~/f && cat ~/f && echo $HOME && cat "$(getent passwd $(id -u) | cut -d: -f6)/f""#,
+    )
+    .await;
+    assert_eq!(text(&out), format!("x\n{}\nx\n", sb.temp_dir().display()));
 }
 
 #[tokio::test]
@@ -70,8 +124,11 @@ async fn symlink_pointing_out() {
     assert_denied(&sb, &format!("ln -s {} link && cat link", secret.display())).await;
     std::os::unix::fs::symlink(&secret, ws.path().join("planted")).unwrap();
     assert_denied(&sb, "cat planted").await;
-    std::os::unix::fs::symlink("/root", ws.path().join("rootdir")).unwrap();
-    assert_denied(&sb, "ls rootdir/").await;
+    let planted = plant_in_home();
+    let home = planted.0.parent().unwrap();
+    std::os::unix::fs::symlink(home, ws.path().join("homedir")).unwrap();
+    let name = planted.0.file_name().unwrap().to_string_lossy();
+    assert_denied(&sb, &format!("cat homedir/{name}")).await;
 }
 
 #[tokio::test]
@@ -91,7 +148,10 @@ async fn proc_self_root_and_cwd() {
     let (_dir, secret) = outside_secret();
     assert_denied(&sb, &format!("cat /proc/self/root{}", secret.display())).await;
     assert_denied(&sb, &format!("cat /proc/1/root{}", secret.display())).await;
-    assert_denied(&sb, "ls /proc/self/root/root").await;
+    // The real home, through the process's root: what is there is the
+    // private home, not the user's.
+    let planted = plant_in_home();
+    assert_denied(&sb, &format!("cat /proc/self/root{}", planted.0.display())).await;
 }
 
 #[tokio::test]
@@ -230,5 +290,39 @@ async fn host_never_follows_links_planted_in_the_private_directory() {
         0,
         "the host wrote through the link"
     );
+    still_works(&sb).await;
+}
+
+/// A program the policy refuses cannot run however it is named, and a
+/// copy of it is empty.
+#[tokio::test]
+async fn a_refused_program_cannot_run_by_any_name() {
+    let ws = tempfile::tempdir().unwrap();
+    let rm = std::path::Path::new("/usr/bin/rm").canonicalize().unwrap();
+    let mut policy = policy(ws.path());
+    policy.no_exec = vec![rm];
+    let sb = Sandbox::new(policy).unwrap();
+    std::fs::write(ws.path().join("victim"), "still here").unwrap();
+    for spelling in [
+        "rm victim",
+        "/bin/rm victim",
+        "/usr/bin/r? victim",
+        "{rm,victim}",
+        "x=rm; $x victim",
+        "alias r=rm; r victim",
+        "env rm victim",
+        "find . -name victim -exec rm {} ;",
+        "cp /usr/bin/rm ./copy && ./copy victim",
+        "bash -c 'rm victim'",
+    ] {
+        let out = sh(&sb, spelling).await;
+        assert!(
+            ws.path().join("victim").exists(),
+            "`{spelling}` removed the file: {}",
+            text(&out)
+        );
+    }
+    let out = sh(&sb, "rm victim; echo $?").await;
+    assert!(text(&out).contains("Permission denied"), "{}", text(&out));
     still_works(&sb).await;
 }

@@ -1,6 +1,11 @@
 //! Nothing a session started outlives its timeout, its job's kill, the
 //! sandbox's shutdown or drop, or the host process itself.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use std::io::BufRead;

@@ -1,6 +1,11 @@
 //! Network: denied unless granted. Targets are only a loopback listener this
 //! test runs and a host in a network namespace this test creates.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use std::io::Read;

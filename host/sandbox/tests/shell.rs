@@ -32,6 +32,34 @@ async fn cd_and_export_persist_per_shell() {
     assert_eq!(text(&out), format!("{}\nnone\n", ws.path().display()));
 }
 
+/// A call may set a startup file, a prompt hook or a preloaded library
+/// for itself; the next call never inherits them, so a later, innocent
+/// call runs only what its text says.
+#[tokio::test]
+async fn hidden_code_set_by_one_call_never_runs_in_the_next() {
+    let (ws, sb) = sandbox();
+    let out = sh(
+        &sb,
+        "printf 'touch pwned-by-$1\\n' > evil.sh; \
+         export BASH_ENV=$PWD/evil.sh ENV=$PWD/evil.sh PROMPT_COMMAND='touch pwned-by-prompt' \
+         LD_PRELOAD=$PWD/nothing.so IFS=/ KEPT=yes",
+    )
+    .await;
+    assert_eq!(out.exit_code, Some(0), "{out:?}");
+    let out = sh(
+        &sb,
+        "echo \"$KEPT|${BASH_ENV:-none}|${LD_PRELOAD:-none}|${IFS:0:1}\"",
+    )
+    .await;
+    assert_eq!(text(&out), "yes|none|none| \n");
+    let left: Vec<_> = std::fs::read_dir(ws.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("pwned"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
 #[tokio::test]
 async fn exit_codes_and_state_after_exit() {
     let (_ws, sb) = sandbox();

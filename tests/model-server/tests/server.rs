@@ -1,5 +1,10 @@
 //! Routing, recording, exhaustion, scripts as JSON, and the binary.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
 mod common;
 
 use common::{client, post};

@@ -4,11 +4,10 @@
 //! (`wit-bindgen c`) and the wrapping (`wasm-tools component new`) run in
 //! process, so clang and the sysroot are all a C author installs.
 
-use super::toolchain::run;
+use super::toolchain::Step;
 use super::{Kit, Project};
 use anyhow::{Context as _, bail};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// What Debian 12 needs to build C plugins.
 const PACKAGES: &str = "apt-get install -y clang-19 lld-19 wasi-libc libclang-rt-19-dev-wasm32";
@@ -19,7 +18,7 @@ const WORLD_NAME: &str = "kaizen_world";
 const KIT_PURE: &[&str] = &["kaizen_json.c", "kaizen_tool.c"];
 
 /// Builds the project's C sources into its component.
-pub fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
+pub async fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
     let sdk = kit.root.join("sdk").join("c");
     let sources = sources(&project.dir, false)?;
     if sources.is_empty() {
@@ -40,8 +39,9 @@ pub fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
         .join(format!("v{}", kaizen_plugins::CONTRACT_VERSION));
     bindings(&contract, generated)?;
     let core = generated.join("core.wasm");
-    let mut clang = Command::new(&cc);
-    clang
+    let mut clang = Step::new(&cc, generated)?
+        .reads(&kit.root)
+        .reads(&project.dir)
         .args([
             "--target=wasm32-wasi",
             "-O2",
@@ -60,7 +60,9 @@ pub fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
             "-Wl,--strip-debug",
         ]);
     if let Some(sysroot) = std::env::var_os("WASI_SYSROOT") {
-        clang.arg(format!("--sysroot={}", Path::new(&sysroot).display()));
+        clang = clang
+            .reads(PathBuf::from(&sysroot))
+            .arg(format!("--sysroot={}", Path::new(&sysroot).display()));
     }
     clang
         .args(KIT_PURE.iter().map(|file| sdk.join("src").join(file)))
@@ -69,12 +71,15 @@ pub fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
         .arg(generated.join(format!("{WORLD_NAME}_component_type.o")))
         .args(&sources)
         .arg("-o")
-        .arg(&core);
-    run(
-        &mut clang,
-        "compiling with clang",
-        &format!("fix the errors above; clang needs the WASI sysroot (on Debian 12: {PACKAGES})"),
-    )?;
+        .arg(&core)
+        .run(
+            &kit.containment,
+            "compiling with clang",
+            &format!(
+                "fix the errors above; clang needs the WASI sysroot (on Debian 12: {PACKAGES})"
+            ),
+        )
+        .await?;
     let module = std::fs::read(&core).context("reading the compiled module")?;
     let component = wit_component::ComponentEncoder::default()
         .validate(true)
@@ -92,7 +97,7 @@ pub fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
 
 /// Compiles each `test_*.c` natively with the kit's portable sources and
 /// the project's, and runs it.
-pub fn test(project: &Project, kit: &Kit) -> anyhow::Result<()> {
+pub async fn test(project: &Project, kit: &Kit) -> anyhow::Result<()> {
     let src = kit.root.join("sdk").join("c").join("src");
     let tests = sources(&project.dir, true)?;
     if tests.is_empty() {
@@ -103,28 +108,34 @@ pub fn test(project: &Project, kit: &Kit) -> anyhow::Result<()> {
     let cc = std::env::var_os("HOST_CC").unwrap_or_else(|| "cc".into());
     for test in tests {
         let exe = work.path().join(test.file_stem().unwrap_or_default());
-        run(
-            Command::new(&cc)
-                .args(["-std=c11", "-g", "-O1", "-Wall", "-Wextra"])
-                .arg(format!(
-                    "-I{}",
-                    src.parent().unwrap_or(&src).join("include").display()
-                ))
-                .args(KIT_PURE.iter().map(|file| src.join(file)))
-                .arg(src.join("kaizen_native.c"))
-                .args(&sources)
-                .arg(&test)
-                .arg("-lm")
-                .arg("-o")
-                .arg(&exe),
-            &format!("compiling {}", test.display()),
-            "fix the errors above (a C compiler, `cc`, is needed; HOST_CC names another)",
-        )?;
-        run(
-            Command::new(&exe).current_dir(&project.dir),
-            &format!("{}", test.display()),
-            "fix what the failures above say",
-        )?;
+        Step::new(&cc, work.path())?
+            .reads(&kit.root)
+            .reads(&project.dir)
+            .args(["-std=c11", "-g", "-O1", "-Wall", "-Wextra"])
+            .arg(format!(
+                "-I{}",
+                src.parent().unwrap_or(&src).join("include").display()
+            ))
+            .args(KIT_PURE.iter().map(|file| src.join(file)))
+            .arg(src.join("kaizen_native.c"))
+            .args(&sources)
+            .arg(&test)
+            .arg("-lm")
+            .arg("-o")
+            .arg(&exe)
+            .run(
+                &kit.containment,
+                &format!("compiling {}", test.display()),
+                "fix the errors above (a C compiler, `cc`, is needed; HOST_CC names another)",
+            )
+            .await?;
+        Step::new(&exe, &project.dir)?
+            .run(
+                &kit.containment,
+                &format!("{}", test.display()),
+                "fix what the failures above say",
+            )
+            .await?;
     }
     Ok(())
 }

@@ -8,6 +8,7 @@ use super::toolchain::installed;
 use super::{Kit, Lang, Project, copy_tree, embedded, python, toolchain};
 use anyhow::Context as _;
 use kaizen_plugins::Manifest;
+use kaizen_sandbox::Containment;
 use std::path::{Path, PathBuf};
 
 /// Where the embedded sources are, relative to the kits' root.
@@ -21,31 +22,49 @@ pub fn names() -> Vec<&'static str> {
         .collect()
 }
 
-/// The directory holding the built-in `name` built (manifest and
-/// component): built now when `build`, else only if an earlier run built
-/// it. `None` when `name` is not carried as source, or not built and not
-/// `build`.
-pub fn built(home: &Path, name: &str, build: bool) -> anyhow::Result<Option<PathBuf>> {
+/// Where the built-in `name` is built, with the kits it is built from;
+/// `None` when `name` is not carried as source.
+fn place(home: &Path, name: &str) -> anyhow::Result<Option<(PathBuf, PathBuf)>> {
     if !names().contains(&name) {
         return Ok(None);
     }
-    let kit = Kit {
-        root: embedded::extracted(&home.join("kits"))?,
-        toolchains: toolchain::cache_dir(home)?,
-    };
-    let digest = kit
-        .root
+    let root = embedded::extracted(&home.join("kits"))?;
+    let digest = root
         .file_name()
         .map(|digest| digest.to_string_lossy().into_owned())
         .unwrap_or_default();
     let dir = home.join("builtins").join(format!("{name}-{digest}"));
-    if !build {
-        return Ok(toolchain::is_installed(&dir).then_some(dir));
-    }
+    Ok(Some((dir, root)))
+}
+
+/// The directory holding the built-in `name` (manifest and component) if
+/// an earlier run built it.
+pub fn already_built(home: &Path, name: &str) -> anyhow::Result<Option<PathBuf>> {
+    Ok(place(home, name)?
+        .map(|(dir, _)| dir)
+        .filter(|dir| toolchain::is_installed(dir)))
+}
+
+/// The directory holding the built-in `name`, built now with its kit
+/// unless an earlier run built it, each step confined by `containment`;
+/// `None` when `name` is not carried as source.
+pub async fn build(
+    home: &Path,
+    name: &str,
+    containment: &Containment,
+) -> anyhow::Result<Option<PathBuf>> {
+    let Some((dir, root)) = place(home, name)? else {
+        return Ok(None);
+    };
+    let kit = Kit {
+        root,
+        toolchains: toolchain::cache_dir(home)?,
+        containment: containment.clone(),
+    };
     let source = kit.root.join(SOURCES).join(name);
     let lang = Lang::of_project(&source)?;
     let what = format!("the built-in `{name}`, built from its {lang:?} source");
-    installed(&dir, &what, |dir| {
+    installed(&dir, &what, async |dir: &Path| {
         copy_tree(&source, dir)?;
         let manifest = Manifest::load(dir).map_err(|err| anyhow::anyhow!("{err}"))?;
         let project = Project {
@@ -54,10 +73,11 @@ pub fn built(home: &Path, name: &str, build: bool) -> anyhow::Result<Option<Path
             manifest,
         };
         match lang {
-            Lang::Python => python::build(&project, &kit),
+            Lang::Python => python::build(&project, &kit).await,
             other => anyhow::bail!("no built-in is carried as {other:?} source"),
         }
     })
+    .await
     .with_context(|| {
         format!("the built-in `{name}` is built on first use, which needs python3 and PyPI once")
     })

@@ -2,11 +2,11 @@
 //! componentize-js (StarlingMonkey), pinned by the kit's
 //! `toolchain/package-lock.json` and installed with `npm ci` on first use.
 
-use super::toolchain::{installed, run};
+use super::toolchain::{Step, installed};
 use super::{Kit, Project};
 use anyhow::{Context as _, bail};
+use kaizen_sandbox::Containment;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The project's module when package.json names none, in this order.
 pub const MODULES: &[&str] = &["tool.js", "tool.ts", "index.js", "index.ts"];
@@ -16,10 +16,10 @@ pub const MODULES: &[&str] = &["tool.js", "tool.ts", "index.js", "index.ts"];
 pub const PROJECT_KIT: &[&str] = &["index.js", "index.d.ts", "package.json"];
 
 /// Builds the module of `project` into its component.
-pub fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
-    check_node()?;
+pub async fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
+    check_node(&kit.containment).await?;
     let sdk = kit.root.join("sdk").join("js");
-    let jco = toolchain(&sdk, &kit.toolchains)?;
+    let jco = toolchain(&sdk, kit).await?;
     let main = main_module(&project.dir)?;
     let copy = project.dir.join("kaizen-sdk").join("index.js");
     if copy.is_file()
@@ -50,8 +50,10 @@ pub fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
     );
     std::fs::write(&entry, text)?;
     let built = work.path().join("out.wasm");
-    let mut jco_cmd = Command::new("node");
-    jco_cmd
+    let mut jco_cmd = Step::new("node", work.path())?
+        .reads(&kit.root)
+        .reads(&project.dir)
+        .reads(&kit.toolchains)
         .arg(&jco)
         .arg("componentize")
         .arg(&entry)
@@ -67,51 +69,58 @@ pub fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
         .arg(&built);
     // `fetch()` imports wasi:http, which only a plugin granted `http`
     // may; serving HTTP (`fetch-event`) is never wanted.
-    match project.manifest.capabilities.http.is_empty() {
+    jco_cmd = match project.manifest.capabilities.http.is_empty() {
         true => jco_cmd.args(["--disable", "http", "fetch-event"]),
         false => jco_cmd.args(["--disable", "fetch-event"]),
     };
-    run(
-        &mut jco_cmd,
-        &format!("componentizing {main}"),
-        "the error above names the cause",
-    )?;
+    jco_cmd
+        .run(
+            &kit.containment,
+            &format!("componentizing {main}"),
+            "the error above names the cause",
+        )
+        .await?;
     project.take(&built)
 }
 
 /// `node --test` in the project (it carries its copy of the kit).
-pub fn test(project: &Project) -> anyhow::Result<()> {
-    run(
-        Command::new("node").current_dir(&project.dir).arg("--test"),
-        "the tests",
-        "fix what the failures above say",
-    )
+pub async fn test(project: &Project, kit: &Kit) -> anyhow::Result<()> {
+    Step::new("node", &project.dir)?
+        .arg("--test")
+        .tests(&kit.containment)
+        .await
 }
 
 /// jco, installed from the kit's lock file into the toolchain cache.
-fn toolchain(sdk: &Path, cache: &Path) -> anyhow::Result<PathBuf> {
+async fn toolchain(sdk: &Path, kit: &Kit) -> anyhow::Result<PathBuf> {
     let pins = sdk.join("toolchain");
     let lock =
         std::fs::read(pins.join("package-lock.json")).context("the kit's package-lock.json")?;
     let hash = blake3::hash(&lock).to_hex();
-    let dir = cache.join(format!("js-{}", &hash[..16]));
-    let dir = installed(&dir, "jco and componentize-js (npm)", |dir| {
-        std::fs::create_dir_all(dir)?;
+    let dir = kit.toolchains.join(format!("js-{}", &hash[..16]));
+    let dir = installed(&dir, "jco and componentize-js (npm)", async |dir: &Path| {
         for file in ["package.json", "package-lock.json"] {
             std::fs::copy(pins.join(file), dir.join(file))?;
         }
-        run(
-            Command::new("npm").current_dir(dir).args([
+        Step::new("npm", dir)?
+            .runs(&super::toolchain::on_path("node").unwrap_or_default())
+            .downloads()
+            .args([
                 "ci",
                 "--ignore-scripts",
                 "--no-audit",
                 "--no-fund",
                 "--loglevel=error",
-            ]),
-            "npm ci",
-            "is the npm registry reachable? Install Node.js 20.19+ with npm if `npm` is missing",
-        )
-    })?;
+            ])
+            .run(
+                &kit.containment,
+                "npm ci",
+                "is the npm registry reachable? Install Node.js 20.19+ with npm if `npm` is missing",
+            )
+            .await
+            .map(drop)
+    })
+    .await?;
     Ok(dir.join("node_modules/@bytecodealliance/jco/dist/jco.js"))
 }
 
@@ -142,13 +151,15 @@ fn main_module(dir: &Path) -> anyhow::Result<String> {
 }
 
 /// The toolchain's bundler needs Node ^20.19 or 22.12+.
-fn check_node() -> anyhow::Result<()> {
-    let output = Command::new("node")
-        .arg("--version")
-        .output()
+async fn check_node(containment: &Containment) -> anyhow::Result<()> {
+    let scratch = tempfile::tempdir().context("creating a scratch directory")?;
+    let output = Step::new("node", scratch.path())
         .map_err(|_| {
             anyhow::anyhow!("node is not on PATH; install Node.js 20.19 or newer (with npm)")
-        })?;
+        })?
+        .arg("--version")
+        .output(containment)
+        .await?;
     let version = String::from_utf8_lossy(&output.stdout);
     let mut parts = version.trim().trim_start_matches('v').split('.');
     let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);

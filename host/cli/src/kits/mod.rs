@@ -15,6 +15,7 @@ mod toolchain;
 
 use anyhow::{Context as _, bail};
 use kaizen_plugins::{Manifest, valid_plugin_name};
+use kaizen_sandbox::Containment;
 use std::path::{Path, PathBuf};
 
 /// A language with a kit.
@@ -78,13 +79,17 @@ impl Lang {
     }
 }
 
-/// What every kit's build needs: where the kits' files were extracted and
-/// where toolchains are cached.
+/// What every kit's build needs: where the kits' files were extracted,
+/// where toolchains are cached, and what confines every program a build
+/// runs.
 pub struct Kit {
     /// The extracted kits (`wit/`, `sdk/`).
     pub root: PathBuf,
     /// Where toolchains are installed.
     pub toolchains: PathBuf,
+    /// Kaizen's state hidden, configuration read-only, the user's sandbox
+    /// settings: each step adds only what it reaches.
+    pub containment: Containment,
 }
 
 /// The project being built.
@@ -167,6 +172,7 @@ fn open(dir: &Path) -> anyhow::Result<(Project, Lang, Kit)> {
     let kit = Kit {
         root: embedded::extracted(&home.join("kits"))?,
         toolchains: toolchain::cache_dir(&home)?,
+        containment: crate::plugins_cmd::state_containment(&home)?,
     };
     let project = Project {
         output: manifest.component_path(&dir),
@@ -178,13 +184,13 @@ fn open(dir: &Path) -> anyhow::Result<(Project, Lang, Kit)> {
 
 /// `kaizen plugins test [DIR]`: the project's own tests, run natively
 /// with the kit that matches this kaizen.
-pub fn test(dir: &Path) -> anyhow::Result<()> {
+pub async fn test(dir: &Path) -> anyhow::Result<()> {
     let (project, lang, kit) = open(dir)?;
     match lang {
-        Lang::Rust => rust::test(&project, &kit),
-        Lang::Python => python::test(&project, &kit),
-        Lang::Js => js::test(&project),
-        Lang::C => c::test(&project, &kit),
+        Lang::Rust => rust::test(&project, &kit).await,
+        Lang::Python => python::test(&project, &kit).await,
+        Lang::Js => js::test(&project, &kit).await,
+        Lang::C => c::test(&project, &kit).await,
     }
 }
 
@@ -192,10 +198,10 @@ pub fn test(dir: &Path) -> anyhow::Result<()> {
 pub async fn build(dir: &Path) -> anyhow::Result<()> {
     let (project, lang, kit) = open(dir)?;
     match lang {
-        Lang::Rust => rust::build(&project, &kit)?,
-        Lang::Python => python::build(&project, &kit)?,
-        Lang::Js => js::build(&project, &kit)?,
-        Lang::C => c::build(&project, &kit)?,
+        Lang::Rust => rust::build(&project, &kit).await?,
+        Lang::Python => python::build(&project, &kit).await?,
+        Lang::Js => js::build(&project, &kit).await?,
+        Lang::C => c::build(&project, &kit).await?,
     }
     check::report(&project).await
 }

@@ -4,16 +4,15 @@
 //! imports exactly what the manifest requests (the kit's `kaizen_build.py`
 //! writes it).
 
-use super::toolchain::{installed, run, stdout_to_stderr};
+use super::toolchain::{Step, installed};
 use super::{Kit, Project, copy_tree};
 use anyhow::{Context as _, bail};
 use std::path::Path;
-use std::process::Command;
 
 const COMPONENTIZE_PY: &str = "0.25.1";
 
 /// Builds `app.py` and what it imports into the project's component.
-pub fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
+pub async fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
     let dir = &project.dir;
     if !dir.join("app.py").is_file() {
         bail!(
@@ -32,23 +31,35 @@ pub fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
         &kit.toolchains
             .join(format!("componentize-py-{COMPONENTIZE_PY}")),
         &format!("componentize-py {COMPONENTIZE_PY} (PyPI)"),
-        |venv| {
-            run(
-                stdout_to_stderr(Command::new("python3").arg("-m").arg("venv").arg(venv)),
-                "creating a Python venv",
-                "Python 3.11+ with its venv module is needed (Debian: apt-get install python3 python3-venv)",
-            )?;
-            run(
-                stdout_to_stderr(
-                    Command::new(venv.join("bin").join("pip"))
-                        .args(["install", "--quiet", "--disable-pip-version-check"])
-                        .arg(format!("componentize-py=={COMPONENTIZE_PY}")),
-                ),
-                "installing componentize-py",
-                "pip needs to reach PyPI",
-            )
+        async |venv: &Path| {
+            // `-I`: the standard library's venv, whatever the directory
+            // holds (the step runs in the venv's own directory anyway).
+            Step::new("python3", venv)?
+                .python_env()
+                .args(["-I", "-m", "venv"])
+                .arg(venv)
+                .run(
+                    &kit.containment,
+                    "creating a Python venv",
+                    "Python 3.11+ with its venv module is needed (Debian: apt-get install python3 python3-venv)",
+                )
+                .await?;
+            Step::new(venv.join("bin").join("pip"), venv)?
+                .runs(&venv.join("bin").join("python"))
+                .downloads()
+                .args([
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    "--no-cache-dir",
+                ])
+                .arg(format!("componentize-py=={COMPONENTIZE_PY}"))
+                .run(&kit.containment, "installing componentize-py", "pip needs to reach PyPI")
+                .await
+                .map(drop)
         },
-    )?;
+    )
+    .await?;
     let stage = tempfile::Builder::new()
         .prefix("kaizen-py-build-")
         .tempdir()
@@ -60,7 +71,10 @@ pub fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
         .root
         .join("wit")
         .join(format!("v{}", kaizen_plugins::CONTRACT_VERSION));
-    let prepared = Command::new(venv.join("bin").join("python"))
+    let python = venv.join("bin").join("python");
+    let prepared = Step::new(&python, stage.path())?
+        .reads(&kit.root)
+        .reads(dir)
         .arg(sdk.join("kaizen_build.py"))
         .arg("prepare")
         .arg(dir.join(kaizen_plugins::MANIFEST_FILE))
@@ -68,9 +82,10 @@ pub fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
         .arg(sdk.join("wit"))
         .arg(&src)
         .arg(&wit)
-        .output()
+        .output(&kit.containment)
+        .await
         .context("running the kit's kaizen_build.py")?;
-    if !prepared.status.success() {
+    if prepared.exit_code != Some(0) {
         bail!(
             "cannot choose a world for {}: {}",
             dir.display(),
@@ -80,40 +95,39 @@ pub fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
     let world = String::from_utf8_lossy(&prepared.stdout).trim().to_string();
     copy_tree(&sdk.join("kaizen_sdk"), &src.join("kaizen_sdk"))?;
     let built = stage.path().join("out.wasm");
-    run(
-        stdout_to_stderr(&mut Command::new(venv.join("bin").join("componentize-py")))
-            .env("PYTHONDONTWRITEBYTECODE", "1")
-            // The Python traceback is the useful part of a failure.
-            .env("RUST_BACKTRACE", "0")
-            .env("RUST_LIB_BACKTRACE", "0")
-            .arg("--quiet")
-            .arg("-d")
-            .arg(&wit)
-            .args(["-w", &world, "componentize", "kaizen_sdk.component", "-p"])
-            .arg(&src)
-            .arg("-o")
-            .arg(&built),
-        "componentize-py",
-        "the Python error above names the cause",
-    )?;
+    Step::new(venv.join("bin").join("componentize-py"), stage.path())?
+        .runs(&python)
+        .reads(&kit.root)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        // The Python traceback is the useful part of a failure.
+        .env("RUST_BACKTRACE", "0")
+        .env("RUST_LIB_BACKTRACE", "0")
+        .arg("--quiet")
+        .arg("-d")
+        .arg(&wit)
+        .args(["-w", &world, "componentize", "kaizen_sdk.component", "-p"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&built)
+        .run(
+            &kit.containment,
+            "componentize-py",
+            "the Python error above names the cause",
+        )
+        .await?;
     project.take(&built)
 }
 
 /// `python3 -m unittest` in the project, with the kit on `PYTHONPATH`.
-pub fn test(project: &Project, kit: &Kit) -> anyhow::Result<()> {
-    let mut path = std::ffi::OsString::from(kit.root.join("sdk").join("python"));
-    if let Some(existing) = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty()) {
-        path.push(":");
-        path.push(existing);
-    }
-    run(
-        Command::new("python3")
-            .current_dir(&project.dir)
-            .args(["-m", "unittest"])
-            .env("PYTHONPATH", path),
-        "the tests",
-        "fix what the failures above say",
-    )
+pub async fn test(project: &Project, kit: &Kit) -> anyhow::Result<()> {
+    let sdk = kit.root.join("sdk").join("python");
+    Step::new("python3", &project.dir)?
+        .python_env()
+        .reads(&sdk)
+        .env("PYTHONPATH", &sdk)
+        .args(["-m", "unittest"])
+        .tests(&kit.containment)
+        .await
 }
 
 /// The project's modules and packages, without its tests and caches.

@@ -2,59 +2,55 @@
 //! matches this kaizen, which `.cargo/config.toml` patches in for
 //! `kaizen-sdk`.
 
-use super::toolchain::run;
+use super::toolchain::Step;
 use super::{Kit, Project};
 use anyhow::{Context as _, bail};
-use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 const TARGET: &str = "wasm32-wasip2";
 
 /// Builds the crate in `project.dir` and copies its component to
 /// `project.output`.
-pub fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
-    ensure_target(&project.dir)?;
+pub async fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
+    ensure_target(project, kit).await?;
     patch_sdk(&project.dir, &kit.root.join("sdk").join("rust"))?;
-    let mut cargo = cargo();
-    cargo
-        .current_dir(&project.dir)
+    let out = cargo(project, kit)?
         .args(["build", "--release", "--target", TARGET])
         .arg("--message-format=json-render-diagnostics")
-        .stdout(Stdio::piped());
-    let mut child = cargo.spawn().map_err(|err| {
-        anyhow::anyhow!("cannot run cargo ({err}); install Rust from https://rustup.rs")
-    })?;
-    let stdout = child.stdout.take().context("cargo's output")?;
-    let mut built = None;
-    for line in BufReader::new(stdout).lines() {
-        if let Some(wasm) = cdylib_artifact(&line?) {
-            built = Some(wasm);
-        }
+        .output(&kit.containment)
+        .await?;
+    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    if out.exit_code != Some(0) {
+        bail!("cargo build failed; fix the errors above and build again");
     }
-    let status = child.wait()?;
-    if !status.success() {
-        bail!("cargo build failed ({status}); fix the errors above and build again");
-    }
-    let built = built.context(
-        "cargo built no .wasm library; Cargo.toml needs `crate-type = [\"cdylib\"]` under [lib]",
-    )?;
+    let built = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .rev()
+        .find_map(cdylib_artifact)
+        .context(
+            "cargo built no .wasm library; Cargo.toml needs `crate-type = [\"cdylib\"]` under [lib]",
+        )?;
     project.take(&built)
 }
 
 /// `cargo test` in the project, against the kit's SDK.
-pub fn test(project: &Project, kit: &Kit) -> anyhow::Result<()> {
+pub async fn test(project: &Project, kit: &Kit) -> anyhow::Result<()> {
     patch_sdk(&project.dir, &kit.root.join("sdk").join("rust"))?;
-    run(
-        cargo().current_dir(&project.dir).arg("test"),
-        "the tests",
-        "fix what the failures above say",
-    )
+    cargo(project, kit)?
+        .arg("test")
+        .tests(&kit.containment)
+        .await
 }
 
-/// The cargo that runs this kaizen (when it does), else the one on PATH.
-fn cargo() -> Command {
-    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+/// The cargo that runs this kaizen (when it does), else the one on PATH,
+/// in the project, with the user's Rust toolchains and crate downloads
+/// (crates.io is reached for the project's dependencies).
+fn cargo(project: &Project, kit: &Kit) -> anyhow::Result<Step> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    Ok(Step::new(cargo, &project.dir)?
+        .rust()
+        .reads(&kit.root)
+        .downloads())
 }
 
 /// The `.wasm` file of a `cdylib` in one line of cargo's JSON messages.
@@ -75,16 +71,17 @@ fn cdylib_artifact(line: &str) -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-/// Adds the wasm target to the toolchain `dir` builds with, when missing.
-fn ensure_target(dir: &Path) -> anyhow::Result<()> {
-    let libdir = Command::new("rustc")
-        .current_dir(dir)
+/// Adds the wasm target to the toolchain the project builds with, when
+/// missing.
+async fn ensure_target(project: &Project, kit: &Kit) -> anyhow::Result<()> {
+    let libdir = Step::new("rustc", &project.dir)?
+        .rust()
         .args(["--print", "target-libdir", "--target", TARGET])
-        .stderr(Stdio::null())
-        .output();
+        .output(&kit.containment)
+        .await;
     let has_core = libdir
         .ok()
-        .filter(|out| out.status.success())
+        .filter(|out| out.exit_code == Some(0))
         .is_some_and(|out| {
             let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
             std::fs::read_dir(dir).is_ok_and(|entries| {
@@ -99,15 +96,29 @@ fn ensure_target(dir: &Path) -> anyhow::Result<()> {
     eprintln!(
         "kaizen: adding the {TARGET} target to your Rust toolchain (rustup target add {TARGET})"
     );
-    run(
-        Command::new("rustup")
-            .current_dir(dir)
-            .args(["target", "add", TARGET]),
-        &format!("adding the {TARGET} target"),
-        &format!(
-            "install Rust with rustup (https://rustup.rs), or add the {TARGET} standard library to your toolchain"
-        ),
-    )
+    let mut rustup = Step::new("rustup", &project.dir)?.rust().downloads();
+    if let Some(home) = rustup_home() {
+        rustup = rustup.writes(home);
+    }
+    rustup
+        .args(["target", "add", TARGET])
+        .run(
+            &kit.containment,
+            &format!("adding the {TARGET} target"),
+            &format!(
+                "install Rust with rustup (https://rustup.rs), or add the {TARGET} standard library to your toolchain"
+            ),
+        )
+        .await
+        .map(drop)
+}
+
+/// Where rustup keeps its toolchains: `RUSTUP_HOME`, else `~/.rustup`.
+fn rustup_home() -> Option<PathBuf> {
+    std::env::var_os("RUSTUP_HOME")
+        .filter(|home| !home.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".rustup")))
 }
 
 /// Points `kaizen-sdk` at `sdk` in the project's `.cargo/config.toml`,

@@ -103,13 +103,42 @@ pub fn clipped(text: &str, max: usize) -> String {
     }
 }
 
-/// `text` without control characters: it comes from the model, and an
-/// escape sequence in it could rewrite what the user sees on the terminal.
-/// Newlines and tabs stay.
+/// `text` without control characters, for a prompt: it comes from the
+/// model, and an escape sequence in it could rewrite what the user sees
+/// on the terminal; bidirectional overrides and zero-width characters,
+/// which make a prompt read otherwise than it says, go too. Newlines and
+/// tabs stay.
 pub fn clean(text: &str) -> String {
     text.chars()
-        .filter(|&c| !c.is_control() || c == '\n' || c == '\t')
+        .filter(|&c| (!c.is_control() || c == '\n' || c == '\t') && !misleads(c))
         .collect()
+}
+
+/// Characters that change how text around them reads without showing:
+/// bidirectional embeddings, overrides, isolates and marks, and
+/// zero-width characters.
+fn misleads(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{061C}'
+            | '\u{FEFF}'
+    )
+}
+
+/// `text` as it may reach a terminal: without control characters (escape
+/// sequences that set the clipboard, clear the screen or retitle the
+/// window), but newlines and tabs. For everything the model or a program
+/// wrote that Kaizen prints.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let keep = |c: char| !c.is_control() || c == '\n' || c == '\t';
+    if text.chars().all(keep) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(text.chars().filter(|&c| keep(c)).collect())
 }
 
 /// [`clean`], on one line.

@@ -1,4 +1,4 @@
-use super::prompt::{clean, parse, render};
+use super::prompt::{clean, parse, printable, render};
 use super::{StatusLine, TerminalInteraction};
 use kaizen_plugins::interaction::{Choice, Interaction, Question};
 use std::sync::{Arc, Mutex};
@@ -103,6 +103,19 @@ fn model_text_cannot_send_escape_sequences_to_the_terminal() {
     );
     assert!(shown.contains("Which]0;pwned one?\nReally?"), "{shown:?}");
     assert_eq!(clean("a\tb\x00c\x7f"), "a\tbc");
+}
+
+#[test]
+fn prompts_drop_what_makes_text_read_otherwise_and_output_drops_control() {
+    // "Allow `rm -rf ~`?" shown reversed by an override, or a command
+    // hidden by zero-width characters.
+    let tricky = "ls \u{202E}~ fr- mr\u{202C} \u{200B}x\u{2066}y\u{2069}\u{FEFF}";
+    assert_eq!(clean(tricky), "ls ~ fr- mr xy");
+    // Output keeps such letters (they are text), never control bytes: an
+    // OSC 52 clipboard write, a screen clear, a title.
+    let said = "done\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\x1b]0;pwned\x07\n\tok";
+    assert_eq!(printable(said), "done]52;c;cm0gLXJmIH4=[2J]0;pwned\n\tok");
+    assert!(matches!(printable("plain"), std::borrow::Cow::Borrowed(_)));
 }
 
 /// A status display that records what it was given.

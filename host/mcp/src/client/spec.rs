@@ -26,7 +26,7 @@ pub struct ServerSpec {
 #[derive(Debug, Clone)]
 pub enum Transport {
     /// A program speaking MCP on its stdin and stdout, in an OS sandbox.
-    Stdio(StdioServer),
+    Stdio(Box<StdioServer>),
     /// A remote server over MCP's streamable HTTP.
     Http(HttpServer),
 }

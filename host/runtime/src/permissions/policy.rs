@@ -60,6 +60,10 @@ pub struct DeniedPaths {
     pub read: Vec<String>,
     /// Not to be changed: `Edit(…)` deny rules.
     pub edit: Vec<String>,
+    /// Programs a deny rule refuses whatever their arguments
+    /// (`Bash(rm:*)`, `Bash(curl *)`), by name: the OS sandbox keeps them
+    /// from running at all, however a command line spells them.
+    pub programs: Vec<String>,
 }
 
 /// The rules and the mode of a session. Rules can be added while it runs
@@ -128,6 +132,10 @@ impl Permissions {
             .iter()
             .filter(|rule| rule.effect == Effect::Deny)
         {
+            if let Some(program) = rule.whole_program() {
+                denied.programs.push(program.to_string());
+                continue;
+            }
             let Some(glob) = rule.path_glob_in(cwd) else {
                 continue;
             };
@@ -149,8 +157,9 @@ impl Permissions {
             cwd,
         };
         let rules = self.rules.read().unwrap_or_else(|e| e.into_inner());
-        let rule = rules.decide(&facts);
-        if let Some(rule) = rule.filter(|rule| rule.effect == Effect::Deny) {
+        let decision = rules.decide(&facts);
+        if let Some(decision) = decision.filter(|d| d.effect == Effect::Deny) {
+            let rule = decision.rule;
             return Verdict::Deny(Grounds::rule(
                 rule,
                 format!(
@@ -169,9 +178,20 @@ impl Permissions {
                 ),
             ));
         }
-        if let Some(rule) = rule {
-            return match rule.effect {
-                Effect::Ask => self.asking(Grounds::rule(
+        if let Some(decision) = decision {
+            let rule = decision.rule;
+            return match (decision.effect, decision.unsure) {
+                (Effect::Ask, true) => self.asking(Grounds::rule(
+                    rule,
+                    format!(
+                        "the command cannot be fully analyzed before it runs (an expansion, a \
+                         glob, a brace list, a script read from input or a name defined in the \
+                         line), and the rule `{}` in {} may apply to what it runs; spell the \
+                         command out plainly, or the user must approve it",
+                        rule.text, rule.origin.label
+                    ),
+                )),
+                (Effect::Ask, false) => self.asking(Grounds::rule(
                     rule,
                     format!(
                         "the rule `{}` in {} asks before {name} runs",
@@ -257,8 +277,11 @@ pub fn subject_of(tool: &dyn Tool, input: &serde_json::Value, cwd: &Path) -> Sub
 pub fn always_rule(tool: &dyn Tool, input: &serde_json::Value, cwd: &Path) -> String {
     let name = &tool.spec().name;
     match subject_of(tool, input, cwd) {
+        // The command as it is: a `*` in it is the character, not a
+        // wildcard (`ls *.txt` approved must not allow `ls x; rm *.txt`).
         Subject::Command(command) if !command.contains(['(', ')']) => {
-            format!("{name}({})", command.trim())
+            let literal = command.trim().replace('\\', "\\\\").replace('*', "\\*");
+            format!("{name}({literal})")
         }
         Subject::EditPath(path) | Subject::ReadPath(path) => {
             let absolute = if path.is_absolute() {

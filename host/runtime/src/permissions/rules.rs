@@ -282,7 +282,8 @@ impl Rule {
             (Spec::Text { pattern, .. }, Subject::Command(command)) => match (self.effect, split) {
                 (Effect::Allow, Some(Ok(split))) => {
                     !split.parts.is_empty()
-                        && split.parts.iter().all(|forms| pattern.matches_any(forms))
+                        && !split.anything_may_run()
+                        && split.parts.iter().all(|part| pattern.allows(part))
                 }
                 (Effect::Allow, _) => false,
                 (_, Some(Ok(split))) => split.all_texts().any(|t| pattern.matches_command(t)),
@@ -293,6 +294,54 @@ impl Rule {
             _ => false,
         }
     }
+}
+
+impl Rule {
+    /// The program this rule is about whatever its arguments, when it is a
+    /// command rule of that shape (`Bash(rm:*)`, `Bash(rm *)`): one plain
+    /// program name, no path.
+    pub fn whole_program(&self) -> Option<&str> {
+        if self.tool != "Bash" {
+            return None;
+        }
+        let Spec::Text { pattern, .. } = &self.spec else {
+            return None;
+        };
+        pattern.whole_program()
+    }
+
+    /// Whether this command rule could match what a command line runs that
+    /// was not fully analyzed or resolved (a deny or ask rule then asks).
+    fn could_match(&self, call: &CallFacts, split: &Option<Result<Split, Unanalyzable>>) -> bool {
+        if !self.applies_to_tool(call) || !matches!(call.subject, Subject::Command(_)) {
+            return false;
+        }
+        let Spec::Text { pattern, .. } = &self.spec else {
+            return false;
+        };
+        match split {
+            Some(Ok(split)) => split
+                .unresolved
+                .iter()
+                .any(|start| pattern.could_match_start(start)),
+            // Nothing about it is certain.
+            Some(Err(_)) => true,
+            None => false,
+        }
+    }
+}
+
+/// How the rules decide a call.
+#[derive(Debug, Clone, Copy)]
+pub struct Decision<'a> {
+    /// The rule that decides it.
+    pub rule: &'a Rule,
+    /// Its effect on this call: the rule's own, or `Ask` when the rule
+    /// only could apply (`unsure`).
+    pub effect: Effect,
+    /// The command was not fully analyzed or resolved, and the rule may
+    /// apply to what it runs.
+    pub unsure: bool,
 }
 
 /// Takes `Tool(specifier)` apart, unescaping `\(` and `\)` in the specifier.
@@ -423,28 +472,46 @@ impl RuleSet {
     /// order or the sources (Claude Code's order); None when no rule matches.
     /// A command line is allowed when each of its simple commands is
     /// matched by some allow rule (the one returned is the rule of the first);
-    /// a line that cannot be analyzed is allowed only by a whole-tool rule.
-    pub fn decide(&self, call: &CallFacts) -> Option<&Rule> {
+    /// a line that cannot be analyzed, or whose commands are not all
+    /// resolved, is allowed only by a whole-tool rule, and a deny or ask
+    /// rule that what it runs could match makes it ask (`unsure`).
+    pub fn decide(&self, call: &CallFacts) -> Option<Decision<'_>> {
         let split = split_of(call);
-        for effect in [Effect::Deny, Effect::Ask, Effect::Allow] {
+        let decided = |rule, effect, unsure| Decision {
+            rule,
+            effect,
+            unsure,
+        };
+        for effect in [Effect::Deny, Effect::Ask] {
             let mut rules = self.rules.iter().filter(|r| r.effect == effect);
             if let Some(rule) = rules.find(|r| r.matches_with(call, &split)) {
-                return Some(rule);
+                return Some(decided(rule, effect, false));
             }
+            let mut rules = self.rules.iter().filter(|r| r.effect == effect);
+            if let Some(rule) = rules.find(|r| r.could_match(call, &split)) {
+                return Some(decided(rule, Effect::Ask, true));
+            }
+        }
+        let mut rules = self.rules.iter().filter(|r| r.effect == Effect::Allow);
+        if let Some(rule) = rules.find(|r| r.matches_with(call, &split)) {
+            return Some(decided(rule, Effect::Allow, false));
         }
         let Some(Ok(split)) = &split else {
             return None;
         };
+        if split.anything_may_run() {
+            return None;
+        }
         let mut first = None;
-        for forms in &split.parts {
+        for part in &split.parts {
             let allowed = self.rules.iter().find(|r| {
                 r.effect == Effect::Allow
                     && r.applies_to_tool(call)
-                    && matches!(&r.spec, Spec::Text { pattern, .. } if pattern.matches_any(forms))
+                    && matches!(&r.spec, Spec::Text { pattern, .. } if pattern.allows(part))
             })?;
             first.get_or_insert(allowed);
         }
-        first
+        first.map(|rule| decided(rule, Effect::Allow, false))
     }
 
     /// The absolute globs of every deny rule on paths (the `Read(…)` and

@@ -8,10 +8,22 @@
 //! `case` bodies, function bodies, command and process substitutions in
 //! any word (arguments, assignments, redirection targets, here-strings,
 //! expanding here-documents), and the scripts given to `bash -c` (and the
-//! other shells) and to `eval`. Whatever cannot be analyzed with certainty
-//! (a substitution inside `${…}` or `$((…))`, a parse error, a parser
-//! panic, nesting too deep) makes the whole line unanalyzable: callers then
-//! allow nothing by rule.
+//! other shells), to `eval` and to `trap`. Whatever cannot be analyzed with
+//! certainty (a substitution inside `${…}` or `$((…))`, a parse error, a
+//! parser panic, nesting too deep) makes the whole line unanalyzable:
+//! callers then allow nothing by rule, and a deny or ask rule that could
+//! apply asks.
+//!
+//! A command whose words are not all known before it runs (an expansion,
+//! a glob or a brace list in them, or its program named by one; a shell
+//! reading its script from standard input; a line that defines an alias
+//! or a function; a wrapper whose options are not understood) is
+//! *unresolved*: the words it starts with are kept, and a deny or ask rule
+//! that what it becomes could match applies as an ask. Command words are
+//! compared by the program they run too (`/usr/bin/rm` is `rm`), git's
+//! global options are set aside (`git -C . push` is `git push`), and an
+//! output redirection to a file is a part of the line an allow rule must
+//! cover on its own.
 
 use brush_parser::ast::{self, CommandPrefixOrSuffixItem as Item};
 use brush_parser::word::{self, WordPiece, WordPieceWithSource};
@@ -30,7 +42,8 @@ const MAX_NESTING: usize = 32;
 const SHELLS: &str = "bash sh zsh dash ksh";
 /// Commands that run another command given in their arguments; the wrapped
 /// command is tried against deny and ask rules too (`sudo rm -rf /`).
-const WRAPPERS: &str = "env command builtin exec nohup time nice timeout xargs sudo doas stdbuf";
+const WRAPPERS: &str = "env command builtin exec nohup time nice timeout xargs sudo doas stdbuf \
+    setsid flock ionice chrt taskset unbuffer";
 /// Variables that change nothing about what a program may do, so a leading
 /// `NAME=value` of these is dropped before allow rules are tried (as Claude
 /// Code does). Any other assignment (`LD_PRELOAD=…`, `GIT_SSH_COMMAND=…`,
@@ -44,17 +57,31 @@ fn one_of(words: &str, word: &str) -> bool {
     words.split_ascii_whitespace().any(|w| w == word)
 }
 
+/// One simple command that runs (or one file a line writes).
+#[derive(Debug, Default)]
+pub(crate) struct Part {
+    /// The texts an allow rule may match (words as written, and words with
+    /// quotes removed).
+    pub forms: Vec<String>,
+    /// When not every word is known before it runs, the words it starts
+    /// with: an allow rule must lie within them.
+    pub open: Option<String>,
+}
+
 /// A command line taken apart.
 #[derive(Debug, Default)]
 pub(crate) struct Split {
-    /// Each simple command that runs, as the texts an allow rule may match
-    /// (words as written, and words with quotes removed). An allow needs
-    /// every one of them matched.
-    pub parts: Vec<Vec<String>>,
+    /// Each simple command that runs, and each file written. An allow
+    /// needs every one of them matched.
+    pub parts: Vec<Part>,
     /// Further texts deny and ask rules are also tried against: the whole
-    /// line, commands with their assignments, wrapped commands, and the
-    /// outer text of `bash -c`/`eval`.
+    /// line, commands with their assignments, wrapped commands, the outer
+    /// text of `bash -c`/`eval`, and commands as the program they run.
     pub extra: Vec<String>,
+    /// The known beginnings of unresolved commands (see the module docs):
+    /// a deny or ask rule that could match a command starting so applies
+    /// as an ask. Empty text: anything may run.
+    pub unresolved: Vec<String>,
 }
 
 impl Split {
@@ -62,9 +89,16 @@ impl Split {
     pub fn all_texts(&self) -> impl Iterator<Item = &str> {
         self.parts
             .iter()
-            .flatten()
+            .flat_map(|part| &part.forms)
             .chain(&self.extra)
             .map(String::as_str)
+    }
+
+    /// Whether anything at all may run that the line does not show (a
+    /// name it defines, a script read from input, a wrapper not
+    /// understood): no allow rule then applies.
+    pub fn anything_may_run(&self) -> bool {
+        self.unresolved.iter().any(String::is_empty)
     }
 }
 
@@ -80,6 +114,10 @@ pub(crate) fn split(command: &str) -> Result<Split, Unanalyzable> {
     let mut walker = Walker::default();
     walker.script(command, Mode::Run)?;
     walker.split.extra.push(command.trim().to_owned());
+    if walker.defines {
+        // A name defined here may stand for any command later in the line.
+        walker.split.unresolved.push(String::new());
+    }
     Ok(walker.split)
 }
 
@@ -106,10 +144,13 @@ enum Mode {
     DenyOnly,
 }
 
-/// One word of a simple command: as written, and with its quotes removed.
+/// One word of a simple command: as written, and with its quotes removed;
+/// `literal` when it is the same text whatever runs before it (no
+/// expansion, glob or brace list in it).
 struct WordText {
     raw: String,
     plain: String,
+    literal: bool,
 }
 
 type Visit = Result<(), Unanalyzable>;
@@ -121,6 +162,8 @@ struct Walker {
     mode: Mode,
     /// How many scripts, substitutions and wrappers deep the walk is.
     depth: usize,
+    /// The line defines an alias or a function.
+    defines: bool,
 }
 
 impl Walker {
@@ -173,6 +216,7 @@ impl Walker {
                 redirects
             }
             ast::Command::Function(function) => {
+                self.defines = true;
                 self.compound(&function.body.0)?;
                 &function.body.1
             }
@@ -257,7 +301,34 @@ impl Walker {
     }
 
     fn redirect(&mut self, r: &ast::IoRedirect) -> Visit {
-        use ast::{IoFileRedirectTarget as T, IoRedirect as R};
+        use ast::{IoFileRedirectKind as K, IoFileRedirectTarget as T, IoRedirect as R};
+        // Writing a file is an effect of its own: an allow rule must cover
+        // it, whatever command's output it is (`echo x >> .git/config`).
+        let written = match r {
+            R::File(
+                _,
+                kind @ (K::Write | K::Append | K::Clobber | K::ReadAndWrite),
+                T::Filename(w),
+            ) => {
+                let op = match kind {
+                    K::Append => ">>",
+                    K::Clobber => ">|",
+                    K::ReadAndWrite => "<>",
+                    _ => ">",
+                };
+                Some((op, w))
+            }
+            R::OutputAndError(w, append) => Some((if *append { "&>>" } else { "&>" }, w)),
+            _ => None,
+        };
+        if let Some((op, w)) = written {
+            let (plain, literal) = self.word(&w.value)?;
+            if plain != "/dev/null" {
+                let forms = dedup(vec![format!("{op} {}", w.value), format!("{op} {plain}")]);
+                self.push_open(forms, (!literal).then(|| op.to_string()));
+            }
+            return Ok(());
+        }
         match r {
             R::File(_, _, T::Filename(w) | T::Duplicate(w))
             | R::HereString(_, w)
@@ -267,7 +338,7 @@ impl Walker {
                 let options = ParserOptions::default();
                 let pieces =
                     word::parse_heredoc(&doc.doc.value, &options).map_err(|_| Unanalyzable)?;
-                self.pieces(&pieces, &doc.doc.value, &mut String::new())
+                self.pieces(&pieces, &doc.doc.value, &mut String::new(), &mut true, true)
             }
             R::File(_, _, T::Fd(_)) | R::HereDocument(..) => Ok(()),
         }
@@ -287,10 +358,11 @@ impl Walker {
                     assignments.push((assignment_name(&a.name)?, w.value));
                 }
                 Item::Word(w) | Item::AssignmentWord(_, w) => {
-                    let plain = self.word(&w.value)?;
+                    let (plain, literal) = self.word(&w.value)?;
                     words.push(WordText {
                         raw: w.value,
                         plain,
+                        literal,
                     });
                 }
                 Item::ProcessSubstitution(kind, sub) => {
@@ -299,6 +371,7 @@ impl Walker {
                     words.push(WordText {
                         raw: text.clone(),
                         plain: text,
+                        literal: false,
                     });
                 }
             }
@@ -341,13 +414,29 @@ impl Walker {
     /// A simple command's words, after its assignments.
     fn command_words(&mut self, words: &[WordText]) -> Visit {
         let forms = dedup(vec![join(words, |w| &w.raw), join(words, |w| &w.plain)]);
+        let open = self.resolve(words);
+        let name = program_name(&words[0].plain);
+        if name == "alias" {
+            self.defines = true;
+        }
+        if one_of(SHELLS, name) && reads_stdin(words) {
+            // `echo … | bash`, `bash -s`, `bash <<EOF`: the script is data.
+            self.split.unresolved.push(String::new());
+        }
         let Some((script, transparent)) = script_of(words) else {
-            self.push(forms);
+            self.push_open(forms, open);
+            if name == "find" {
+                return self.find_commands(words);
+            }
             // The command a wrapper (`sudo`, `env`, `timeout 5`…) runs is
             // tried against deny and ask rules.
             return match unwrap(words) {
-                Some(inner) if self.depth < MAX_DEPTH => {
+                Unwrapped::Inner(inner) if self.depth < MAX_DEPTH => {
                     self.nested(Mode::DenyOnly, |w| w.command_words(inner))
+                }
+                Unwrapped::Unknown => {
+                    self.split.unresolved.push(String::new());
+                    Ok(())
                 }
                 _ => Ok(()),
             };
@@ -358,40 +447,109 @@ impl Walker {
         if transparent && self.mode == Mode::Run {
             self.split.extra.extend(forms);
         } else {
-            self.push(forms);
+            self.push_open(forms, open);
         }
         match self.script(&script, self.mode) {
             Err(_) if self.mode == Mode::DenyOnly => {
                 self.split.extra.push(script);
+                self.split.unresolved.push(String::new());
                 Ok(())
             }
             result => result,
         }
     }
 
-    /// Visits a word's substitutions and returns the word without quotes.
-    fn word(&mut self, raw: &str) -> Result<String, Unanalyzable> {
-        let pieces = word::parse(raw, &ParserOptions::default()).map_err(|_| Unanalyzable)?;
-        let mut plain = String::new();
-        self.pieces(&pieces, raw, &mut plain)?;
-        Ok(plain)
+    /// Records what deny and ask rules must also see of a command: its
+    /// text with the program named as it runs (`/usr/bin/rm -f` is
+    /// `rm -f`) and git's global options set aside; and, when a word is
+    /// not known before it runs, the words it starts with, which are
+    /// returned too.
+    fn resolve(&mut self, words: &[WordText]) -> Option<String> {
+        let mut texts: Vec<String> = words.iter().map(|w| w.plain.clone()).collect();
+        let name = program_name(&texts[0]).to_string();
+        if name != texts[0] {
+            texts[0] = name.clone();
+            self.split.extra.push(texts.join(" "));
+        }
+        if name == "git" {
+            match git_subcommand(words) {
+                Some(at) if at > 1 => {
+                    let rest = texts[at..].join(" ");
+                    self.split.extra.push(format!("git {rest}"));
+                }
+                Some(_) => {}
+                // An option that is not understood may hide the subcommand.
+                None => self.split.unresolved.push("git".into()),
+            }
+        }
+        let first = words.iter().position(|w| !w.literal)?;
+        let start = texts[..first].join(" ");
+        self.split.unresolved.push(start.clone());
+        Some(start)
     }
 
-    fn pieces(&mut self, pieces: &[WordPieceWithSource], raw: &str, plain: &mut String) -> Visit {
+    /// The commands `find` runs for what it finds (`-exec`, `-execdir`,
+    /// `-ok`, `-okdir`, up to `;` or `+`), tried against deny and ask
+    /// rules.
+    fn find_commands(&mut self, words: &[WordText]) -> Visit {
+        let mut at = 1;
+        while at < words.len() {
+            let action = words[at].plain.as_str();
+            at += 1;
+            if !matches!(action, "-exec" | "-execdir" | "-ok" | "-okdir") {
+                continue;
+            }
+            let end = words[at..]
+                .iter()
+                .position(|w| w.plain == ";" || w.plain == "+")
+                .map_or(words.len(), |n| at + n);
+            if end > at && self.depth < MAX_DEPTH {
+                let inner = &words[at..end];
+                self.nested(Mode::DenyOnly, |w| w.command_words(inner))?;
+            }
+            at = end + 1;
+        }
+        Ok(())
+    }
+
+    /// Visits a word's substitutions and returns the word without quotes,
+    /// and whether it is literal (no expansion, glob or brace list).
+    fn word(&mut self, raw: &str) -> Result<(String, bool), Unanalyzable> {
+        let pieces = word::parse(raw, &ParserOptions::default()).map_err(|_| Unanalyzable)?;
+        let mut plain = String::new();
+        let mut literal = true;
+        self.pieces(&pieces, raw, &mut plain, &mut literal, false)?;
+        Ok((plain, literal))
+    }
+
+    fn pieces(
+        &mut self,
+        pieces: &[WordPieceWithSource],
+        raw: &str,
+        plain: &mut String,
+        literal: &mut bool,
+        quoted: bool,
+    ) -> Visit {
         for p in pieces {
             let source = raw.get(p.start_index..p.end_index).unwrap_or(raw);
             match &p.piece {
                 // `$'\x72m'` is `rm`; rather than decode escapes, refuse them.
                 WordPiece::AnsiCQuotedText(s) if s.contains('\\') => return Err(Unanalyzable),
-                WordPiece::Text(s)
-                | WordPiece::SingleQuotedText(s)
-                | WordPiece::AnsiCQuotedText(s) => {
+                WordPiece::Text(s) => {
+                    // Unquoted, these expand: `/usr/bin/r?`, `{rm,-f,x}`.
+                    if !quoted && expands(s) {
+                        *literal = false;
+                    }
+                    plain.push_str(s);
+                    continue;
+                }
+                WordPiece::SingleQuotedText(s) | WordPiece::AnsiCQuotedText(s) => {
                     plain.push_str(s);
                     continue;
                 }
                 WordPiece::DoubleQuotedSequence(inner)
                 | WordPiece::GettextDoubleQuotedSequence(inner) => {
-                    self.pieces(inner, raw, plain)?;
+                    self.pieces(inner, raw, plain, literal, true)?;
                     continue;
                 }
                 WordPiece::EscapeSequence(s) => {
@@ -410,20 +568,34 @@ impl Walker {
                 // `${x:-$(cmd)}` runs cmd; such words are not analyzed. The
                 // debug text holds every nested word of the expansion.
                 WordPiece::ParameterExpansion(expr) => arithmetic(&format!("{expr:?}"))?,
-                WordPiece::TildeExpansion(_) => {}
+                WordPiece::TildeExpansion(_) => {
+                    plain.push_str(source);
+                    continue;
+                }
             }
+            // A substitution or an expansion: its text is not what runs.
+            *literal = false;
             plain.push_str(source);
         }
         Ok(())
     }
 
     fn push(&mut self, forms: Vec<String>) {
+        self.push_open(forms, None);
+    }
+
+    /// [`Self::push`] for a command not every word of which is known
+    /// (`open`: the words it starts with).
+    fn push_open(&mut self, forms: Vec<String>, open: Option<String>) {
         match self.mode {
-            Mode::Run => self.split.parts.push(forms),
+            Mode::Run => self.split.parts.push(Part { forms, open }),
             Mode::DenyOnly => self.split.extra.extend(forms),
         }
     }
 }
 
 mod forms;
-use forms::{arithmetic, assignment_name, dedup, join, script_of, too_deep, unwrap};
+use forms::{
+    Unwrapped, arithmetic, assignment_name, dedup, expands, git_subcommand, join, program_name,
+    reads_stdin, script_of, too_deep, unwrap,
+};

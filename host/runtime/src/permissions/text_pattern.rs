@@ -67,6 +67,57 @@ impl TextPattern {
         }
     }
 
+    /// The program this pattern matches whatever its arguments: `rm:*`
+    /// and `rm *` name `rm`; anything else (`rm -rf:*`, `rm`) none.
+    pub(super) fn whole_program(&self) -> Option<&str> {
+        let name = match self {
+            TextPattern::Prefix(name) => name.as_str(),
+            TextPattern::Wildcard {
+                pieces,
+                optional_tail: true,
+            } => pieces[0].strip_suffix(' ')?,
+            _ => return None,
+        };
+        let plain = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+'));
+        plain.then_some(name)
+    }
+
+    /// Whether this allow pattern covers `part`: it matches one of its
+    /// texts, and when not every word of the command is known before it
+    /// runs, the pattern's literal beginning lies within the words that
+    /// are (`git status:*` allows `git status $X`, nothing allows `$X`).
+    pub(super) fn allows(&self, part: &super::shell_words::Part) -> bool {
+        if !self.matches_any(&part.forms) {
+            return false;
+        }
+        let Some(start) = &part.open else {
+            return true;
+        };
+        let literal = match self {
+            TextPattern::Exact(text) => return text == start,
+            TextPattern::Prefix(text) => text.as_str(),
+            TextPattern::Wildcard { pieces, .. } => pieces[0].trim_end(),
+        };
+        !literal.is_empty() && (start == literal || start.starts_with(&format!("{literal} ")))
+    }
+
+    /// Whether some command whose text starts with `start` (its words
+    /// known before it runs; the rest comes from expansions) could match:
+    /// the pattern's literal beginning and `start` agree as far as both go.
+    pub(super) fn could_match_start(&self, start: &str) -> bool {
+        let literal = match self {
+            TextPattern::Exact(text) | TextPattern::Prefix(text) => text.as_str(),
+            TextPattern::Wildcard { pieces, .. } => pieces[0].as_str(),
+        };
+        if start.is_empty() {
+            return true;
+        }
+        literal == start || literal.starts_with(&format!("{start} ")) || start.starts_with(literal)
+    }
+
     pub(super) fn matches_name(&self, name: &str) -> bool {
         match self {
             TextPattern::Prefix(prefix) => name

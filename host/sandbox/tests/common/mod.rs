@@ -21,6 +21,7 @@ pub fn policy(workspace: &Path) -> Policy {
         env: Vec::new(),
         protect: Vec::new(),
         hide: Vec::new(),
+        no_exec: Vec::new(),
         limits: Limits::default(),
         allow_degraded: false,
     }

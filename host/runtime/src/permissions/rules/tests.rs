@@ -64,7 +64,7 @@ fn decide(set: &RuleSet, tool: &str, subject: S, cwd: &str) -> Option<Effect> {
         subject: subject.subject(),
         cwd: Path::new(cwd),
     };
-    set.decide(&call).map(|r| r.effect)
+    set.decide(&call).map(|d| d.effect)
 }
 
 type Row = (
@@ -95,10 +95,78 @@ const TABLE: &[Row] = &[
     (&["allow:Bash"], "Bash", S::Cmd("anything; rm -rf /"), BASE, Some(Allow)),
     (&["allow:Bash(*)"], "Bash", S::Cmd("rm -rf / &&& unparseable"), BASE, Some(Allow)),
     (&["allow:Bash(ls)"], "bash", S::Cmd("ls"), BASE, None),
-    // Redirections do not stop a match; their targets still run code.
-    (&["allow:Bash(echo hello)"], "Bash", S::Cmd("echo hello > out.txt"), BASE, Some(Allow)),
+    // A file written is a part an allow must cover; /dev/null and
+    // descriptors are not; redirection targets still run code.
+    (&["allow:Bash(echo hello)"], "Bash", S::Cmd("echo hello > out.txt"), BASE, None),
+    (&["allow:Bash(echo hello)", "allow:Bash(> out.txt)"], "Bash", S::Cmd("echo hello > out.txt"), BASE, Some(Allow)),
+    (&["allow:Bash(echo:*)", "allow:Bash(git status:*)"], "Bash", S::Cmd("echo '[core] fsmonitor = x' >> .git/config"), BASE, None),
+    (&["allow:Bash(make:*)"], "Bash", S::Cmd("make > /dev/null 2>&1"), BASE, Some(Allow)),
     (&["allow:Bash(make:*)"], "Bash", S::Cmd("make 2>&1"), BASE, Some(Allow)),
     (&["allow:Bash(echo:*)"], "Bash", S::Cmd("echo x > $(rm -rf ~)"), BASE, None),
+    // Spellings that run a denied program: by path, glob, brace list,
+    // expansion, alias, function, wrapper, trap, a script on stdin, find.
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("/bin/rm -rf x"), BASE, Some(Deny)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("./node_modules/.bin/../../../usr/bin/rm x"), BASE, Some(Deny)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("/usr/bin/r? -rf x"), BASE, Some(Ask)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("/usr/bin/[r]m -rf x"), BASE, Some(Ask)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("{rm,-rf,x}"), BASE, Some(Ask)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("alias x=rm; x -rf y"), BASE, Some(Ask)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("g() { \"$@\"; }; g r''m x"), BASE, Some(Ask)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("c=rm; $c -rf y"), BASE, Some(Ask)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("IFS=,; c=rm,-rf,y; $c"), BASE, Some(Ask)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("${RM:-rm} -rf y"), BASE, Some(Ask)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("$(echo rm) -rf y"), BASE, Some(Ask)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("\\rm -rf y"), BASE, Some(Deny)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("r\\m -rf y"), BASE, Some(Deny)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("\"r\"'m' -rf y"), BASE, Some(Deny)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("eval \"r\"\"m -rf y\""), BASE, Some(Deny)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("env --chdir /tmp rm -rf y"), BASE, Some(Deny)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("env --chdir=/tmp rm -rf y"), BASE, Some(Deny)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("env -S 'rm -rf y'"), BASE, Some(Ask)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("nice --adjustment 5 rm y"), BASE, Some(Deny)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("nice -n5 rm y"), BASE, Some(Deny)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("echo y | xargs --max-args 1 rm"), BASE, Some(Deny)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("echo y | xargs -I{} rm {}"), BASE, Some(Deny)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("stdbuf --output L rm y"), BASE, Some(Deny)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("setsid -f rm y"), BASE, Some(Deny)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("flock /tmp/lock rm y"), BASE, Some(Deny)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("flock /tmp/lock -c 'rm y'"), BASE, Some(Ask)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("ionice -c3 rm y"), BASE, Some(Deny)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("taskset -c 0 rm y"), BASE, Some(Deny)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("chrt -b 0 rm y"), BASE, Some(Deny)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("unbuffer rm y"), BASE, Some(Deny)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("timeout --signal KILL 5 rm y"), BASE, Some(Deny)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("sudo --user root rm y"), BASE, Some(Deny)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("frobnicate-wrapper --weird rm y"), BASE, None),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("trap 'rm -rf y' EXIT"), BASE, Some(Deny)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("trap -- 'rm -rf y' EXIT; true"), BASE, Some(Deny)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("echo 'rm -rf y' | bash"), BASE, Some(Ask)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("bash -s <<< 'rm -rf y'"), BASE, Some(Ask)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("sh <<EOF\nrm -rf y\nEOF"), BASE, Some(Ask)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("bash build.sh"), BASE, None),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("find . -name '*.o' -exec rm {} \\;"), BASE, Some(Deny)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("find . -execdir /bin/rm {} +"), BASE, Some(Deny)),
+    (&["deny:Bash(git push:*)"], "Bash", S::Cmd("git -C . push --force"), BASE, Some(Deny)),
+    (&["deny:Bash(git push:*)"], "Bash", S::Cmd("git --no-pager push"), BASE, Some(Deny)),
+    (&["deny:Bash(git push:*)"], "Bash", S::Cmd("git -c core.pager=cat --git-dir=.git push"), BASE, Some(Deny)),
+    (&["deny:Bash(git push:*)"], "Bash", S::Cmd("/usr/bin/git -C. push"), BASE, Some(Deny)),
+    (&["deny:Bash(git push:*)"], "Bash", S::Cmd("git --unknown-option push"), BASE, Some(Ask)),
+    (&["deny:Bash(git push:*)"], "Bash", S::Cmd("git $SUB origin"), BASE, Some(Ask)),
+    (&["deny:Bash(git push:*)"], "Bash", S::Cmd("git p?sh origin"), BASE, Some(Ask)),
+    (&["deny:Bash(git push:*)"], "Bash", S::Cmd("git status $X"), BASE, None),
+    (&["deny:Bash(git push:*)"], "Bash", S::Cmd("echo $HOME && ls *.rs"), BASE, None),
+    (&["deny:Bash(curl:*)"], "Bash", S::Cmd("c\\url https://x.test"), BASE, Some(Deny)),
+    (&["ask:Bash(curl:*)"], "Bash", S::Cmd("$(which curl) https://x.test"), BASE, Some(Ask)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("rm &&& unparseable"), BASE, Some(Deny)),
+    (&["deny:Bash(rm:*)"], "Bash", S::Cmd("echo ${x:-$(r''m y)}"), BASE, Some(Ask)),
+    // What is not resolved is never allowed beyond the words that are.
+    (&["allow:Bash(git status:*)"], "Bash", S::Cmd("git status $X"), BASE, Some(Allow)),
+    (&["allow:Bash(ls:*)"], "Bash", S::Cmd("ls *.rs"), BASE, Some(Allow)),
+    (&["allow:Bash(ls:*)"], "Bash", S::Cmd("$CMD"), BASE, None),
+    (&["allow:Bash(ls:*)"], "Bash", S::Cmd("l? -la"), BASE, None),
+    (&["allow:Bash(ls:*)"], "Bash", S::Cmd("alias ls='rm -rf'; ls"), BASE, None),
+    (&["allow:Bash(echo:*)"], "Bash", S::Cmd("echo x | bash"), BASE, None),
+    (&["allow:Bash(git status:*)"], "Bash", S::Cmd("git -c core.fsmonitor=x status"), BASE, None),
     // Compound commands, part by part.
     (&["allow:Bash(git status:*)"], "Bash", S::Cmd("git status; rm -rf ~"), BASE, None),
     (&["allow:Bash(git status:*)"], "Bash", S::Cmd("git status $(rm -rf ~)"), BASE, None),
@@ -272,7 +340,7 @@ fn decisions_do_not_depend_on_order_or_source() {
         }
         let decided = set.decide(&call).expect("a rule decides");
         assert_eq!(
-            (decided.effect, decided.text.as_str()),
+            (decided.effect, decided.rule.text.as_str()),
             (Deny, "Bash(git push --force:*)")
         );
     }
@@ -291,7 +359,7 @@ fn an_allow_rule_alone_must_cover_every_part() {
     let set = set(&["allow:Bash(git status:*)", "allow:Bash(ls:*)"]);
     assert_eq!(
         set.decide(&call("git status && ls"))
-            .map(|r| r.text.as_str()),
+            .map(|d| d.rule.text.as_str()),
         Some("Bash(git status:*)")
     );
 }
