@@ -168,7 +168,7 @@ pub fn run(command: MemoryCommand) -> anyhow::Result<()> {
             println!("Saved as #{id}.");
             Ok(())
         }
-        MemoryCommand::Rm { id } => match store.forget(id, None)? {
+        MemoryCommand::Rm { id } => match store.forget(id, None, true)? {
             true => {
                 println!("Forgot #{id}.");
                 Ok(())

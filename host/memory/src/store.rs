@@ -212,15 +212,19 @@ impl MemoryStore {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Removes entry `id` when it is the user's or `project`'s (`None`:
-    /// whoever's it is); whether there was one.
-    pub fn forget(&self, id: i64, project: Option<&str>) -> Result<bool, MemoryError> {
-        let removed = match project {
-            None => self
+    /// Removes entry `id` when it is `project`'s, or the user's when
+    /// `users` (`None`: whoever's it is); whether there was one.
+    pub fn forget(&self, id: i64, project: Option<&str>, users: bool) -> Result<bool, MemoryError> {
+        let removed = match (project, users) {
+            (None, _) => self
                 .db
                 .execute("DELETE FROM entries WHERE id = ?1", params![id])?,
-            Some(project) => self.db.execute(
+            (Some(project), true) => self.db.execute(
                 "DELETE FROM entries WHERE id = ?1 AND (project IS NULL OR project = ?2)",
+                params![id, project],
+            )?,
+            (Some(project), false) => self.db.execute(
+                "DELETE FROM entries WHERE id = ?1 AND project = ?2",
                 params![id, project],
             )?,
         };
@@ -398,8 +402,11 @@ mod tests {
             id
         );
         assert_eq!(store.list().unwrap().len(), 1);
-        assert!(!store.forget(id, Some("/b")).unwrap(), "not /b's to forget");
-        assert!(store.forget(id, Some("/a")).unwrap());
+        assert!(
+            !store.forget(id, Some("/b"), true).unwrap(),
+            "not /b's to forget"
+        );
+        assert!(store.forget(id, Some("/a"), true).unwrap());
         assert!(store.list().unwrap().is_empty());
         assert!(
             store.search("spot", Some("/a"), 5).unwrap().is_empty(),

@@ -106,11 +106,22 @@ impl MemoryTool {
                 let id = input["id"]
                     .as_i64()
                     .ok_or_else(|| invalid("forget needs the entry's `id`".into()))?;
-                match store.forget(id, Some(&self.project)).map_err(failed)? {
-                    true => Ok(ToolOutput::text(format!("Forgot #{id}."))),
-                    false => Err(ToolError::new(
+                // A workspace that is not trusted may not save to the
+                // user's memory, nor take from it what the user kept.
+                let forgot = store
+                    .forget(id, Some(&self.project), self.user_scope)
+                    .map_err(failed)?;
+                match (forgot, self.user_scope) {
+                    (true, _) => Ok(ToolOutput::text(format!("Forgot #{id}."))),
+                    (false, true) => Err(ToolError::new(
                         ToolErrorKind::NotFound,
                         format!("no entry #{id} of this project's or the user's"),
+                    )),
+                    (false, false) => Err(ToolError::new(
+                        ToolErrorKind::NotFound,
+                        format!(
+                            "no entry #{id} of this project's (this workspace is not trusted, so the user's own entries are not its to forget)"
+                        ),
                     )),
                 }
             }
@@ -239,6 +250,20 @@ mod tests {
                 .await
                 .is_ok()
         );
+        // Nor may it forget what the user kept.
+        let user = Scope::User;
+        let kept = tool
+            .store
+            .lock()
+            .unwrap()
+            .save(&user, Kind::Preference, "No emoji", None)
+            .unwrap();
+        let err = call(&tool, json!({"action": "forget", "id": kept}))
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind, ToolErrorKind::NotFound);
+        assert!(err.message.contains("not trusted"), "{}", err.message);
+        assert_eq!(tool.store.lock().unwrap().list().unwrap().len(), 2);
     }
 
     #[tokio::test]
