@@ -1,7 +1,7 @@
 //! `[models]` (which model plays each role) and `[plugin-llm]` (the
 //! operator's caps on plugins' completions) in the config files.
 
-use kaizen_runtime::{DEFAULT_BUDGET_SHARE, ModelRoles, PluginLlmCaps, PluginLlmPolicy};
+use kaizen_runtime::{ModelRoles, PluginLlmCaps, PluginLlmPolicy};
 use kaizen_tools::MODEL_ROLES;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -88,6 +88,8 @@ pub struct PluginLlmSection {
     pub roles: Option<Vec<String>>,
     /// The fraction of a run's budget one plugin's completions may spend.
     pub budget_share: Option<f64>,
+    /// How many completions one plugin may ask for in a run.
+    pub max_calls: Option<u32>,
     /// Caps of single plugins, over the ones above.
     #[serde(default)]
     pub plugins: BTreeMap<String, PluginLlmEntry>,
@@ -101,12 +103,17 @@ pub struct PluginLlmEntry {
     pub roles: Option<Vec<String>>,
     /// Its share of a run's budget.
     pub budget_share: Option<f64>,
+    /// How many completions it may ask for in a run.
+    pub max_calls: Option<u32>,
 }
 
 impl PluginLlmSection {
     /// True when the table sets anything.
     pub fn is_set(&self) -> bool {
-        self.roles.is_some() || self.budget_share.is_some() || !self.plugins.is_empty()
+        self.roles.is_some()
+            || self.budget_share.is_some()
+            || self.max_calls.is_some()
+            || !self.plugins.is_empty()
     }
 
     /// The checked caps; `file` names the config file in errors.
@@ -116,10 +123,8 @@ impl PluginLlmSection {
             "[plugin-llm]",
             self.roles.as_ref(),
             self.budget_share,
-            &PluginLlmCaps {
-                roles: None,
-                budget_share: DEFAULT_BUDGET_SHARE,
-            },
+            self.max_calls,
+            &PluginLlmCaps::default(),
         )?;
         let mut plugins = BTreeMap::new();
         for (name, entry) in &self.plugins {
@@ -129,6 +134,7 @@ impl PluginLlmSection {
                 &table,
                 entry.roles.as_ref(),
                 entry.budget_share,
+                entry.max_calls,
                 &default,
             )?;
             plugins.insert(name.clone(), own);
@@ -142,6 +148,7 @@ fn caps(
     table: &str,
     roles: Option<&Vec<String>>,
     share: Option<f64>,
+    max_calls: Option<u32>,
     base: &PluginLlmCaps,
 ) -> anyhow::Result<PluginLlmCaps> {
     if let Some(roles) = roles {
@@ -160,6 +167,7 @@ fn caps(
     Ok(PluginLlmCaps {
         roles: roles.cloned().or_else(|| base.roles.clone()),
         budget_share: share.unwrap_or(base.budget_share),
+        max_calls: max_calls.unwrap_or(base.max_calls),
     })
 }
 
@@ -186,7 +194,7 @@ mod tests {
     fn plugins_take_the_defaults_unless_they_have_their_own() {
         let file = Path::new("config.toml");
         let policy = section(
-            "roles = [\"planner\"]\nbudget-share = 0.1\n[plugins.judge]\nroles = [\"evaluator\"]\n",
+            "roles = [\"planner\"]\nbudget-share = 0.1\n[plugins.judge]\nroles = [\"evaluator\"]\nmax-calls = 4\n",
         )
         .policy(file)
         .unwrap();
@@ -194,10 +202,15 @@ mod tests {
         let judge = policy.caps_for("judge");
         assert_eq!(judge.roles, Some(vec!["evaluator".to_string()]));
         assert_eq!(judge.budget_share, 0.1);
+        assert_eq!(judge.max_calls, 4);
         assert_eq!(policy.caps_for("other").budget_share, 0.1);
         let unset = PluginLlmSection::default().policy(file).unwrap();
         assert_eq!(unset.default.roles, None);
-        assert_eq!(unset.default.budget_share, DEFAULT_BUDGET_SHARE);
+        assert_eq!(
+            unset.default.budget_share,
+            kaizen_runtime::DEFAULT_BUDGET_SHARE
+        );
+        assert_eq!(unset.default.max_calls, kaizen_runtime::DEFAULT_MAX_CALLS);
     }
 
     #[test]

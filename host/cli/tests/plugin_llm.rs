@@ -131,6 +131,35 @@ async fn the_operators_caps_refuse_a_role_and_a_spent_share() {
     );
 }
 
+/// A model with no price costs nothing by the price table, so no budget
+/// would stop a plugin calling it: the operator's `max-calls` does.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plugins_completions_stop_at_its_call_cap_whatever_they_cost() {
+    let config = format!(
+        "{GRANTED}[plugin-llm.plugins.summarize]\nmax-calls = 1\n[models]\nplanner = \"unpriced-local-model\"\n"
+    );
+    let call = |text: &str| summarize(json!({"text": text, "role": "planner"}));
+    let replies = vec![
+        Reply::tool("Summarize", &call("a")),
+        Reply::text("The summary."),
+        Reply::tool("Summarize", &call("b")),
+        Reply::text("Done."),
+    ];
+    let (output, _, server) = run(&config, replies).await;
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let results = results_sent(&server, 3);
+    assert!(
+        results
+            .iter()
+            .any(|r| r.contains("its most in a run (max-calls = 1")),
+        "{results:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn without_the_grant_the_plugin_does_not_load_and_tools_call_has_no_model() {
     let replies = vec![Reply::text("Nothing to do.")];

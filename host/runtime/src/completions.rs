@@ -25,6 +25,11 @@ use tokio_util::sync::CancellationToken;
 /// unless the operator says otherwise.
 pub const DEFAULT_BUDGET_SHARE: f64 = 0.25;
 
+/// How many completions one plugin may ask for in a run unless the
+/// operator says otherwise: a bound that holds when a model has no price
+/// (its calls cost nothing by the price table, and no budget stops them).
+pub const DEFAULT_MAX_CALLS: u32 = 100;
+
 /// Which model plays each role; a role without one is played by the
 /// session's model. Sub-agents may have a model by type, over the
 /// `sub-agent` role's.
@@ -58,6 +63,8 @@ pub struct PluginLlmCaps {
     pub roles: Option<Vec<String>>,
     /// The fraction of the run's budget its completions may spend.
     pub budget_share: f64,
+    /// How many completions it may ask for in a run.
+    pub max_calls: u32,
 }
 
 impl Default for PluginLlmCaps {
@@ -65,6 +72,7 @@ impl Default for PluginLlmCaps {
         Self {
             roles: None,
             budget_share: DEFAULT_BUDGET_SHARE,
+            max_calls: DEFAULT_MAX_CALLS,
         }
     }
 }
@@ -85,19 +93,76 @@ impl PluginLlmPolicy {
     }
 }
 
-/// What each plugin's completions spent in a run, in USD.
+/// What each plugin's completions spent in a run (USD), what its calls in
+/// flight may still spend at most (reserved before each call, so that
+/// calls at once cannot each pass a check the others will break), and how
+/// many it asked for.
 #[derive(Debug, Default)]
-pub(crate) struct PluginSpending(Mutex<HashMap<String, f64>>);
+pub(crate) struct PluginSpending(Mutex<HashMap<String, Account>>);
+
+/// One plugin's completions in a run.
+#[derive(Debug, Default, Clone, Copy)]
+struct Account {
+    spent: f64,
+    reserved: f64,
+    calls: u32,
+}
+
+/// Why a reservation was refused.
+#[derive(Debug, PartialEq)]
+enum Refusal {
+    /// The plugin made its most calls.
+    Calls(u32),
+    /// The call could take the plugin past its share: what it spent and
+    /// holds.
+    Share(f64),
+    /// The call could take the run past its budget: what plugins hold.
+    Budget(f64),
+}
 
 impl PluginSpending {
+    #[cfg(test)]
     fn spent(&self, plugin: &str) -> f64 {
-        let spent = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        spent.get(plugin).copied().unwrap_or(0.0)
+        let accounts = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        accounts.get(plugin).map_or(0.0, |a| a.spent)
     }
 
-    fn add(&self, plugin: &str, cost: f64) {
-        let mut spent = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        *spent.entry(plugin.to_string()).or_default() += cost;
+    /// Holds `most` (the call's cost at worst) for one more call of
+    /// `plugin`, if that stays within its `share`, the run's `budget`
+    /// (of which `run_spent` is gone) and its `max_calls`.
+    fn reserve(
+        &self,
+        plugin: &str,
+        most: f64,
+        share: f64,
+        budget: f64,
+        run_spent: f64,
+        max_calls: u32,
+    ) -> Result<(), Refusal> {
+        let mut accounts = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let held: f64 = accounts.values().map(|a| a.reserved).sum();
+        let account = accounts.entry(plugin.to_string()).or_default();
+        if account.calls >= max_calls {
+            return Err(Refusal::Calls(account.calls));
+        }
+        let own = account.spent + account.reserved;
+        if own + most > share {
+            return Err(Refusal::Share(own));
+        }
+        if run_spent + held + most > budget {
+            return Err(Refusal::Budget(held));
+        }
+        account.calls += 1;
+        account.reserved += most;
+        Ok(())
+    }
+
+    /// Lets go of a reservation of `most`, charging what the call `cost`.
+    fn settle(&self, plugin: &str, most: f64, cost: f64) {
+        let mut accounts = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let account = accounts.entry(plugin.to_string()).or_default();
+        account.reserved = (account.reserved - most).max(0.0);
+        account.spent += cost;
     }
 }
 
@@ -198,7 +263,8 @@ impl Agent<'_> {
         scope: &Scope,
         interrupt: &CancellationToken,
     ) -> Result<Completion, CompletionError> {
-        let role = request.model_role.as_deref().unwrap_or("main");
+        let role = request.model_role.clone().unwrap_or_else(|| "main".into());
+        let role = role.as_str();
         let caps = self.config.plugin_llm.caps_for(caller);
         admit(caller, role, caps)?;
         let budget = self.config.budget_usd;
@@ -209,14 +275,72 @@ impl Agent<'_> {
             )));
         }
         let share = caps.budget_share * budget;
-        let own = scope.plugins.spent(caller);
-        if own >= share {
-            return Err(CompletionError::BudgetExceeded(format!(
-                "plugin `{caller}` spent ${own:.4} on completions, its share of the run's budget (${share:.4}, budget-share = {})",
-                caps.budget_share
-            )));
-        }
         let model = self.config.models.model_for(role, &self.config.model);
+        // What the call costs at worst: its whole prompt (a token per three
+        // bytes, more than any tokenizer makes of text) and every output
+        // token it may ask for.
+        let prompt_bytes: usize = request.system.as_ref().map_or(0, String::len)
+            + request
+                .messages
+                .iter()
+                .map(|m| m.content.len())
+                .sum::<usize>();
+        let max_tokens = request
+            .max_tokens
+            .unwrap_or(self.config.max_tokens)
+            .min(self.config.max_tokens);
+        let worst = Usage {
+            input_tokens: (prompt_bytes as u64).div_ceil(3),
+            output_tokens: u64::from(max_tokens),
+            ..Usage::default()
+        };
+        let most = (self.pricing)(model, &worst);
+        let reserved = scope
+            .plugins
+            .reserve(caller, most, share, budget, spent, caps.max_calls);
+        match reserved {
+            Ok(()) => {}
+            Err(Refusal::Calls(calls)) => {
+                return Err(CompletionError::BudgetExceeded(format!(
+                    "plugin `{caller}` made {calls} completions, its most in a run (max-calls = {} in [plugin-llm])",
+                    caps.max_calls
+                )));
+            }
+            Err(Refusal::Share(own)) => {
+                return Err(CompletionError::BudgetExceeded(format!(
+                    "plugin `{caller}` spent or holds ${own:.4} on completions; this one (up to ${most:.4}) could take it past its share of the run's budget (${share:.4}, budget-share = {})",
+                    caps.budget_share
+                )));
+            }
+            Err(Refusal::Budget(held)) => {
+                return Err(CompletionError::BudgetExceeded(format!(
+                    "the run spent ${spent:.4} and completions in flight hold ${held:.4} of its ${budget:.4} budget; this one (up to ${most:.4}) could go past it"
+                )));
+            }
+        }
+        let answer = self
+            .complete_reserved(
+                caller, call_id, role, model, request, max_tokens, scope, interrupt,
+            )
+            .await;
+        let cost = answer.as_ref().map_or(0.0, |c| c.cost_usd);
+        scope.plugins.settle(caller, most, cost);
+        answer
+    }
+
+    /// Runs a completion whose cost at worst is reserved.
+    #[allow(clippy::too_many_arguments)]
+    async fn complete_reserved(
+        &self,
+        caller: &str,
+        call_id: &str,
+        role: &str,
+        model: &str,
+        request: CompletionRequest,
+        max_tokens: u32,
+        scope: &Scope,
+        interrupt: &CancellationToken,
+    ) -> Result<Completion, CompletionError> {
         let messages = request
             .messages
             .into_iter()
@@ -236,10 +360,7 @@ impl Agent<'_> {
             system: request.system.unwrap_or_default(),
             messages,
             tools: Vec::new(),
-            max_tokens: request
-                .max_tokens
-                .unwrap_or(self.config.max_tokens)
-                .min(self.config.max_tokens),
+            max_tokens,
             temperature: request.temperature,
         };
         // A plugin's completion is not the answer: its text is not
@@ -264,7 +385,6 @@ impl Agent<'_> {
         };
         let cost = (self.pricing)(&response.model, &response.usage);
         scope.charge_call(Some(call_id), &response.usage, cost);
-        scope.plugins.add(caller, cost);
         self.observer.on_event(&Event::PluginCompletion {
             plugin: caller.to_string(),
             call_id: call_id.to_string(),
@@ -346,11 +466,32 @@ mod tests {
     }
 
     #[test]
-    fn spending_is_kept_per_plugin() {
+    fn spending_is_kept_per_plugin_and_calls_reserve_their_worst() {
         let spending = PluginSpending::default();
-        spending.add("a", 0.5);
-        spending.add("a", 0.25);
-        assert_eq!(spending.spent("a"), 0.75);
+        // A share of 1.0 of a budget of 2.0, 10 calls at most.
+        let reserve =
+            |plugin, most, run_spent| spending.reserve(plugin, most, 1.0, 2.0, run_spent, 10);
+        assert_eq!(reserve("a", 0.5, 0.0), Ok(()));
+        // Two calls at once: the second cannot pass while the first holds.
+        assert_eq!(reserve("a", 0.75, 0.0), Err(Refusal::Share(0.5)));
+        spending.settle("a", 0.5, 0.25);
+        assert_eq!(spending.spent("a"), 0.25);
+        assert_eq!(reserve("a", 0.75, 0.0), Ok(()));
+        // The run's budget counts what every plugin holds.
+        assert_eq!(reserve("b", 0.5, 1.0), Err(Refusal::Budget(0.75)));
         assert_eq!(spending.spent("b"), 0.0);
+    }
+
+    #[test]
+    fn an_unpriced_model_is_bounded_by_the_call_cap() {
+        let spending = PluginSpending::default();
+        for _ in 0..3 {
+            assert_eq!(spending.reserve("p", 0.0, 0.25, 1.0, 0.0, 3), Ok(()));
+            spending.settle("p", 0.0, 0.0);
+        }
+        assert_eq!(
+            spending.reserve("p", 0.0, 0.25, 1.0, 0.0, 3),
+            Err(Refusal::Calls(3))
+        );
     }
 }

@@ -41,7 +41,9 @@ pub use agent_config::{
     AgentConfig, DEFAULT_BUDGET_USD, DEFAULT_INTERRUPT_GRACE, DEFAULT_MAX_CYCLES,
     DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_TOKENS,
 };
-pub use completions::{DEFAULT_BUDGET_SHARE, ModelRoles, PluginLlmCaps, PluginLlmPolicy};
+pub use completions::{
+    DEFAULT_BUDGET_SHARE, DEFAULT_MAX_CALLS, ModelRoles, PluginLlmCaps, PluginLlmPolicy,
+};
 pub use context::{ContextPolicy, DEFAULT_ELIDE_OVER, DEFAULT_KEEP_RECENT, DEFAULT_THRESHOLD};
 pub use direct::DirectSession;
 pub use events::{Event, Observer, Silent};
