@@ -131,7 +131,8 @@ impl Place {
         let listen = format!("127.0.0.1:{port}");
         let admin = format!("http://127.0.0.1:{ADMIN}");
         let balancer = format!("http://127.0.0.1:{BALANCER_PORT}");
-        let mut args = vec!["worker", "--listen", &listen];
+        let root = std::env::temp_dir().display().to_string();
+        let mut args = vec!["worker", "--listen", &listen, "--root", &root];
         if register {
             args.extend(["--register", &admin]);
             if behind {

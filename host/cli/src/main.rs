@@ -72,25 +72,7 @@ enum Command {
     /// another worker can take over a turn whose worker was lost. Needs
     /// the session store ($KAIZEN_HOME/sessions) shared with the other
     /// workers and the submitters.
-    Worker {
-        /// Where to serve the engine's calls (HTTP/2).
-        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9080")]
-        listen: std::net::SocketAddr,
-        /// Register with the cluster's admin API at URL first (e.g.
-        /// http://host:9070).
-        #[arg(long, value_name = "URL")]
-        register: Option<String>,
-        /// The address the cluster reaches the workers at, when it is not
-        /// --listen's (a load balancer in front of them): registered
-        /// instead.
-        #[arg(long, value_name = "URL", requires = "register")]
-        advertise: Option<String>,
-        /// Seconds a turn may go without a step before the cluster asks
-        /// the worker to suspend it: a turn waiting on an answer is then
-        /// let go of until the answer comes (registered with --register).
-        #[arg(long, value_name = "SECS", default_value_t = 1800)]
-        suspend_after: u64,
-    },
+    Worker(worker_cmd::WorkerArgs),
     /// Answer what a session's turn on a cluster waits on: a tool call to
     /// approve, or a plugin's questions. The answer goes through the
     /// engine, so it holds even if the worker that asked was lost.
@@ -416,15 +398,7 @@ async fn dispatch(command: Command) -> u8 {
                 None => run_cmd::run(options).await,
             });
         }
-        Command::Worker {
-            listen,
-            register,
-            advertise,
-            suspend_after,
-        } => {
-            let suspend_after = std::time::Duration::from_secs(suspend_after);
-            return worker_cmd::serve(listen, register, advertise, suspend_after).await;
-        }
+        Command::Worker(args) => return worker_cmd::serve(args).await,
         Command::Approve(args) => {
             return match approve_cmd::approve(args).await {
                 Ok(code) => code,

@@ -18,23 +18,67 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Serves turns on `listen` until the process ends; with `register`
-/// (the cluster's admin address), registers itself there first, as
-/// `advertise` when given (the address of a load balancer in front), with
-/// turns suspended after `suspend_after` without a step.
-pub async fn serve(
+/// `kaizen worker`'s arguments.
+#[derive(clap::Args)]
+pub struct WorkerArgs {
+    /// Where to serve the engine's calls (HTTP/2).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9080")]
     listen: SocketAddr,
+    /// Register with the cluster's admin API at URL first (e.g.
+    /// http://host:9070).
+    #[arg(long, value_name = "URL")]
     register: Option<String>,
+    /// The address the cluster reaches the workers at, when it is not
+    /// --listen's (a load balancer in front of them): registered instead.
+    #[arg(long, value_name = "URL", requires = "register")]
     advertise: Option<String>,
-    suspend_after: Duration,
-) -> u8 {
-    let server = tokio::spawn(kaizen_cluster::serve(
-        listen,
-        Arc::new(Worker),
-        suspend_after,
-    ));
-    if let Some(admin) = register {
-        let uri = advertise.unwrap_or_else(|| format!("http://{listen}"));
+    /// Seconds a turn may go without a step before the cluster asks the
+    /// worker to suspend it: a turn waiting on an answer is then let go of
+    /// until the answer comes (registered with --register).
+    #[arg(long, value_name = "SECS", default_value_t = 1800)]
+    suspend_after: u64,
+    /// The cluster's request-identity public key (`publickeyv1_…`, as
+    /// `restate-server` prints for its signing key; repeatable): only
+    /// requests it signed are served. Without one, anyone who can reach
+    /// --listen can start turns with this worker's keys.
+    #[arg(
+        long,
+        value_name = "KEY",
+        env = "KAIZEN_WORKER_IDENTITY_KEYS",
+        value_delimiter = ','
+    )]
+    identity_key: Vec<String>,
+    /// A directory turns may work in (repeatable): a turn whose workspace
+    /// is not inside one is refused. Default: the directory the worker
+    /// was started in.
+    #[arg(long, value_name = "DIR")]
+    root: Vec<PathBuf>,
+}
+
+/// Serves turns until the process ends; with `--register` (the
+/// cluster's admin address), registers itself there first.
+pub async fn serve(args: WorkerArgs) -> u8 {
+    let roots = match workspace_roots(&args.root) {
+        Ok(roots) => roots,
+        Err(err) => {
+            eprintln!("kaizen: {err}");
+            return 2;
+        }
+    };
+    if args.identity_key.is_empty() {
+        eprintln!(
+            "kaizen: warning: requests to {} are not authenticated: anyone who reaches it can start turns with this worker's keys; give the cluster's request-identity key with --identity-key",
+            args.listen
+        );
+    }
+    let suspend_after = Duration::from_secs(args.suspend_after);
+    let listen = args.listen;
+    let keys = args.identity_key.clone();
+    let server = tokio::spawn(async move {
+        kaizen_cluster::serve(listen, Arc::new(Worker { roots }), suspend_after, &keys).await
+    });
+    if let Some(admin) = args.register {
+        let uri = args.advertise.unwrap_or_else(|| format!("http://{listen}"));
         if let Err(err) = kaizen_cluster::client::register(&admin, &uri).await {
             eprintln!("kaizen: {err}");
             server.abort();
@@ -43,7 +87,11 @@ pub async fn serve(
         eprintln!("kaizen: worker at {uri} registered with {admin}");
     }
     match server.await {
-        Ok(()) => 0,
+        Ok(Ok(())) => 0,
+        Ok(Err(err)) => {
+            eprintln!("kaizen: {err}");
+            2
+        }
         Err(err) => {
             eprintln!("kaizen: the worker stopped: {err}");
             1
@@ -51,8 +99,54 @@ pub async fn serve(
     }
 }
 
-/// Runs turns with this process's configuration.
-struct Worker;
+/// The directories turns may work in, canonical: `roots`, else the
+/// current directory.
+fn workspace_roots(roots: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let here =
+        std::env::current_dir().map_err(|err| format!("reading the current directory: {err}"))?;
+    let roots = match roots.is_empty() {
+        true => vec![here.clone()],
+        false => roots.to_vec(),
+    };
+    roots
+        .iter()
+        .map(|root| {
+            here.join(root)
+                .canonicalize()
+                .map_err(|err| format!("--root {}: {err}", root.display()))
+        })
+        .collect()
+}
+
+/// The workspace of a turn asking for `cwd`, if it lies in one of
+/// `roots`: a request cannot send the worker's keys and grants to work
+/// anywhere on its machine.
+fn confined_workspace(cwd: Option<&str>, roots: &[PathBuf]) -> Result<PathBuf, String> {
+    let here =
+        std::env::current_dir().map_err(|err| format!("reading the current directory: {err}"))?;
+    let asked = cwd.map_or_else(|| here.clone(), |cwd| here.join(cwd));
+    let real = asked
+        .canonicalize()
+        .map_err(|err| format!("the workspace {} cannot be used: {err}", asked.display()))?;
+    if roots.iter().any(|root| real.starts_with(root)) {
+        return Ok(real);
+    }
+    Err(format!(
+        "the workspace {} is outside the directories this worker serves ({}); start the worker with --root for it",
+        real.display(),
+        roots
+            .iter()
+            .map(|root| root.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
+}
+
+/// Runs turns with this process's configuration, in workspaces inside
+/// `roots`.
+struct Worker {
+    roots: Vec<PathBuf>,
+}
 
 impl TurnRunner for Worker {
     fn log_end(&self, id: &str) -> Result<Option<u64>, String> {
@@ -77,6 +171,7 @@ impl TurnRunner for Worker {
         // A turn's loop runs on a thread of its own: it need not be Send,
         // and the handler only trades steps with it over channels.
         let (done, result) = tokio::sync::oneshot::channel();
+        let workspace = confined_workspace(request.cwd.as_deref(), &self.roots);
         let spawned = std::thread::Builder::new()
             .name(format!("turn {session}"))
             .spawn(move || {
@@ -85,7 +180,9 @@ impl TurnRunner for Worker {
                     .build();
                 let id = session.clone();
                 eprintln!("kaizen: session {id}: turn started");
-                let run = run_turn(session, request, start, steps, interrupt);
+                let run = async move {
+                    run_turn(session, request, workspace?, start, steps, interrupt).await
+                };
                 let outcome = match runtime {
                     // Let go of, the run stops where it is: whatever it
                     // would write next, the turn's next run writes.
@@ -127,6 +224,7 @@ impl TurnRunner for Worker {
 async fn run_turn(
     session: String,
     request: TurnRequest,
+    workspace: PathBuf,
     start: TurnStart,
     steps: RestateSteps,
     interrupt: CancellationToken,
@@ -155,7 +253,7 @@ async fn run_turn(
         record: None,
         replay: None,
         plugins: plugins_cmd::Selection {
-            cwd: request.cwd.map(PathBuf::from),
+            cwd: Some(workspace),
             plugins: Vec::new(),
             add_dirs: Vec::new(),
         },

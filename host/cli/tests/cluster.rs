@@ -45,6 +45,8 @@ fn server_bin() -> PathBuf {
 fn worker(run: &Run, server: &ModelServer, port: u16, register: bool, args: &[&str]) -> KillOnDrop {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kaizen"));
     cmd.args(["worker", "--listen", &format!("127.0.0.1:{port}")])
+        .arg("--root")
+        .arg(run.ws())
         .args(args)
         .env("KAIZEN_HOME", run.home.path())
         .env("KAIZEN_CACHE_DIR", common::cache_dir())
@@ -189,9 +191,14 @@ impl Cluster {
 
     /// `kaizen run --cluster …` in permission mode `mode`.
     fn submit_in(&self, mode: &str, task: &str) -> Command {
+        self.submit_from(&self.run.ws(), mode, task)
+    }
+
+    /// [`Cluster::submit_in`], for a turn in workspace `ws`.
+    fn submit_from(&self, ws: &Path, mode: &str, task: &str) -> Command {
         run_command(
             self.run.home.path(),
-            &self.run.ws(),
+            ws,
             Some((&self.server, Wire::OpenAi)),
             &[
                 "--cluster",
@@ -388,6 +395,45 @@ async fn a_turn_survives_its_worker_and_prints_as_a_local_run() {
         "{}",
         String::from_utf8_lossy(&listed.stdout)
     );
+}
+
+/// A request reaching a worker cannot send its keys and grants to work
+/// anywhere on its machine: a turn whose workspace is outside the
+/// worker's `--root` directories is refused, and nothing of it runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_turn_outside_the_workers_roots_is_refused() {
+    let server_bin = server_bin();
+    if !netns::isolated(
+        env!("CARGO_TARGET_TMPDIR"),
+        "a_turn_outside_the_workers_roots_is_refused",
+    ) {
+        return;
+    }
+    let script = Script::new().reply(Reply::tool(
+        "Bash",
+        &json!({"command": "touch ran"}).to_string(),
+    ));
+    let cluster = Cluster::start(&server_bin, script).await;
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = output_of(started(cluster.submit_from(
+        elsewhere.path(),
+        "bypassPermissions",
+        "go",
+    )))
+    .await;
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        said.contains("outside the directories this worker serves"),
+        "{said}\n{}",
+        cluster.worker_log()
+    );
+    assert_ne!(out.status.code(), Some(0), "{said}");
+    assert!(!elsewhere.path().join("ran").exists());
+    assert!(cluster.server.requests().is_empty(), "the model was asked");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -163,13 +163,103 @@ pub const ABORT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 /// Serves the `Session` object on `listen` (HTTP/2, for the Restate
 /// server to call) until the process ends; `inactivity` is the
-/// [`INACTIVITY_TIMEOUT`] the service registers with.
-pub async fn serve(listen: SocketAddr, runner: Arc<dyn TurnRunner>, inactivity: Duration) {
+/// [`INACTIVITY_TIMEOUT`] the service registers with. With
+/// `identity_keys` (Restate's `publickeyv1_…` keys), only requests the
+/// cluster signed with one of them are served.
+pub async fn serve(
+    listen: SocketAddr,
+    runner: Arc<dyn TurnRunner>,
+    inactivity: Duration,
+    identity_keys: &[String],
+) -> Result<(), String> {
     let session = Session { runner }.into_service_definition().options(
         ServiceOptions::new()
             .inactivity_timeout(inactivity)
             .abort_timeout(ABORT_TIMEOUT),
     );
-    let endpoint = Endpoint::builder().bind(session).build();
-    HttpServer::new(endpoint).listen_and_serve(listen).await;
+    let mut builder = Endpoint::builder().bind(session);
+    // With keys, every request (discovery too) must carry the cluster's
+    // signature; without, anyone who reaches the address is served.
+    for key in identity_keys {
+        builder = builder
+            .identity_key(key)
+            .map_err(|err| format!("the identity key `{key}` cannot be used: {err}"))?;
+    }
+    HttpServer::new(builder.build())
+        .listen_and_serve(listen)
+        .await;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A key of the SDK's own tests (a valid ed25519 public key).
+    const KEY: &str = "publickeyv1_ChjENKeMvCtRnqG2mrBK1HmPKufgFUc98K8B3ononQvp";
+
+    struct NoTurns;
+
+    impl TurnRunner for NoTurns {
+        fn log_end(&self, _: &str) -> Result<Option<u64>, String> {
+            Ok(None)
+        }
+
+        fn run(
+            &self,
+            _: String,
+            _: TurnRequest,
+            _: TurnStart,
+            _: RestateSteps,
+            _: CancellationToken,
+            _: CancellationToken,
+        ) -> TurnFuture {
+            Box::pin(async { Err("no turns here".to_string()) })
+        }
+    }
+
+    /// The status of an unsigned discovery request to a worker served
+    /// with `keys`.
+    async fn discovery_status(keys: &[String]) -> u16 {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .unwrap()
+            .port();
+        let listen: SocketAddr = ([127, 0, 0, 1], port).into();
+        let keys = keys.to_vec();
+        let server = tokio::spawn(async move {
+            serve(listen, Arc::new(NoTurns), INACTIVITY_TIMEOUT, &keys).await
+        });
+        let client = reqwest::Client::builder()
+            .http2_prior_knowledge()
+            .build()
+            .unwrap();
+        for _ in 0..100 {
+            let sent = client
+                .get(format!("http://{listen}/discover"))
+                .header("accept", "application/vnd.restate.endpointmanifest.v4+json")
+                .send()
+                .await;
+            if let Ok(response) = sent {
+                server.abort();
+                return response.status().as_u16();
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("the worker never answered");
+    }
+
+    #[tokio::test]
+    async fn with_an_identity_key_an_unsigned_request_is_refused() {
+        assert_eq!(discovery_status(&[]).await, 200);
+        assert_eq!(discovery_status(&[KEY.to_string()]).await, 401);
+        let bad = serve(
+            ([127, 0, 0, 1], 0).into(),
+            Arc::new(NoTurns),
+            INACTIVITY_TIMEOUT,
+            &["not-a-key".to_string()],
+        )
+        .await;
+        assert!(bad.unwrap_err().contains("cannot be used"));
+    }
 }
