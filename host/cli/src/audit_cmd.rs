@@ -2,11 +2,65 @@
 
 use crate::config::kaizen_home;
 use anyhow::Context as _;
+use kaizen_runtime::session_store::{LogEnd, SessionStore};
 use std::path::{Path, PathBuf};
 
 /// Where the built-in `audit` plugin keeps its logs.
 fn audit_dir() -> anyhow::Result<PathBuf> {
-    Ok(kaizen_home()?.join("data").join("audit"))
+    Ok(dir_in(&kaizen_home()?))
+}
+
+/// The audit logs' directory under `home`.
+fn dir_in(home: &Path) -> PathBuf {
+    home.join("data").join("audit")
+}
+
+/// Records, in session `id`'s metadata, where its audit log ends now: a
+/// later `kaizen audit verify` tells a log whose last entries were
+/// removed. A failure is a warning: the run is done.
+pub fn anchor(store: &SessionStore, home: &Path, id: &str) {
+    let log = dir_in(home).join(format!("{id}.jsonl"));
+    let Some(last) = std::fs::read_to_string(&log)
+        .ok()
+        .and_then(|text| kaizen_audit_log::last_entry(&text))
+    else {
+        return;
+    };
+    let end = LogEnd {
+        entries: last.seq,
+        hash: last.hash,
+    };
+    if let Err(err) = store.update_meta(id, |meta| meta.audit_end = Some(end)) {
+        eprintln!("kaizen: warning: the audit log's end could not be recorded: {err}");
+    }
+}
+
+/// Why the log `file` (with `text`, `count` entries, its chain intact)
+/// does not end where its session recorded when its last run ended, if
+/// it does not; nothing when its session recorded nothing.
+fn check_end(file: &Path, text: &str, count: usize) -> Option<String> {
+    let id = file.file_stem()?.to_string_lossy().into_owned();
+    let store = crate::session::open_store().ok()?;
+    let recorded = store.meta(&id).ok()?.audit_end?;
+    let entries = count as u64;
+    if entries < recorded.entries {
+        return Some(format!(
+            "it holds {entries} entries, and its session recorded {} when it ended: the last were removed",
+            recorded.entries
+        ));
+    }
+    // Entries after the recorded end are a run that did not end cleanly;
+    // the recorded one must still be there.
+    let at_end = text
+        .lines()
+        .nth(usize::try_from(recorded.entries).ok()?.checked_sub(1)?)
+        .and_then(|line| serde_json::from_str::<kaizen_audit_log::Entry>(line).ok())?;
+    (at_end.hash != recorded.hash).then(|| {
+        format!(
+            "entry {} is not the one its session recorded when it ended: the log was rewritten",
+            recorded.entries
+        )
+    })
 }
 
 /// The logs to check: `which` is a session id, `last`, or a file; none
@@ -64,11 +118,16 @@ pub fn verify(which: Option<&str>) -> anyhow::Result<u8> {
     for file in &files {
         let text =
             std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-        match kaizen_audit_log::verify(&text) {
+        let verified = kaizen_audit_log::verify(&text).map_err(|at| at.to_string());
+        let ended = verified.and_then(|count| match check_end(file, &text, count) {
+            Some(why) => Err(why),
+            None => Ok(count),
+        });
+        match ended {
             Ok(count) => println!("ok      {}: {count} entries, chain intact", file.display()),
-            Err(at) => {
+            Err(why) => {
                 broken += 1;
-                println!("BROKEN  {}: {at}", file.display());
+                println!("BROKEN  {}: {why}", file.display());
             }
         }
     }

@@ -366,6 +366,9 @@ pub async fn run_with(
         }
     };
     plugins.end_session(&state.session_id);
+    if setup.hooks.builtins.iter().any(|name| name == "audit") {
+        crate::audit_cmd::anchor(&store, &setup.kaizen_home, &state.session_id);
+    }
     for problem in recorder.problems() {
         eprintln!("kaizen: warning: the session could not be kept in full: {problem}");
     }

@@ -140,6 +140,8 @@ pub fn fork(store: &SessionStore, parent: &str, at: Option<u32>) -> anyhow::Resu
         status: "forked".into(),
         cycles: state.cycles,
         cost_usd: state.cost_usd,
+        // Its audit log is its own.
+        audit_end: None,
         ..parent_meta
     };
     store.create(&meta)?;

@@ -259,6 +259,20 @@ async fn the_builtin_redact_and_audit_hooks_mask_secrets_and_keep_a_verifiable_l
         String::from_utf8_lossy(&ok.stderr)
     );
 
+    // Someone removes the last entries (what the session did at its end):
+    // the chain still holds, but the end its session recorded is gone.
+    let kept: Vec<&str> = log.lines().collect();
+    let cut = kept[..kept.len() - 2].join("\n") + "\n";
+    std::fs::write(&log_path, &cut).unwrap();
+    assert!(
+        kaizen_audit_log::verify(&cut).is_ok(),
+        "the chain alone holds"
+    );
+    let truncated = verify();
+    let text = String::from_utf8_lossy(&truncated.stdout);
+    assert_eq!(truncated.status.code(), Some(1), "{text}");
+    assert!(text.contains("the last were removed"), "{text}");
+
     // Someone edits the log: the chain says where.
     std::fs::write(&log_path, log.replacen("echo aws_key", "echo nothing", 1)).unwrap();
     let broken = verify();

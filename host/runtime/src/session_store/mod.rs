@@ -128,6 +128,21 @@ pub struct SessionMeta {
     /// one (`kaizen run --cluster`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<String>,
+    /// Where the session's audit log ended when its last run ended (the
+    /// `audit` hook's), kept apart from the log so that entries removed
+    /// from its end show.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit_end: Option<LogEnd>,
+}
+
+/// The end of a hash-chained log: its number of entries and the last
+/// one's hash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogEnd {
+    /// How many entries it held.
+    pub entries: u64,
+    /// The last entry's hash.
+    pub hash: String,
 }
 
 impl SessionMeta {
@@ -154,6 +169,7 @@ impl SessionMeta {
             runtime_session: None,
             runtime_tokens: None,
             cluster: None,
+            audit_end: None,
         }
     }
 }
