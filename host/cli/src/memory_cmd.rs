@@ -56,6 +56,13 @@ pub fn for_run(
     }
     let project = project_identity(workspace);
     let store = open(home)?;
+    // What an older Kaizen kept under the path alone is this project's
+    // only when the user trusts the workspace: an untrusted repository at
+    // a reused path does not inherit it.
+    if trusted {
+        let legacy = kaizen_memory::project_path(&project);
+        store.adopt(legacy, &project)?;
+    }
     let recalled = recall(
         &store,
         task,
@@ -189,7 +196,7 @@ fn print(entries: &[kaizen_memory::Entry], json: bool) -> anyhow::Result<()> {
         }
         let whose = match &entry.scope {
             Scope::User => "user".to_string(),
-            Scope::Project(project) => project.clone(),
+            Scope::Project(project) => kaizen_memory::project_path(project).to_string(),
         };
         println!(
             "#{:<5} {:<11} {}  ({whose})",

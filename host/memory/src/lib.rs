@@ -10,5 +10,7 @@ mod store;
 mod tool;
 
 pub use recall::{Recalled, recall};
-pub use store::{Entry, Kind, MAX_TEXT, MemoryError, MemoryStore, Scope, now, project_identity};
+pub use store::{
+    Entry, Kind, MAX_TEXT, MemoryError, MemoryStore, Scope, now, project_identity, project_path,
+};
 pub use tool::MemoryTool;

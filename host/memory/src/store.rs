@@ -231,6 +231,15 @@ impl MemoryStore {
         Ok(removed > 0)
     }
 
+    /// Gives the entries kept under `legacy` (a project's identity as an
+    /// older Kaizen wrote it: its path alone) to `project`; how many.
+    pub fn adopt(&self, legacy: &str, project: &str) -> Result<usize, MemoryError> {
+        Ok(self.db.execute(
+            "UPDATE entries SET project = ?2 WHERE project = ?1",
+            params![legacy, project],
+        )?)
+    }
+
     /// Marks `ids` used at `at`, in one transaction.
     pub fn touch(&self, ids: &[i64], at: i64) -> Result<(), MemoryError> {
         if ids.is_empty() {
@@ -310,11 +319,39 @@ pub fn now() -> i64 {
 
 /// A project's identity: its workspace's canonical path.
 pub fn project_identity(workspace: &Path) -> String {
-    workspace
+    use std::os::unix::fs::MetadataExt;
+    let path = workspace
         .canonicalize()
-        .unwrap_or_else(|_| workspace.to_path_buf())
-        .display()
-        .to_string()
+        .unwrap_or_else(|_| workspace.to_path_buf());
+    // The directory itself, and its repository's `.git`, as the kernel
+    // knows them: a repository cloned anew to a reused path is another
+    // directory, and does not recall what was saved in the old one.
+    let id = |dir: &Path| {
+        let meta = std::fs::metadata(dir).ok()?;
+        // Its birth time too, where the file system keeps one: an inode
+        // number freed by the old directory may be given to the new.
+        let born = meta
+            .created()
+            .ok()
+            .and_then(|at| at.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |since| since.as_nanos());
+        Some(format!("{}:{}:{born}", meta.dev(), meta.ino()))
+    };
+    let mut identity = path.display().to_string();
+    if let Some(dir) = id(&path) {
+        identity.push('@');
+        identity.push_str(&dir);
+        if let Some(git) = id(&path.join(".git")) {
+            identity.push('+');
+            identity.push_str(&git);
+        }
+    }
+    identity
+}
+
+/// The path part of a project's identity (what listings show).
+pub fn project_path(identity: &str) -> &str {
+    identity.rsplit_once('@').map_or(identity, |(path, _)| path)
 }
 
 #[cfg(test)]
@@ -386,6 +423,39 @@ mod tests {
             store.search(query, None, 5).unwrap();
         }
         assert_eq!(store.search("umn", None, 5).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_project_is_its_directory_not_its_path_and_old_entries_can_be_adopted() {
+        let parent = tempfile::tempdir().unwrap();
+        let ws = parent.path().join("repo");
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        let first = project_identity(&ws);
+        assert_eq!(project_identity(&ws), first, "stable while it stands");
+        assert_eq!(
+            project_path(&first),
+            ws.canonicalize().unwrap().to_str().unwrap()
+        );
+        std::fs::remove_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        assert_ne!(
+            project_identity(&ws),
+            first,
+            "a new clone is another project"
+        );
+        let (_dir, store) = store();
+        let legacy = project_path(&first).to_string();
+        store
+            .save(
+                &Scope::Project(legacy.clone()),
+                Kind::Fact,
+                "kept by an older kaizen",
+                None,
+            )
+            .unwrap();
+        assert_eq!(store.adopt(&legacy, &first).unwrap(), 1);
+        let found = store.search("older", Some(&first), 5).unwrap();
+        assert_eq!(found.len(), 1);
     }
 
     #[test]
