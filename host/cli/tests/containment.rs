@@ -282,3 +282,30 @@ async fn the_models_text_sends_no_escape_sequence_to_the_terminal() {
         "{listed:?}"
     );
 }
+
+/// `Edit(dir/**)` holds for programs as a whole directory: nothing can be
+/// added to it, changed in it, or taken out of the rule's reach by
+/// renaming it.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_edit_rule_on_a_directory_holds_against_renaming_it() {
+    let (home, _ws, root) = dirs();
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[permissions]\ndeny = [\"Edit(docs/**)\"]\n",
+    )
+    .unwrap();
+    std::fs::create_dir(root.join("docs")).unwrap();
+    std::fs::write(root.join("docs/a.md"), "kept\n").unwrap();
+    let replies = vec![
+        bash("mv docs moved; echo x > docs/new.md; echo y >> docs/a.md; echo tried"),
+        Reply::text("Finished."),
+    ];
+    let (out, _) = scripted_run(home.path(), &root, replies, &[], &[]).await;
+    assert_eq!(result_of(&out)["status"], "complete");
+    assert!(root.join("docs").is_dir() && !root.join("moved").exists());
+    assert!(!root.join("docs/new.md").exists());
+    assert_eq!(
+        std::fs::read_to_string(root.join("docs/a.md")).unwrap(),
+        "kept\n"
+    );
+}

@@ -105,9 +105,13 @@ const WALK_LIMIT: usize = 200_000;
 /// followed; the walk stops after a bound, with a warning.
 pub fn existing_matches(globs: &[String], roots: &[PathBuf]) -> Vec<PathBuf> {
     let set = PathGlobs::new(globs);
+    // A literal path, and the directory of `DIR/**` itself: covering the
+    // directory (not only what is in it now) keeps a program from adding
+    // to it, or renaming it out of the rule's reach.
     let mut found: Vec<PathBuf> = globs
         .iter()
-        .filter(|glob| !glob.contains(['*', '?', '[', '{']))
+        .map(|glob| glob.strip_suffix("/**").unwrap_or(glob))
+        .filter(|path| !path.contains(['*', '?', '[', '{']))
         .map(PathBuf::from)
         .filter(|path| path.symlink_metadata().is_ok())
         .collect();
@@ -399,6 +403,12 @@ mod tests {
         );
         let literal = vec![format!("{}/a/b/keep.txt", root.display())];
         assert_eq!(existing_matches(&literal, &[]), [root.join("a/b/keep.txt")]);
+        // `DIR/**` covers the directory itself: nothing can be added to it,
+        // and it cannot be renamed out of the rule's reach.
+        let tree = vec![format!("{}/a/**", root.display())];
+        assert!(existing_matches(&tree, &[root.clone()]).contains(&root.join("a")));
+        // Not a directory above a wildcard (`ws/**/.env` does not cover ws).
+        assert!(!found.contains(&root));
     }
 
     #[test]
