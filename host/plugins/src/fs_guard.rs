@@ -406,7 +406,7 @@ mod tests {
         // `DIR/**` covers the directory itself: nothing can be added to it,
         // and it cannot be renamed out of the rule's reach.
         let tree = vec![format!("{}/a/**", root.display())];
-        assert!(existing_matches(&tree, &[root.clone()]).contains(&root.join("a")));
+        assert!(existing_matches(&tree, std::slice::from_ref(&root)).contains(&root.join("a")));
         // Not a directory above a wildcard (`ws/**/.env` does not cover ws).
         assert!(!found.contains(&root));
     }
