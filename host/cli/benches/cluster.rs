@@ -34,7 +34,7 @@ mod common;
 use common::{median, mib, ms};
 use kaizen_cluster::{Cluster, TurnRequest};
 use kaizen_model_server::{ModelServer, Options, Reply, Script};
-use kaizen_runtime::Status;
+use kaizen_protocol::Status;
 use kaizen_test_support::netns::{self, Isolation};
 use kaizen_test_support::restate::{self, ADMIN, INGRESS};
 use kaizen_test_support::{KillOnDrop, balancer};

@@ -11,12 +11,13 @@
 
 use kaizen_claude::{ClaudeSettings, CommandHook, CommandRunner};
 use kaizen_hooks::{Hook, HookCall, HookEvent};
+use kaizen_permissions::{Effect, Permissions, Rule, RuleOrigin, RuleSet};
 use kaizen_plugins::{
     EngineOptions, GrantPolicy, HookSettings, HostOptions, Origin, PluginHost, PluginSet,
     PluginSource, sources_in,
 };
+use kaizen_protocol::PermissionMode;
 use kaizen_runtime::HookDispatcher;
-use kaizen_runtime::permissions::{Effect, PermissionMode, Permissions, Rule, RuleOrigin, RuleSet};
 use kaizen_sandbox::Containment;
 use kaizen_tools::{Danger, RuleSubject, SubjectKind, Tool, ToolFuture, ToolSpec};
 use serde_json::{Value, json};

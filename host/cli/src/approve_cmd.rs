@@ -11,7 +11,7 @@ use crate::terminal::parse_choice;
 use anyhow::{Context as _, bail};
 use kaizen_cluster::stream::{stream_path, waiting};
 use kaizen_cluster::{Answer, Cluster, Question};
-use kaizen_runtime::CancellationToken;
+use kaizen_protocol::CancellationToken;
 use std::io::IsTerminal;
 use std::sync::Arc;
 
@@ -162,7 +162,7 @@ mod tests {
     use super::*;
     use clap::Parser;
     use kaizen_cluster::asks::Choices;
-    use kaizen_runtime::permissions::ApprovalRequest;
+    use kaizen_protocol::ApprovalRequest;
 
     /// `kaizen approve` parsed from `args`.
     fn args(args: &[&str]) -> ApproveArgs {

@@ -2,7 +2,7 @@
 
 use crate::config::kaizen_home;
 use anyhow::Context as _;
-use kaizen_runtime::session_store::{LogEnd, SessionStore};
+use kaizen_session_store::{LogEnd, SessionStore};
 use std::path::{Path, PathBuf};
 
 /// Where the built-in `audit` plugin keeps its logs.

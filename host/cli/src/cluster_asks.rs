@@ -11,8 +11,7 @@ use kaizen_cluster::{Answer, Asker, Question};
 use kaizen_plugins::interaction::{
     self as plugin, AskFuture, Choice, Interaction, InteractionError, NoUser,
 };
-use kaizen_runtime::CancellationToken;
-use kaizen_runtime::permissions::Approver;
+use kaizen_protocol::{Approver, CancellationToken};
 use std::sync::Arc;
 
 /// Plugins' questions, asked through the engine from a worker's turn.

@@ -14,10 +14,9 @@ use crate::trust::TrustStatus;
 use kaizen_claude::settings::{PROJECT_FILES, user_dir};
 use kaizen_claude::{ClaudeSettings, CommandHook, CommandRunner, SettingsPermissions};
 use kaizen_hooks::{Hook, Priority};
+use kaizen_permissions::{Effect, Permissions, Rule, RuleOrigin, RuleSet};
 use kaizen_plugins::{HookSettings, Origin, PluginSet};
-use kaizen_runtime::permissions::{
-    Approver, Effect, PermissionMode, Permissions, Rule, RuleOrigin, RuleSet,
-};
+use kaizen_protocol::{Approver, PermissionMode};
 use kaizen_runtime::{Guard, HookDispatcher};
 use kaizen_sandbox::{Containment, Widening};
 use std::path::{Path, PathBuf};

@@ -7,9 +7,9 @@ use crate::cluster_asks::AskThroughCluster;
 use anyhow::Context as _;
 use kaizen_cluster::EventStream;
 use kaizen_plugins::interaction::Interaction;
-use kaizen_runtime::permissions::Approver;
-use kaizen_runtime::session_store::SessionStore;
-use kaizen_runtime::{Observer, StepExecutor};
+use kaizen_protocol::{Approver, Observer};
+use kaizen_runtime::StepExecutor;
+use kaizen_session_store::SessionStore;
 use std::sync::Arc;
 
 /// How a run differs when a cluster's worker runs it.

@@ -4,7 +4,7 @@
 use crate::output::Printer;
 use crate::run_cmd::{self, Finished, RunOptions};
 use kaizen_llm::{HttpSettings, process_env, select_provider};
-use kaizen_runtime::{CancellationToken, Observer, RUNTIME_NAME};
+use kaizen_protocol::{CancellationToken, Observer, RUNTIME_NAME};
 use kaizen_runtimes::{
     Availability, CostReporting, ExecuteFuture, Execution, ExecutionContext, RuntimeAdapter,
     RuntimeCapabilities, RuntimeError, Vendor,

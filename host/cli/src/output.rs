@@ -4,7 +4,7 @@
 
 use crate::terminal::{StatusLine, printable};
 use clap::ValueEnum;
-use kaizen_runtime::{Event, Observer, RunResult};
+use kaizen_protocol::{Event, Observer, RunResult};
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 

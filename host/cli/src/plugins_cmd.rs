@@ -6,13 +6,13 @@ use crate::config::{Setup, kaizen_home};
 use crate::guard_setup::{self, PermissionSetup};
 use crate::trust::{AskTrust, PROTECTED_NAMES};
 use anyhow::Context as _;
+use kaizen_permissions::{DeniedPaths, Permissions};
 use kaizen_plugins::interaction::{Interaction, NoUser};
 use kaizen_plugins::{
     Capabilities, DEFAULT_MAX_MEMORY_MIB, EffectiveGrant, EngineOptions, HostOptions, LoadedPlugin,
     MANIFEST_FILE, Origin, PluginHost, PluginSet, ProtectedPaths, SignaturePolicy,
     existing_matches, sources_in,
 };
-use kaizen_runtime::permissions::{DeniedPaths, Permissions};
 use kaizen_sandbox::Containment;
 use kaizen_tools::CallContext;
 use serde_json::{Value, json};

@@ -14,11 +14,8 @@ use kaizen_llm::{
     process_env, select_provider,
 };
 use kaizen_plugins::interaction::{Interaction, NoUser};
-use kaizen_runtime::permissions::{Approver, PermissionMode};
-use kaizen_runtime::{
-    Agent, AgentConfig, CancellationToken, Event, Inbox, RunResult, SessionState, Status,
-    new_session_id,
-};
+use kaizen_protocol::{Approver, CancellationToken, Event, PermissionMode, RunResult, Status};
+use kaizen_runtime::{Agent, AgentConfig, Inbox, SessionState, new_session_id};
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -8,16 +8,16 @@ use crate::output::{OutputFormat, Printer};
 use crate::run_cmd::{self, RunOptions, SetupError, usage};
 use crate::session::{self, Choice};
 use crate::trust::TrustStatus;
-use kaizen_runtime::permissions::PermissionMode;
-use kaizen_runtime::session_store::SessionMeta;
-use kaizen_runtime::{
-    CancellationToken, PassedOver, RUNTIME_NAME, RunResult, TokensUsed, new_session_id,
+use kaizen_protocol::{
+    CancellationToken, PassedOver, PermissionMode, RUNTIME_NAME, RunResult, TokensUsed,
 };
+use kaizen_runtime::new_session_id;
 use kaizen_runtimes::selector::{self, AUTO};
 use kaizen_runtimes::{
     Availability, ExecutionContext, History, Limits, PastRun, Resume, RuntimeAdapter, RuntimeError,
     external_runtimes,
 };
+use kaizen_session_store::SessionMeta;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -4,11 +4,11 @@
 
 use crate::config::{SessionsSection, kaizen_home};
 use anyhow::Context as _;
-use kaizen_runtime::session_store::{Parent, SessionMeta, SessionStore, now};
+use kaizen_protocol::Status;
 use kaizen_runtime::{
-    CheckpointPolicy, Restored, SessionRecorder, SessionState, Status, new_session_id, restore,
-    restore_at,
+    CheckpointPolicy, Restored, SessionRecorder, SessionState, new_session_id, restore, restore_at,
 };
+use kaizen_session_store::{Parent, SessionMeta, SessionStore, now};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;

@@ -24,8 +24,10 @@
 //! skipped.
 
 use crate::output::Printer;
-use kaizen_runtime::permissions::{Approval, ApprovalFuture, ApprovalRequest, Approver};
-use kaizen_runtime::{CancellationToken, Inbox, RunResult};
+use kaizen_protocol::{
+    Approval, ApprovalFuture, ApprovalRequest, Approver, CancellationToken, RunResult,
+};
+use kaizen_runtime::Inbox;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::future::Future;

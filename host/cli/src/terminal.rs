@@ -18,7 +18,7 @@ use crate::trust::{ConfigSnapshot, TrustStatus};
 use kaizen_plugins::interaction::{
     Answer, AskFuture, Interaction, InteractionError, NoUser, Question,
 };
-use kaizen_runtime::CancellationToken;
+use kaizen_protocol::CancellationToken;
 use std::io::{self, BufRead, Write};
 use std::sync::Arc;
 

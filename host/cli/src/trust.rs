@@ -105,7 +105,7 @@ impl TrustStore {
         store.workspaces.push(TrustedWorkspace {
             path: config.root.clone(),
             digest: config.digest(),
-            trusted_at: kaizen_runtime::session_store::now(),
+            trusted_at: kaizen_session_store::now(),
         });
         self.save(&store)
     }

@@ -12,7 +12,7 @@ use crate::run_cmd::{self, Finished, RunOptions};
 use crate::session::{self, Choice};
 use crate::{PermissionArgs, plugins_cmd};
 use kaizen_cluster::{Asker, RestateSteps, TurnFuture, TurnRequest, TurnRunner, TurnStart};
-use kaizen_runtime::{CancellationToken, RunResult};
+use kaizen_protocol::{CancellationToken, RunResult};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;

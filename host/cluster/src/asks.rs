@@ -12,7 +12,7 @@
 
 use crate::steps::RestateSteps;
 use crate::stream::EventStream;
-use kaizen_runtime::permissions::{Approval, ApprovalFuture, ApprovalRequest, Approver};
+use kaizen_protocol::{Approval, ApprovalFuture, ApprovalRequest, Approver};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, OnceLock};
 

@@ -10,7 +10,7 @@
 
 use crate::asks::Answer;
 use crate::worker::TurnRequest;
-use kaizen_runtime::RunResult;
+use kaizen_protocol::RunResult;
 use serde_json::Value;
 use std::time::Duration;
 

@@ -13,7 +13,7 @@
 //! in; once past its end, entries are made as things happen.
 
 use crate::steps::{CUT, StepRequest};
-use kaizen_runtime::CancellationToken;
+use kaizen_protocol::CancellationToken;
 use restate_sdk::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -12,7 +12,8 @@
 //! [`journal`](crate::journal) for why.
 
 use kaizen_llm::{CompletionsFuture, LlmError, LlmErrorKind, Response};
-use kaizen_runtime::{StepExecutor, StepKey, ToolStep, ToolStepped};
+use kaizen_protocol::StepKey;
+use kaizen_runtime::{StepExecutor, ToolStep, ToolStepped};
 use kaizen_tools::{ToolError, ToolErrorKind};
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use serde_json::Value;

@@ -14,8 +14,8 @@
 //! were answered.
 
 use crate::asks::Question;
-use kaizen_runtime::session_store::SessionStore;
-use kaizen_runtime::{Event, Observer};
+use kaizen_protocol::{Event, Observer};
+use kaizen_session_store::SessionStore;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -276,7 +276,7 @@ pub fn waiting(path: &Path) -> std::io::Result<Vec<(String, Question)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kaizen_runtime::session_store::SessionMeta;
+    use kaizen_session_store::SessionMeta;
 
     fn tool_call(id: &str) -> Event {
         Event::ToolCall {
@@ -328,7 +328,7 @@ mod tests {
     }
 
     fn approval(tool: &str) -> Question {
-        Question::Approval(kaizen_runtime::permissions::ApprovalRequest {
+        Question::Approval(kaizen_protocol::ApprovalRequest {
             tool: tool.into(),
             input: serde_json::json!({"command": "make"}),
             reason: "it asks".into(),
@@ -365,9 +365,9 @@ mod tests {
         let next = EventStream::open(&store, "s1", "t2").unwrap();
         next.asked("sign_2", &approval("Edit"));
         assert_eq!(waiting(&path).unwrap().len(), 1);
-        next.on_event(&Event::Result(kaizen_runtime::RunResult {
+        next.on_event(&Event::Result(kaizen_protocol::RunResult {
             output: String::new(),
-            status: kaizen_runtime::Status::Complete,
+            status: kaizen_protocol::Status::Complete,
             cycles_used: 0,
             tokens_used: Default::default(),
             cost_usd: 0.0,

@@ -10,7 +10,7 @@
 use crate::journal::serve_steps;
 use crate::steps::RestateSteps;
 use futures::future::BoxFuture;
-use kaizen_runtime::{CancellationToken, RunResult};
+use kaizen_protocol::{CancellationToken, RunResult};
 use restate_sdk::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
@@ -94,7 +94,7 @@ mod object {
     #![allow(missing_docs)]
 
     use super::{Arc, RestateSteps, TurnRequest, TurnRunner, TurnStart, serve_steps};
-    use kaizen_runtime::{CancellationToken, RunResult};
+    use kaizen_protocol::{CancellationToken, RunResult};
     use restate_sdk::prelude::*;
 
     /// The `Session` virtual object.

@@ -22,7 +22,8 @@ use kaizen_cluster::{RestateSteps, serve_steps};
 use kaizen_llm::{
     Block, CompletionFuture, EventSink, Provider, Request, Response, StopReason, Usage,
 };
-use kaizen_runtime::{Agent, AgentConfig, CancellationToken, Guard, SessionState, Silent};
+use kaizen_protocol::{CancellationToken, Silent};
+use kaizen_runtime::{Agent, AgentConfig, Guard, SessionState};
 use kaizen_test_support::KillOnDrop;
 use kaizen_test_support::netns::{self, Isolation};
 use kaizen_test_support::restate::{self, http};
@@ -188,7 +189,7 @@ impl Session {
         };
         // The loop ends, dropping its executor, and the steps' serving
         // ends with it.
-        let interrupt = kaizen_runtime::CancellationToken::new();
+        let interrupt = kaizen_protocol::CancellationToken::new();
         let (result, ()) = tokio::join!(run, serve_steps(&ctx, requests, &interrupt));
         Ok(json!({
             "status": result.status.as_str(),

@@ -2,7 +2,7 @@
 //! form that says which tool, with what input and why, and takes a yes or
 //! a no (with a word for the model).
 
-use kaizen_runtime::permissions::{Approval, ApprovalFuture, ApprovalRequest, Approver};
+use kaizen_protocol::{Approval, ApprovalFuture, ApprovalRequest, Approver};
 use rmcp::RoleServer;
 use rmcp::model::{BooleanSchema, ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use rmcp::service::{ElicitationMode, Peer};

@@ -3,8 +3,8 @@
 
 use crate::convert;
 use crate::elicit::ElicitingApprover;
-use kaizen_runtime::permissions::Approver;
-use kaizen_runtime::{DirectSession, Observer};
+use kaizen_protocol::{Approver, Observer};
+use kaizen_runtime::DirectSession;
 use kaizen_tools::ToolRegistry;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,

@@ -11,11 +11,11 @@
 use kaizen_llm::{
     Block, CompletionFuture, EventSink, Provider, Request, Response, StopReason, Usage,
 };
-use kaizen_runtime::session_store::{SessionMeta, SessionStore};
+use kaizen_protocol::{CancellationToken, Silent, Status};
 use kaizen_runtime::{
-    Agent, AgentConfig, CancellationToken, CheckpointPolicy, Journal, SessionRecorder,
-    SessionState, Silent, Status,
+    Agent, AgentConfig, CheckpointPolicy, Journal, SessionRecorder, SessionState,
 };
+use kaizen_session_store::{SessionMeta, SessionStore};
 use kaizen_tools::{CallContext, Danger, Tool, ToolFuture, ToolOutput, ToolRegistry, ToolSpec};
 use serde_json::json;
 use std::sync::Arc;

@@ -4,9 +4,10 @@
 //! Results always come back in call order with their ids.
 
 use crate::admit::{Admission, Gatekeeper};
-use crate::steps::{StepKey, StepKind, ToolStepped};
+use crate::steps::ToolStepped;
 use base64::Engine as _;
 use kaizen_llm::Block;
+use kaizen_protocol::{StepKey, StepKind};
 use kaizen_tools::{CallContext, ContentPart, ToolError, ToolOutput};
 use std::time::{Duration, Instant};
 

@@ -7,12 +7,12 @@ use crate::act::{PendingCall, arguments_value, result_block, result_text, run_ca
 use crate::admit::Gatekeeper;
 use crate::agent::{Agent, Ending};
 use crate::bounded::bounded_with_grace;
-use crate::events::Event;
 use crate::hook_points::HookSite;
 use crate::journal::{Entry, Journal, StepFiles};
-use crate::state::{DENIED, SessionState, Status, ToolCallRecord};
+use crate::state::SessionState;
 use crate::sub_agent::{self, Meter, Scope};
 use kaizen_llm::{Message, Role};
+use kaizen_protocol::{DENIED, Event, Status, ToolCallRecord};
 use kaizen_tools::{CallContext, FileHistoryLink, Notes, SessionNotes, SubAgentLink};
 use std::sync::Arc;
 

@@ -3,15 +3,13 @@
 //! the tool ran, `PostToolUse` (or `PostToolUseFailure`) hooks.
 
 use crate::act::{CallOutcome, PendingCall};
-use crate::events::{Event, Observer};
 use crate::guard::Guard;
 use crate::hooks::{Dispatch, PayloadBase};
-use crate::permissions::{
-    Approval, ApprovalRequest, Approver, Effect, Grounds, RuleOrigin, Verdict, always_rule,
-};
 use crate::steps::StepExecutor;
 use crate::sub_agent::Scope;
 use kaizen_hooks::{HookAction, HookCall, HookEvent};
+use kaizen_permissions::{Effect, Grounds, RuleOrigin, Verdict, always_rule};
+use kaizen_protocol::{Approval, ApprovalRequest, Approver, Event, Observer};
 use kaizen_tools::{CallContext, ContentPart, Tool, ToolError, ToolErrorKind, ToolRegistry};
 use serde_json::{Value, json};
 use std::sync::Mutex;

@@ -4,8 +4,9 @@
 //! takes them, only the newest waiting one is written: each supersedes the
 //! ones before it.
 
-use crate::session_store::SessionStore;
-use crate::state::{SessionState, Status};
+use crate::state::SessionState;
+use kaizen_protocol::Status;
+use kaizen_session_store::SessionStore;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -124,7 +125,7 @@ fn write(
     id: &str,
     seq: u64,
     state: &SessionState,
-) -> crate::session_store::Result<()> {
+) -> kaizen_session_store::Result<()> {
     store.write_checkpoint(id, seq, state)?;
     let status = state.status.map_or("running", Status::as_str);
     store.update_meta(id, |meta| {

@@ -10,14 +10,13 @@
 use crate::agent::{Agent, Ending};
 use crate::bounded::bounded;
 use crate::context::{self, ContextMeter, Plan, request_tokens};
-use crate::events::Event;
 use crate::hook_points::{HookSite, stopped_by};
 use crate::journal::Entry;
 use crate::state::SessionState;
-use crate::steps::{StepKey, StepKind};
 use crate::sub_agent::Scope;
 use kaizen_hooks::{HookAction, HookEvent};
 use kaizen_llm::{Block, Message, Request, Role, StreamEvent, ToolDefinition, Usage, tokens};
+use kaizen_protocol::{Event, StepKey, StepKind};
 use serde_json::json;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;

@@ -7,10 +7,10 @@
 
 use crate::agent::Agent;
 use crate::bounded::{Cut, bounded};
-use crate::events::Event;
 use crate::state::SessionState;
 use crate::sub_agent::{self, Meter, Scope};
 use kaizen_llm::{Block, Message, Request, Role, StreamEvent, Usage};
+use kaizen_protocol::Event;
 use kaizen_tools::{
     Completion, CompletionError, CompletionFuture, CompletionLink, CompletionRequest, Completions,
     MODEL_ROLES,

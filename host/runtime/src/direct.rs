@@ -6,11 +6,10 @@
 
 use crate::act::{CallOutcome, PendingCall, run_calls};
 use crate::admit::Gatekeeper;
-use crate::events::Observer;
 use crate::guard::Guard;
 use crate::hooks::PayloadBase;
-use crate::permissions::Approver;
 use crate::steps::InProcess;
+use kaizen_protocol::{Approver, Observer};
 use kaizen_tools::{CallContext, ContentPart, SessionNotes, ToolError, ToolOutput, ToolRegistry};
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -3,7 +3,8 @@
 //! session and its sub-agents, so hooks and rules see every call.
 
 use crate::hooks::HookDispatcher;
-use crate::permissions::{Approver, Permissions};
+use kaizen_permissions::Permissions;
+use kaizen_protocol::Approver;
 use std::sync::Arc;
 
 /// How many times in a row Stop hooks may send the loop back to work

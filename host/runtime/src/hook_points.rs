@@ -5,13 +5,13 @@
 
 use crate::admit::run_hooks;
 use crate::agent::{Agent, Ending};
-use crate::events::Event;
 use crate::hooks::{Dispatch, PayloadBase};
 use crate::journal::{Entry, opening_message};
-use crate::state::{SessionState, Status};
+use crate::state::SessionState;
 use crate::sub_agent::Scope;
 use kaizen_hooks::{HookAction, HookCall, HookEvent};
 use kaizen_llm::{Block, Message, Role, Usage};
+use kaizen_protocol::{Event, Status};
 use serde_json::json;
 use std::future::Future;
 use std::pin::Pin;

@@ -4,8 +4,9 @@
 //! checkpoint onto that checkpoint's state gives back the state the loop
 //! had, which is how a killed session loses at most its in-flight step.
 
-use crate::state::{SessionState, Status, ToolCallRecord};
+use crate::state::SessionState;
 use kaizen_llm::{Block, Message, Role, Usage};
+use kaizen_protocol::{Status, ToolCallRecord};
 use kaizen_tools::{FileHistory, NoteChanges, Notes};
 use serde::{Deserialize, Serialize};
 use std::path::Path;

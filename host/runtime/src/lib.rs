@@ -4,9 +4,11 @@
 //! calls, bounded by cycles, budget, wall clock and interrupts. The loop
 //! sees models through [`kaizen_llm::Provider`] and tools through
 //! [`kaizen_tools::ToolRegistry`]; it knows nothing of wasmtime or of where
-//! a tool came from. Sessions persist through [`session_store`]: the
+//! a tool came from. Sessions persist through [`kaizen_session_store`]: the
 //! loop tells a [`Journal`] each change, and a [`SessionRecorder`] keeps
 //! them as a log and checkpoints that [`restore`] reads back.
+//! Its vocabulary (events, results, approvals, step keys) is
+//! [`kaizen_protocol`]'s and its rules are [`kaizen_permissions`]'.
 
 mod act;
 mod act_phase;
@@ -19,18 +21,15 @@ mod compaction;
 mod completions;
 mod context;
 mod direct;
-mod events;
 mod guard;
 mod hook_points;
 mod hooks;
 mod inbox;
 mod journal;
-pub mod permissions;
 mod planner_driver;
 mod prompt;
 mod recorder;
-mod result;
-pub mod session_store;
+mod run_start;
 mod state;
 mod steps;
 mod sub_agent;
@@ -46,7 +45,6 @@ pub use completions::{
 };
 pub use context::{ContextPolicy, DEFAULT_ELIDE_OVER, DEFAULT_KEEP_RECENT, DEFAULT_THRESHOLD};
 pub use direct::DirectSession;
-pub use events::{Event, Observer, Silent};
 pub use guard::{DEFAULT_MAX_STOP_CONTINUATIONS, Guard};
 pub use hooks::{DEFAULT_HOOK_TIMEOUT, Dispatch, HookDispatcher, HookReport};
 pub use inbox::Inbox;
@@ -56,10 +54,6 @@ pub use prompt::{INSTRUCTION_FILES, system_prompt, today};
 pub use recorder::{
     CheckpointPolicy, LogRecord, Restored, SessionRecorder, restore, restore_at, rewind_log,
 };
-pub use result::{
-    PassedOver, PermissionDenial, RUNTIME_NAME, RunResult, RuntimeSelection, TokensUsed,
-};
-pub use state::{FileRecord, SessionState, Status, ToolCallRecord, new_session_id};
-pub use steps::{Charged, InProcess, StepExecutor, StepKey, StepKind, ToolStep, ToolStepped};
+pub use state::{FileRecord, SessionState, new_session_id};
+pub use steps::{Charged, InProcess, StepExecutor, ToolStep, ToolStepped};
 pub use sub_agent::TASK_TOOL;
-pub use tokio_util::sync::CancellationToken;

@@ -7,12 +7,12 @@
 //! run without the planner.
 
 use crate::agent::{Agent, Ending};
-use crate::events::Event;
 use crate::journal::Entry;
 use crate::state::SessionState;
 use crate::sub_agent::Scope;
 use kaizen_llm::{Block, Message, Response, Role, ToolDefinition, Usage};
 use kaizen_planning::{Planner, PlannerCall, ThinkContext, ThinkPlan, Verdict};
+use kaizen_protocol::Event;
 use kaizen_tools::{Notes, SessionNotes};
 use std::borrow::Cow;
 use std::fmt;

@@ -10,9 +10,9 @@
 
 use crate::checkpoint_writer::CheckpointWriter;
 use crate::journal::{Entry, Journal};
-use crate::session_store::{EventsRead, LogWriter, Result, SessionStore, StoreError, now};
 use crate::state::SessionState;
 use kaizen_hooks::HookEvent;
+use kaizen_session_store::{EventsRead, LogWriter, Result, SessionStore, StoreError, now};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};

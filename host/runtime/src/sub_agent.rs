@@ -7,7 +7,6 @@
 
 use crate::agent::Agent;
 use crate::completions::{self, PluginSpending};
-use crate::events::{Event, Observer};
 use crate::hook_points::HookSite;
 use crate::journal::{Journal, ParentFiles};
 use crate::state::SessionState;
@@ -16,6 +15,7 @@ use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
 use kaizen_hooks::{HookAction, HookEvent};
 use kaizen_llm::Usage;
+use kaizen_protocol::{Event, Observer};
 use kaizen_tools::{
     SubAgentFuture, SubAgentLink, SubAgentReport, SubAgentRequest, SubAgents, ToolSpec,
 };

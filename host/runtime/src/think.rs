@@ -4,11 +4,10 @@
 
 use crate::agent::{Agent, Ending};
 use crate::bounded::bounded;
-use crate::events::Event;
-use crate::state::{SessionState, Status};
-use crate::steps::{StepKey, StepKind};
+use crate::state::SessionState;
 use crate::sub_agent::Scope;
 use kaizen_llm::{Request, Response, StreamEvent, ToolDefinition};
+use kaizen_protocol::{Event, Status, StepKey, StepKind};
 use tokio_util::sync::CancellationToken;
 
 impl Agent<'_> {

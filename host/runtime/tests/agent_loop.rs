@@ -9,7 +9,8 @@ use kaizen_llm::{
     Block, CompletionFuture, EventSink, LlmError, LlmErrorKind, Provider, Request, Response,
     StreamEvent, Usage,
 };
-use kaizen_runtime::{Agent, AgentConfig, CancellationToken, Event, SessionState, Status};
+use kaizen_protocol::{CancellationToken, Event, Status};
+use kaizen_runtime::{Agent, AgentConfig, SessionState};
 use kaizen_tools::{
     CallContext, Danger, FileRecord, Tool, ToolFuture, ToolOutput, ToolRegistry, ToolSpec,
 };
@@ -125,7 +126,7 @@ async fn run(
     tools: &ToolRegistry,
     config: impl FnOnce(&mut AgentConfig),
     interrupt: &CancellationToken,
-) -> (kaizen_runtime::RunResult, SessionState) {
+) -> (kaizen_protocol::RunResult, SessionState) {
     let mut agent_config = AgentConfig::new("scripted-model", std::env::temp_dir());
     config(&mut agent_config);
     let pricing = |_: &str, _: &Usage| 1.0;

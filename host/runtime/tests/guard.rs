@@ -11,14 +11,12 @@ use kaizen_hooks::{
     Hook, HookAction, HookDecision, HookEvent, HookFuture, Matcher, Priority, Subscription,
 };
 use kaizen_llm::{Block, Request, Usage};
-use kaizen_runtime::permissions::{
-    Approval, ApprovalFuture, ApprovalRequest, Approver, Effect, PermissionMode, Permissions, Rule,
-    RuleOrigin, RuleSet,
+use kaizen_permissions::{Effect, Permissions, Rule, RuleOrigin, RuleSet};
+use kaizen_protocol::{
+    Approval, ApprovalFuture, ApprovalRequest, Approver, CancellationToken, Event, PermissionMode,
+    RunResult, Status,
 };
-use kaizen_runtime::{
-    Agent, AgentConfig, CancellationToken, Event, Guard, HookDispatcher, RunResult, SessionState,
-    Status,
-};
+use kaizen_runtime::{Agent, AgentConfig, Guard, HookDispatcher, SessionState};
 use kaizen_tools::{
     CallContext, Danger, RuleSubject, SubjectKind, Tool, ToolFuture, ToolOutput, ToolRegistry,
     ToolSpec,
@@ -928,8 +926,8 @@ async fn asking_the_user_and_interrupts_reach_their_hooks() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn checkpoint_hooks_run_around_the_checkpoints_of_a_kept_session() {
-    use kaizen_runtime::session_store::{SessionMeta, SessionStore};
     use kaizen_runtime::{CheckpointPolicy, SessionRecorder};
+    use kaizen_session_store::{SessionMeta, SessionStore};
     let dir = tempfile::tempdir().unwrap();
     let store = SessionStore::open(dir.path()).unwrap();
     store
@@ -973,7 +971,7 @@ async fn checkpoint_hooks_run_around_the_checkpoints_of_a_kept_session() {
         tools: &tools,
         pricing: &pricing,
         config: AgentConfig::new("scripted-model", std::env::temp_dir()),
-        observer: &kaizen_runtime::Silent,
+        observer: &kaizen_protocol::Silent,
         journal: Some(recorder),
         guard: Arc::new(guard),
     };

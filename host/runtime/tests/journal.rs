@@ -5,9 +5,8 @@
 mod common;
 
 use kaizen_llm::{Block, CompletionFuture, EventSink, Provider, Request, Response, Role, Usage};
-use kaizen_runtime::{
-    Agent, AgentConfig, CancellationToken, Entry, Journal, SessionState, Silent, Status,
-};
+use kaizen_protocol::{CancellationToken, Silent, Status};
+use kaizen_runtime::{Agent, AgentConfig, Entry, Journal, SessionState};
 use kaizen_tools::{
     CallContext, Danger, FileRecord, Tool, ToolError, ToolErrorKind, ToolFuture, ToolOutput,
     ToolRegistry, ToolSpec,
@@ -154,7 +153,7 @@ async fn resume(
     task: Option<&str>,
     journal: &Arc<Kept>,
     running: &Running,
-) -> kaizen_runtime::RunResult {
+) -> kaizen_protocol::RunResult {
     let pricing = |_: &str, _: &Usage| 0.25;
     let tools = registry(running);
     let agent = Agent {
@@ -324,8 +323,8 @@ mod recorded {
     //! The same runs kept by a `SessionRecorder` in a real store on disk.
 
     use super::*;
-    use kaizen_runtime::session_store::{SessionMeta, SessionStore};
     use kaizen_runtime::{CheckpointPolicy, SessionRecorder, restore, restore_at, rewind_log};
+    use kaizen_session_store::{SessionMeta, SessionStore};
 
     fn session(store: &SessionStore, id: &str) {
         store

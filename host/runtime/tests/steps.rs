@@ -9,10 +9,8 @@ use kaizen_llm::{
     CompletionFuture, CompletionsFuture, EventSink, LlmError, LlmErrorKind, Provider, Request,
     Response, Usage,
 };
-use kaizen_runtime::{
-    Agent, AgentConfig, CancellationToken, SessionState, Silent, Status, StepExecutor, StepKey,
-    ToolStep, ToolStepped,
-};
+use kaizen_protocol::{CancellationToken, Silent, Status, StepKey};
+use kaizen_runtime::{Agent, AgentConfig, SessionState, StepExecutor, ToolStep, ToolStepped};
 use kaizen_tools::{
     CallContext, Danger, Tool, ToolError, ToolErrorKind, ToolFuture, ToolOutput, ToolRegistry,
     ToolSpec,
@@ -156,7 +154,7 @@ async fn run(
     steps: &Arc<Journaling>,
     runs: &Arc<AtomicUsize>,
     interrupt: &CancellationToken,
-) -> kaizen_runtime::RunResult {
+) -> kaizen_protocol::RunResult {
     run_in(provider, steps, runs, interrupt, None).await
 }
 
@@ -167,7 +165,7 @@ async fn run_in(
     runs: &Arc<AtomicUsize>,
     interrupt: &CancellationToken,
     window: Option<u64>,
-) -> kaizen_runtime::RunResult {
+) -> kaizen_protocol::RunResult {
     let pricing = |_: &str, _: &Usage| 0.25;
     let tools = registry(runs);
     let mut config = AgentConfig::new("m", std::env::temp_dir());
@@ -221,7 +219,7 @@ async fn a_session_run_again_hands_back_its_finished_steps_and_ends_the_same() {
     assert_eq!(again.cycles_used, first.cycles_used);
     assert_eq!(again.tokens_used, first.tokens_used);
     assert_eq!(again.cost_usd, first.cost_usd);
-    let names = |r: &kaizen_runtime::RunResult| {
+    let names = |r: &kaizen_protocol::RunResult| {
         r.tool_calls
             .iter()
             .map(|c| (c.id.clone(), c.status.clone()))

@@ -9,9 +9,8 @@ mod common;
 use common::{Recorder, Routed, TaskTool, reply_json as reply};
 
 use kaizen_llm::{Block, Request, Response, Usage};
-use kaizen_runtime::{
-    Agent, AgentConfig, CancellationToken, Event, RunResult, SessionState, Status,
-};
+use kaizen_protocol::{CancellationToken, Event, RunResult, Status};
+use kaizen_runtime::{Agent, AgentConfig, SessionState};
 use kaizen_tools::{CallContext, Danger, Tool, ToolFuture, ToolOutput, ToolRegistry, ToolSpec};
 use serde_json::json;
 use std::sync::Arc;

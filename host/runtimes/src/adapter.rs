@@ -3,8 +3,7 @@
 //! Kaizen's result object.
 
 use crate::capabilities::RuntimeCapabilities;
-use kaizen_runtime::permissions::PermissionMode;
-use kaizen_runtime::{CancellationToken, Observer, RunResult};
+use kaizen_protocol::{CancellationToken, Observer, PermissionMode, RunResult};
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::PathBuf;
@@ -193,7 +192,7 @@ impl Execution {
     /// back). A run stopped by a limit spent what the user allowed, and
     /// is not tried again elsewhere.
     pub fn did_no_work(&self) -> bool {
-        self.result.status == kaizen_runtime::Status::Error
+        self.result.status == kaizen_protocol::Status::Error
             && self.result.tool_calls.is_empty()
             && self.result.output.is_empty()
     }
@@ -217,7 +216,7 @@ pub trait RuntimeAdapter: Send + Sync {
 
     /// Runs the task to the end, a limit, or `interrupt`, reporting
     /// Kaizen's events to `observer` as they happen (but not the final
-    /// [`kaizen_runtime::Event::Result`], which the caller reports once it
+    /// [`kaizen_protocol::Event::Result`], which the caller reports once it
     /// has settled which runtime's result stands).
     fn execute<'a>(
         &'a self,

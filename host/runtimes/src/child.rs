@@ -4,7 +4,7 @@
 //! killed on a timeout, a limit, an interrupt, or when the run is dropped.
 
 use crate::tree;
-use kaizen_runtime::{CancellationToken, Status};
+use kaizen_protocol::{CancellationToken, Status};
 use kaizen_sandbox::launcher::{self, Unconfined};
 use std::collections::BTreeMap;
 use std::path::PathBuf;

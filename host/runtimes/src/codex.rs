@@ -13,8 +13,7 @@ use crate::adapter::ExecutionContext;
 use crate::capabilities::{CostReporting, Vendor};
 use crate::external::{Cli, CliInfo, Invocation};
 use crate::normalize::{CycleCounter, RunSoFar, StreamParser, count, text};
-use kaizen_runtime::permissions::PermissionMode;
-use kaizen_runtime::{Event, Status};
+use kaizen_protocol::{Event, PermissionMode, Status};
 use serde_json::{Value, json};
 use std::path::Path;
 

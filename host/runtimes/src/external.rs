@@ -11,7 +11,7 @@ use crate::capabilities::{CostReporting, RuntimeCapabilities, Vendor};
 use crate::child::{self, ChildSpec, Stop};
 use crate::normalize::{RunSoFar, StreamParser, first_line};
 use kaizen_llm::PriceTable;
-use kaizen_runtime::{CancellationToken, Event, Observer, Status};
+use kaizen_protocol::{CancellationToken, Event, Observer, Status};
 use kaizen_sandbox::launcher::{self, Unconfined};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -19,8 +19,7 @@ use crate::capabilities::{CostReporting, Vendor};
 use crate::external::{AfterRun, Cli, CliInfo, Invocation, mcp_servers};
 use crate::gemini_home::GeminiHome;
 use crate::normalize::{CycleCounter, RunSoFar, StreamParser, count, text};
-use kaizen_runtime::permissions::PermissionMode;
-use kaizen_runtime::{Event, Status};
+use kaizen_protocol::{Event, PermissionMode, Status};
 use serde_json::{Value, json};
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! events as they come, and at the end Kaizen's result object.
 
 use kaizen_llm::{PriceTable, Usage};
-use kaizen_runtime::{Event, PermissionDenial, RunResult, Status, TokensUsed, ToolCallRecord};
+use kaizen_protocol::{Event, PermissionDenial, RunResult, Status, TokensUsed, ToolCallRecord};
 use serde_json::Value;
 use std::time::Duration;
 

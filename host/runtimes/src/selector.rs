@@ -5,7 +5,7 @@
 
 use crate::adapter::{Execution, ExecutionContext, RuntimeAdapter, RuntimeError};
 use crate::history::History;
-use kaizen_runtime::{CancellationToken, Event, Observer, PassedOver, RuntimeSelection};
+use kaizen_protocol::{CancellationToken, Event, Observer, PassedOver, RuntimeSelection};
 
 /// The name that asks the selector to choose.
 pub const AUTO: &str = "auto";
@@ -203,7 +203,7 @@ mod tests {
     use crate::adapter::{Availability, ExecuteFuture, McpServer};
     use crate::capabilities::{CostReporting, RuntimeCapabilities, Vendor};
     use crate::history::PastRun;
-    use kaizen_runtime::{RunResult, Status, TokensUsed};
+    use kaizen_protocol::{RunResult, Status, TokensUsed};
     use std::collections::BTreeMap;
     use std::sync::Mutex;
 

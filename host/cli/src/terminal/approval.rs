@@ -3,7 +3,7 @@
 
 use super::{TerminalInteraction, prompt, say};
 use anyhow::Context as _;
-use kaizen_runtime::permissions::{Approval, ApprovalFuture, ApprovalRequest, Approver};
+use kaizen_protocol::{Approval, ApprovalFuture, ApprovalRequest, Approver};
 use std::path::PathBuf;
 use std::sync::Arc;
 

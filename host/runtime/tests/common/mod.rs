@@ -6,7 +6,7 @@
 use kaizen_llm::{
     Block, CompletionFuture, EventSink, Provider, Request, Response, Role, StopReason, Usage,
 };
-use kaizen_runtime::{Event, Observer};
+use kaizen_protocol::{Event, Observer};
 use kaizen_tools::{
     CallContext, SubAgentRequest, Tool, ToolError, ToolErrorKind, ToolFuture, ToolOutput, ToolSpec,
 };

@@ -123,7 +123,7 @@ pub struct SessionMeta {
     pub runtime_session: Option<String>,
     /// The tokens that runtime's runs of the session used so far.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub runtime_tokens: Option<crate::TokensUsed>,
+    pub runtime_tokens: Option<kaizen_protocol::TokensUsed>,
     /// The ingress of the cluster whose workers run it, when it runs on
     /// one (`kaizen run --cluster`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

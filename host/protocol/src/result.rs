@@ -1,6 +1,5 @@
 //! The result object of a run, as `--output-format json` prints it.
 
-use crate::state::{DENIED, SessionState, Status, ToolCallRecord};
 use serde::{Deserialize, Serialize};
 
 /// The runtime's name in results.
@@ -94,68 +93,68 @@ pub struct PermissionDenial {
     pub tool_input: serde_json::Value,
 }
 
-/// Where a run started, to report only its own share of a session.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct RunStart {
-    pub cycles: u32,
-    pub input: u64,
-    pub output: u64,
-    pub cost: f64,
-    pub tool_calls: usize,
-    pub compactions: u32,
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// The model answered without calling tools.
+    Complete,
+    /// The cycle limit was reached.
+    MaxCycles,
+    /// The budget was spent.
+    BudgetExceeded,
+    /// The wall-clock limit was reached.
+    Timeout,
+    /// The run was interrupted.
+    Interrupted,
+    /// The provider failed (after retries) or the run could not go on.
+    Error,
+    /// A hook ended the session.
+    Stopped,
 }
 
-impl RunStart {
-    pub fn of(state: &SessionState) -> Self {
-        Self {
-            cycles: state.cycles,
-            input: state.usage.total_input(),
-            output: state.usage.output_tokens,
-            cost: state.cost_usd,
-            tool_calls: state.tool_calls.len(),
-            compactions: state.compactions,
+impl Status {
+    /// The process exit code the CLI contract gives this status.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Self::Complete => 0,
+            Self::Error | Self::Stopped => 1,
+            Self::MaxCycles | Self::BudgetExceeded | Self::Timeout => 3,
+            Self::Interrupted => 130,
         }
     }
 
-    pub fn result(
-        &self,
-        state: &SessionState,
-        status: Status,
-        output: String,
-        model_used: String,
-        error_message: Option<String>,
-        duration_ms: u64,
-    ) -> RunResult {
-        let input = state.usage.total_input() - self.input;
-        let output_tokens = state.usage.output_tokens - self.output;
-        RunResult {
-            output,
-            status,
-            cycles_used: state.cycles - self.cycles,
-            tokens_used: TokensUsed {
-                input,
-                output: output_tokens,
-                total: input + output_tokens,
-            },
-            cost_usd: state.cost_usd - self.cost,
-            duration_ms,
-            session_id: state.session_id.clone(),
-            model_used,
-            runtime_name: RUNTIME_NAME.to_string(),
-            tool_calls: state.tool_calls[self.tool_calls..].to_vec(),
-            error_message,
-            permission_denials: state.tool_calls[self.tool_calls..]
-                .iter()
-                .filter(|call| call.status == DENIED)
-                .map(|call| PermissionDenial {
-                    tool_name: call.name.clone(),
-                    tool_use_id: call.id.clone(),
-                    tool_input: call.arguments.clone(),
-                })
-                .collect(),
-            compactions: state.compactions - self.compactions,
-            cost_estimated: false,
-            runtime_selection: None,
+    /// The status's name in results and logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Complete => "complete",
+            Self::MaxCycles => "max_cycles",
+            Self::BudgetExceeded => "budget_exceeded",
+            Self::Timeout => "timeout",
+            Self::Interrupted => "interrupted",
+            Self::Error => "error",
+            Self::Stopped => "stopped",
         }
     }
+}
+
+/// The status of a tool call that was refused.
+pub const DENIED: &str = "denied";
+
+/// One tool call as it happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallRecord {
+    /// The model's id for the call.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments: parsed JSON, or the raw text when it did not parse.
+    pub arguments: serde_json::Value,
+    /// `success`, `error`, or `denied` (refused by a permission rule, the
+    /// mode, a hook or the user).
+    pub status: String,
+    /// How long the call took.
+    pub duration_ms: u64,
+    /// The error message, when it failed.
+    pub error: Option<String>,
 }

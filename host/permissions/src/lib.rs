@@ -3,15 +3,11 @@
 //! before hooks and the user have their say. Deny beats ask beats allow,
 //! whatever the source.
 
-mod approval;
-mod mode;
 mod path_pattern;
 mod policy;
 pub mod rules;
 mod shell_words;
 mod text_pattern;
 
-pub use approval::{Approval, ApprovalFuture, ApprovalRequest, Approver};
-pub use mode::PermissionMode;
 pub use policy::{DeniedPaths, Grounds, Permissions, Verdict, always_rule, subject_of};
 pub use rules::{CallFacts, Effect, Rule, RuleError, RuleOrigin, RuleSet, Subject};

@@ -1,7 +1,7 @@
 //! The first step of a tool call's decision: the rules and the mode.
 
-use super::mode::PermissionMode;
 use super::rules::{CallFacts, Effect, Rule, RuleError, RuleOrigin, RuleSet, Subject};
+use kaizen_protocol::PermissionMode;
 use kaizen_tools::{Danger, SubjectKind, Tool};
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
