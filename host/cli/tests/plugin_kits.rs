@@ -1,7 +1,7 @@
-//! A plugin written in each language the way a newcomer would from the
-//! README: `kaizen plugins new`, `plugins test`, `plugins build`, then its
-//! tool called directly and by the model through `kaizen run` on the
-//! scripted model server. And the mistakes `plugins build` catches, each
+//! A plugin written in each language the way a newcomer would from
+//! docs/writing-plugins.md: `kaizen plugins new`, `plugins test`,
+//! `plugins build`, then its tool called directly and by the model
+//! through `kaizen run` on the scripted model server. And the mistakes `plugins build` catches, each
 //! with its fix.
 //!
 //! The kits' toolchains (componentize-py, jco, ...) install once under the

@@ -100,7 +100,7 @@ pub struct PluginSection {
 pub enum ManifestError {
     /// The plugin directory has no manifest.
     #[error(
-        "{dir} has no {MANIFEST_FILE}; a plugin directory needs one naming the plugin, its version and kinds (see README, \"Writing a plugin\")"
+        "{dir} has no {MANIFEST_FILE}; a plugin directory needs one naming the plugin, its version and kinds (see docs/writing-plugins.md)"
     )]
     Missing {
         /// The plugin directory.
@@ -267,7 +267,7 @@ fn describe_toml_error(err: &toml::de::Error) -> String {
         None => String::new(),
     };
     let hint = if message.starts_with("unknown field") {
-        " (check the spelling; the README lists every manifest key and capability)"
+        " (check the spelling; docs/plugins.md lists every manifest key and capability)"
     } else {
         ""
     };

@@ -233,7 +233,7 @@ fn not_configured() -> ToolError {
          export {PROVIDER_ENV}=brave      # or tavily\n  \
          export BRAVE_SEARCH_API_KEY=...   # or TAVILY_API_KEY=...\n\
          The key stays in the host, which adds it to requests for the provider's API; the \
-         plugin never sees it (README, \"Web tools\"). Meanwhile, answer from what you know, \
+         plugin never sees it (docs/tools.md, \"Web tools\"). Meanwhile, answer from what you know, \
          or fetch a page you know the URL of with WebFetch."
     ))
 }
