@@ -7,12 +7,13 @@ use crate::builtins;
 use crate::context_config::ContextSection;
 use crate::mcp_servers::McpServerEntry;
 use crate::memory_cmd::MemorySection;
-use crate::model_config::{FallbacksSection, check_fallbacks, model_roles};
+use crate::model_config::{FallbacksSection, model_roles};
 use crate::planner_setup::{PlannerSection, PlannersSection};
+use crate::section::{Admission, absolute};
 use crate::trust::{AskTrust, ConfigSnapshot, TrustStatus, TrustStore};
 use anyhow::Context as _;
 use kaizen_llm::PriceTable;
-use kaizen_plugins::{Access, Capabilities, GrantPolicy, Origin, SignaturePolicy};
+use kaizen_plugins::{Access, GrantPolicy, Origin, SignaturePolicy};
 use kaizen_runtime::{ModelRoles, PluginLlmPolicy};
 use kaizen_sandbox::Containment;
 use std::collections::BTreeMap;
@@ -22,8 +23,8 @@ use std::sync::Arc;
 pub use crate::home::kaizen_home;
 
 pub use crate::config_file::{
-    ConfigFile, HooksSection, McpSection, PROJECT_CONFIG, PermissionsSection, SandboxSection,
-    SessionsSection, USER_CONFIG,
+    ConfigFile, HooksSection, McpSection, PROJECT_CONFIG, PermissionsSection, SessionsSection,
+    USER_CONFIG,
 };
 
 /// Everything the plugin commands need from config and flags.
@@ -111,8 +112,9 @@ impl Setup {
 
     /// Merges the user's config, the workspace's and the flags. The
     /// workspace's config takes effect only as far as its trust allows
-    /// (see [`merge_project`]); when it is not trusted and `ask` is given
-    /// (a terminal), `ask` decides, and a yes is recorded.
+    /// (each section's [`Scope`](crate::section::Scope)); when it is not
+    /// trusted and `ask` is given (a terminal), `ask` decides, and a yes
+    /// is recorded.
     pub fn new(
         cwd: Option<&Path>,
         plugin_flags: &[PathBuf],
@@ -127,9 +129,6 @@ impl Setup {
         let kaizen_home = kaizen_home()?;
         let user_file = kaizen_home.join(USER_CONFIG);
         let user = ConfigFile::load(&user_file)?;
-        let signatures = user.plugins.signatures(&user_file)?;
-        let plugin_llm = user.plugin_llm.policy(&user_file)?;
-        let mut models = model_roles(&user_file, &user.models, &user.sub_agent_models)?;
         let (trust, snapshot) = decide_trust(&kaizen_home, &workspace, ask)?;
         let trusted = trust == TrustStatus::Trusted;
         let project_file = workspace.join(PROJECT_CONFIG);
@@ -138,65 +137,77 @@ impl Setup {
             .map(|(path, why)| format!("{path}: not read ({why}); it takes no effect"))
             .collect();
         let project = project_config(&snapshot, &project_file, trusted, &mut ignored)?;
-        let mut planner = user.planner.clone();
-        let mut planners = user.planners.clone();
-        user.context.check(&user_file)?;
-        let mut context = user.context.clone();
-        check_fallbacks(&user_file, &user.fallbacks)?;
-        let mut fallbacks = user.fallbacks.clone();
-        if trusted {
-            check_fallbacks(&project_file, &project.fallbacks)?;
-            fallbacks.extend(project.fallbacks.clone());
-            let theirs = model_roles(&project_file, &project.models, &project.sub_agent_models)?;
-            models.roles.extend(theirs.roles);
-            models.sub_agents.extend(theirs.sub_agents);
-            planner.merge(&project.planner);
-            planners.extend(project.planners.clone());
-            project.context.check(&project_file)?;
-            context.merge(&project.context);
-        }
-
-        let mut setup = Self {
-            policy: GrantPolicy {
-                data_root: Some(kaizen_home.join("data")),
-                ..GrantPolicy::new(&workspace)
-            },
-            plugin_roots: vec![(kaizen_home.join("plugins"), Origin::User)],
-            prices: PriceTable::default(),
-            sandbox: Containment {
-                allow_degraded: user.sandbox.allow_degraded,
-                ..Containment::default()
-            },
-            sessions: SessionsSection::default(),
-            trust,
-            snapshot: Arc::new(snapshot),
-            workspace_copies: None,
-            ignored,
-            workspace: workspace.clone(),
-            kaizen_home,
-            user_permissions: user.permissions.clone(),
-            project_permissions: project.permissions.clone(),
-            hooks: user.hooks.clone(),
-            mcp: user.mcp.clone(),
-            mcp_servers: user.mcp_servers.clone(),
-            signatures,
-            models,
-            plugin_llm,
-            fallbacks,
-            planner,
-            planners,
-            context,
-            memory: user.memory.clone(),
+        let mut admission = Admission {
+            trusted,
+            workspace: &workspace,
+            notes: &mut ignored,
         };
-        setup.merge_user(&user);
-        setup.merge_project(&project, trusted);
+        let (config, project_permissions) = ConfigFile::effective(
+            user,
+            &user_file,
+            &kaizen_home,
+            project,
+            &project_file,
+            &mut admission,
+        )?;
+        if !trusted && snapshot.has_dir(".kaizen/plugins") {
+            ignored.push(
+                ".kaizen/plugins: its plugins are not loaded (the workspace is not trusted)"
+                    .to_string(),
+            );
+        }
+        let mut setup = Self::from_config(config, kaizen_home, workspace, trust, snapshot)?;
+        setup.ignored = ignored;
+        setup.project_permissions = project_permissions;
+        setup.policy.extra_dirs.extend(
+            add_dirs
+                .iter()
+                .map(|dir| (absolute(&here, dir), Access::ReadWrite)),
+        );
+        setup.plugin_roots.extend(
+            plugin_flags
+                .iter()
+                .map(|dir| (absolute(&here, dir), Origin::Flag)),
+        );
+        setup.copy_workspace_plugins()?;
+        Ok(setup)
+    }
+
+    /// What the effective `config` sets, for a session in `workspace`
+    /// whose configuration `snapshot` has `trust` (its own plugin
+    /// directory loads once trusted).
+    fn from_config(
+        config: ConfigFile,
+        kaizen_home: PathBuf,
+        workspace: PathBuf,
+        trust: TrustStatus,
+        snapshot: ConfigSnapshot,
+    ) -> anyhow::Result<Self> {
+        let trusted = trust == TrustStatus::Trusted;
+        let user_file = kaizen_home.join(USER_CONFIG);
+        let mut policy = GrantPolicy {
+            data_root: Some(kaizen_home.join("data")),
+            ..GrantPolicy::new(&workspace)
+        };
+        policy.grants = config.grants;
         // A built-in's default grant holds until a config file grants
         // that plugin something itself.
         for (name, grant) in builtins::default_grants() {
-            setup.policy.grants.entry(name.to_string()).or_insert(grant);
+            policy.grants.entry(name.to_string()).or_insert(grant);
         }
-        let policy = &mut setup.policy;
-        policy.http_credentials = user.http.credentials.clone();
+        if let Some(max) = config.plugins.max_memory_mib {
+            policy.max_memory_mib = policy.max_memory_mib.min(max);
+        }
+        if let Some(max) = config.plugins.max_cpu_seconds {
+            policy.max_cpu_seconds = policy.max_cpu_seconds.min(max);
+        }
+        policy.extra_dirs = config
+            .plugins
+            .add_dirs
+            .iter()
+            .map(|dir| (dir.path.clone(), dir.access))
+            .collect();
+        policy.http_credentials = config.http.credentials;
         for default in builtins::default_credentials() {
             let host = default.host.to_ascii_lowercase();
             if !policy
@@ -207,18 +218,62 @@ impl Setup {
                 policy.http_credentials.push(default);
             }
         }
-        for dir in add_dirs {
-            policy
-                .extra_dirs
-                .push((absolute(&here, dir), Access::ReadWrite));
-        }
-        setup.plugin_roots.extend(
-            plugin_flags
+        let mut plugin_roots = vec![(kaizen_home.join("plugins"), Origin::User)];
+        plugin_roots.extend(
+            config
+                .plugins
+                .dirs
                 .iter()
-                .map(|dir| (absolute(&here, dir), Origin::Flag)),
+                .map(|dir| (dir.clone(), Origin::Flag)),
         );
-        setup.copy_workspace_plugins()?;
-        Ok(setup)
+        plugin_roots.extend(
+            config
+                .plugins
+                .workspace_dirs
+                .iter()
+                .map(|dir| (dir.clone(), Origin::Workspace)),
+        );
+        if trusted {
+            plugin_roots.push((workspace.join(".kaizen").join("plugins"), Origin::Workspace));
+        }
+        let mut sandbox = Containment {
+            allow_degraded: config.sandbox.allow_degraded,
+            also_readable: config.sandbox.read.clone(),
+            ..Containment::default()
+        };
+        config.sandbox.lower_limits(&mut sandbox);
+        let prices = config
+            .pricing
+            .into_iter()
+            .fold(PriceTable::default(), |prices, (model, price)| {
+                prices.with_override(model, price)
+            });
+        Ok(Self {
+            signatures: config.plugins.signatures(&user_file)?,
+            plugin_llm: config.plugin_llm.policy(&user_file)?,
+            models: model_roles(&config.models, &config.sub_agent_models),
+            policy,
+            plugin_roots,
+            prices,
+            sandbox,
+            sessions: config.sessions,
+            trust,
+            snapshot: Arc::new(snapshot),
+            workspace_copies: None,
+            ignored: Vec::new(),
+            workspace,
+            kaizen_home,
+            user_permissions: config.permissions,
+            project_permissions: PermissionsSection::default(),
+            hooks: config.hooks,
+            mcp: config.mcp,
+            mcp_servers: config.mcp_servers,
+            fallbacks: config.fallbacks,
+            planner: config.planner,
+            planners: config.planners,
+            context: config.context,
+            memory: config.memory,
+        })
     }
 
     /// Points the workspace's plugin directories at copies of what the
@@ -255,189 +310,6 @@ impl Setup {
         roots.retain(|(path, _)| !path.as_os_str().is_empty());
         self.plugin_roots = roots;
         Ok(())
-    }
-
-    /// The user's own config: everything in it applies.
-    fn merge_user(&mut self, user: &ConfigFile) {
-        let home = self.kaizen_home.clone();
-        for (model, price) in &user.pricing {
-            self.prices = std::mem::take(&mut self.prices).with_override(model.clone(), *price);
-        }
-        for (name, grant) in &user.grants {
-            self.grant(name, grant);
-        }
-        for dir in &user.plugins.add_dirs {
-            self.policy
-                .extra_dirs
-                .push((absolute(&home, &dir.path), dir.access));
-        }
-        self.plugin_roots.extend(
-            user.plugins
-                .dirs
-                .iter()
-                .map(|dir| (absolute(&home, dir), Origin::Flag)),
-        );
-        self.sandbox.also_readable.extend(
-            user.sandbox
-                .read
-                .iter()
-                .map(|dir| absolute(&home, &expand_home(dir))),
-        );
-        self.lower_limits(user);
-        self.sessions.merge(&user.sessions);
-    }
-
-    /// The workspace's `kaizen.toml` and `.kaizen/plugins`. Always: limits
-    /// (which can only lower the user's) and session settings. Once the
-    /// workspace is trusted: grants, and directories and plugin
-    /// directories inside the workspace. Never: prices, credentials,
-    /// `allow-degraded`, and paths outside the workspace, which only the
-    /// user's own config may set. What is left out is listed in
-    /// [`Setup::ignored`].
-    fn merge_project(&mut self, project: &ConfigFile, trusted: bool) {
-        let workspace = self.workspace.clone();
-        self.lower_limits(project);
-        self.sessions.merge(&project.sessions);
-        let file = PROJECT_CONFIG;
-        if !project.pricing.is_empty() {
-            self.ignore(format!(
-                "{file}: [pricing] (prices are set in the user's config only)"
-            ));
-        }
-        if !project.http.credentials.is_empty() {
-            self.ignore(format!(
-                "{file}: [[http.credentials]] (credentials are set in the user's config only)"
-            ));
-        }
-        if project.mcp.serve_token_env.is_some() {
-            self.ignore(format!("{file}: [mcp] (set in the user's config only)"));
-        }
-        if !project.mcp_servers.is_empty() {
-            self.ignore(format!(
-                "{file}: [mcp_servers] (MCP servers are set in the user's config, or in the \
-                 workspace's .mcp.json)"
-            ));
-        }
-        if !project.hooks.plugins.is_empty()
-            || project.hooks.timeout_seconds.is_some()
-            || project.hooks.claude.is_some()
-            || project.hooks.command_network
-        {
-            self.ignore(format!(
-                "{file}: [hooks] (how hooks run is set in the user's config only)"
-            ));
-        }
-        if project.plugins.require_signature || !project.plugins.trusted_keys.is_empty() {
-            self.ignore(format!(
-                "{file}: [plugins] require-signature and trusted-keys (which keys to trust is set in the user's config only)"
-            ));
-        }
-        if project.plugin_llm.is_set() {
-            self.ignore(format!(
-                "{file}: [plugin-llm] (what plugins' completions may use is set in the user's config only)"
-            ));
-        }
-        if !trusted && !project.fallbacks.is_empty() {
-            self.ignore(format!(
-                "{file}: [fallbacks] (the workspace is not trusted)"
-            ));
-        }
-        if !trusted && (!project.models.is_empty() || !project.sub_agent_models.is_empty()) {
-            self.ignore(format!("{file}: [models] (the workspace is not trusted)"));
-        }
-        if !trusted && (project.planner.is_set() || !project.planners.is_empty()) {
-            self.ignore(format!(
-                "{file}: [planner] and [planners] (the workspace is not trusted)"
-            ));
-        }
-        if project.memory.is_set() {
-            self.ignore(format!(
-                "{file}: [memory] (the learning memory is set in the user's config only)"
-            ));
-        }
-        if !trusted && project.context.is_set() {
-            self.ignore(format!("{file}: [context] (the workspace is not trusted)"));
-        }
-        if project.sandbox.allow_degraded {
-            self.ignore(format!(
-                "{file}: [sandbox] allow-degraded (only the user's config may weaken the sandbox)"
-            ));
-        }
-        let untrusted = |what: &str| format!("{file}: {what} (the workspace is not trusted)");
-        if !trusted {
-            for name in project.grants.keys() {
-                self.ignore(untrusted(&format!("[grants.{name}]")));
-            }
-            for (what, count) in [
-                ("[plugins] add-dirs", project.plugins.add_dirs.len()),
-                ("[plugins] dirs", project.plugins.dirs.len()),
-                ("[sandbox] read", project.sandbox.read.len()),
-            ] {
-                if count > 0 {
-                    self.ignore(untrusted(what));
-                }
-            }
-            if self.snapshot.has_dir(".kaizen/plugins") {
-                self.ignore(
-                    ".kaizen/plugins: its plugins are not loaded (the workspace is not trusted)"
-                        .to_string(),
-                );
-            }
-            return;
-        }
-        for (name, grant) in &project.grants {
-            self.grant(name, grant);
-        }
-        let inside = |path: &Path| absolute(&workspace, &expand_home(path));
-        for dir in &project.plugins.add_dirs {
-            let path = inside(&dir.path);
-            match within(&workspace, &path) {
-                true => self.policy.extra_dirs.push((path, dir.access)),
-                false => self.ignore(outside(file, "[plugins] add-dirs", &path)),
-            }
-        }
-        for dir in &project.plugins.dirs {
-            let path = inside(dir);
-            match within(&workspace, &path) {
-                true => self.plugin_roots.push((path, Origin::Workspace)),
-                false => self.ignore(outside(file, "[plugins] dirs", &path)),
-            }
-        }
-        for dir in &project.sandbox.read {
-            let path = inside(dir);
-            match within(&workspace, &path) {
-                true => self.sandbox.also_readable.push(path),
-                false => self.ignore(outside(file, "[sandbox] read", &path)),
-            }
-        }
-        self.plugin_roots
-            .push((workspace.join(".kaizen").join("plugins"), Origin::Workspace));
-    }
-
-    /// Adds `grant` to what plugin `name` (or `*`) is granted.
-    fn grant(&mut self, name: &str, grant: &Capabilities) {
-        let merged = self
-            .policy
-            .grants
-            .get(name)
-            .map_or_else(|| grant.clone(), |existing| existing.union(grant));
-        self.policy.grants.insert(name.to_string(), merged);
-    }
-
-    /// The strictest maximum wins, so no file can raise a bound another
-    /// set.
-    fn lower_limits(&mut self, config: &ConfigFile) {
-        if let Some(max) = config.plugins.max_memory_mib {
-            self.policy.max_memory_mib = self.policy.max_memory_mib.min(max);
-        }
-        if let Some(max) = config.plugins.max_cpu_seconds {
-            self.policy.max_cpu_seconds = self.policy.max_cpu_seconds.min(max);
-        }
-        lower_sandbox_limits(&mut self.sandbox, &config.sandbox);
-    }
-
-    fn ignore(&mut self, what: String) {
-        self.ignored.push(what);
     }
 
     /// What the user should hear about the workspace's config: what was
@@ -514,57 +386,5 @@ fn project_config(
             Ok(ConfigFile::default())
         }
         Err(err) => Err(err),
-    }
-}
-
-/// True when `path` lies inside `root` (both absolute; `..` not resolved,
-/// so a path with `..` counts as outside).
-fn within(root: &Path, path: &Path) -> bool {
-    path.starts_with(root)
-        && !path
-            .components()
-            .any(|c| matches!(c, std::path::Component::ParentDir))
-}
-
-fn outside(file: &str, what: &str, path: &Path) -> String {
-    format!(
-        "{file}: {what} {} (outside the workspace: only the user's config may name it)",
-        path.display()
-    )
-}
-
-/// Adds one file's `[sandbox]` limits: the strictest wins.
-pub(crate) fn lower_sandbox_limits(settings: &mut Containment, section: &SandboxSection) {
-    let limits = &mut settings.limits;
-    if let Some(max) = section.max_processes {
-        limits.max_processes = limits.max_processes.min(max);
-    }
-    if let Some(max) = section.max_file_size_mib {
-        limits.max_file_size = limits.max_file_size.min(max << 20);
-    }
-    if let Some(max) = section.max_cpu_seconds {
-        limits.cpu_seconds = limits.cpu_seconds.min(max);
-    }
-    if let Some(max) = section.max_memory_mib {
-        limits.max_memory = limits.max_memory.min(max << 20);
-    }
-    if let Some(max) = section.tmp_size_mib {
-        limits.tmp_size = limits.tmp_size.min(max << 20);
-    }
-}
-
-pub(crate) fn absolute(base: &Path, path: &Path) -> PathBuf {
-    if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        base.join(path)
-    }
-}
-
-/// `~/rest` as the user's home joined with `rest`; other paths unchanged.
-pub(crate) fn expand_home(path: &Path) -> PathBuf {
-    match (path.strip_prefix("~"), dirs::home_dir()) {
-        (Ok(rest), Some(home)) => home.join(rest),
-        _ => path.to_path_buf(),
     }
 }

@@ -9,12 +9,19 @@ use crate::model_config::{
     FallbacksSection, ModelsSection, PluginLlmSection, SubAgentModelsSection,
 };
 use crate::planner_setup::{PlannerSection, PlannersSection};
+use crate::section::{Admission, Scope, Section, effective};
 use anyhow::Context as _;
 use kaizen_llm::Price;
-use kaizen_plugins::{Access, Capabilities, HttpCredential, SignaturePolicy, TrustedKey};
+use kaizen_plugins::{Capabilities, HttpCredential};
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+#[cfg(test)]
+use std::path::PathBuf;
+
+mod granting;
+
+pub use granting::{PluginsSection, SandboxSection};
 
 /// The project's configuration file, at the workspace root.
 pub const PROJECT_CONFIG: &str = "kaizen.toml";
@@ -92,6 +99,19 @@ pub struct McpSection {
     pub serve_token_env: Option<String>,
 }
 
+impl Section for McpSection {
+    const KEY: &'static str = "[mcp]";
+    const SCOPE: Scope = Scope::User("set in the user's config only");
+
+    fn is_set(&self) -> bool {
+        self.serve_token_env.is_some()
+    }
+
+    fn merge(&mut self, over: Self) {
+        *self = over;
+    }
+}
+
 /// The `[permissions]` table: Claude Code's `permissions` settings in
 /// TOML.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -133,6 +153,23 @@ pub struct HooksSection {
     pub builtins: Vec<String>,
 }
 
+impl Section for HooksSection {
+    const KEY: &'static str = "[hooks]";
+    const SCOPE: Scope = Scope::User("how hooks run is set in the user's config only");
+
+    fn is_set(&self) -> bool {
+        !self.plugins.is_empty()
+            || self.timeout_seconds.is_some()
+            || self.claude.is_some()
+            || self.command_network
+            || !self.builtins.is_empty()
+    }
+
+    fn merge(&mut self, over: Self) {
+        *self = over;
+    }
+}
+
 /// How one hook plugin runs.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -172,22 +209,35 @@ impl SessionsSection {
     pub fn compress_above_bytes(&self) -> usize {
         self.compress_above_kib.unwrap_or(64) << 10
     }
+}
 
-    /// `other`'s settings over these.
-    pub(crate) fn merge(&mut self, other: &SessionsSection) {
-        self.checkpoint_every_cycles = other
+/// A workspace's `[sessions]` applies, trusted or not: how often its own
+/// sessions are checkpointed concerns it alone.
+impl Section for SessionsSection {
+    const KEY: &'static str = "[sessions]";
+    const SCOPE: Scope = Scope::Any;
+
+    fn is_set(&self) -> bool {
+        self.checkpoint_every_cycles.is_some()
+            || self.checkpoint_every_seconds.is_some()
+            || self.keep_checkpoints.is_some()
+            || self.compress_above_kib.is_some()
+    }
+
+    fn merge(&mut self, over: Self) {
+        self.checkpoint_every_cycles = over
             .checkpoint_every_cycles
             .or(self.checkpoint_every_cycles);
-        self.checkpoint_every_seconds = other
+        self.checkpoint_every_seconds = over
             .checkpoint_every_seconds
             .or(self.checkpoint_every_seconds);
-        self.keep_checkpoints = other.keep_checkpoints.or(self.keep_checkpoints);
-        self.compress_above_kib = other.compress_above_kib.or(self.compress_above_kib);
+        self.keep_checkpoints = over.keep_checkpoints.or(self.keep_checkpoints);
+        self.compress_above_kib = over.compress_above_kib.or(self.compress_above_kib);
     }
 }
 
 /// The `[http]` table.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HttpSection {
     /// `[[http.credentials]]`: a header with a secret from the host's
@@ -198,93 +248,75 @@ pub struct HttpSection {
     pub credentials: Vec<HttpCredential>,
 }
 
-/// The `[sandbox]` table.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct SandboxSection {
-    /// More directories sandboxed programs may read (a toolchain under
-    /// `$HOME`, say), besides the system directories and the grant.
-    #[serde(default)]
-    pub read: Vec<PathBuf>,
-    /// Run programs even when the kernel lacks a sandbox feature. Only the
-    /// user's own config may say so: a project cannot weaken the sandbox.
-    #[serde(default)]
-    pub allow_degraded: bool,
-    /// The most processes a sandboxed command may have at once.
-    pub max_processes: Option<u64>,
-    /// The largest file a sandboxed program may write, in MiB.
-    pub max_file_size_mib: Option<u64>,
-    /// The most CPU time one sandboxed process may use, in seconds.
-    pub max_cpu_seconds: Option<u64>,
-    /// The most memory one sandboxed process may allocate, in MiB.
-    pub max_memory_mib: Option<u64>,
-    /// The size of each sandboxed process's private `/tmp` (and of
-    /// `/dev/shm`), in MiB.
-    pub tmp_size_mib: Option<u64>,
-}
+impl Section for HttpSection {
+    const KEY: &'static str = "[[http.credentials]]";
+    const SCOPE: Scope = Scope::User("credentials are set in the user's config only");
 
-/// The `[plugins]` table.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct PluginsSection {
-    /// More directories to load plugins from.
-    #[serde(default)]
-    pub dirs: Vec<PathBuf>,
-    /// Directories granted to every plugin besides the workspace.
-    #[serde(default)]
-    pub add_dirs: Vec<AddDir>,
-    /// The most memory any plugin may have.
-    pub max_memory_mib: Option<u64>,
-    /// The longest any call may run.
-    pub max_cpu_seconds: Option<f64>,
-    /// Refuse plugins (other than the built-ins) whose component is not
-    /// signed by a trusted key (the user's config only).
-    #[serde(default)]
-    pub require_signature: bool,
-    /// Minisign public keys whose signatures count (the user's config
-    /// only).
-    #[serde(default)]
-    pub trusted_keys: Vec<String>,
-}
+    fn is_set(&self) -> bool {
+        !self.credentials.is_empty()
+    }
 
-impl PluginsSection {
-    /// The signature policy this section sets; `file` names it in errors.
-    pub(crate) fn signatures(&self, file: &Path) -> anyhow::Result<SignaturePolicy> {
-        let trusted = self
-            .trusted_keys
-            .iter()
-            .map(|key| TrustedKey::parse(key))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|err| anyhow::anyhow!("{}: [plugins] trusted-keys: {err}", file.display()))?;
-        if self.require_signature && trusted.is_empty() {
-            anyhow::bail!(
-                "{}: [plugins] require-signature is set but trusted-keys is empty, so no plugin could load; add the public key (minisign's base64 line) of whoever signs your plugins",
-                file.display()
-            );
-        }
-        Ok(SignaturePolicy {
-            required: self.require_signature,
-            trusted,
-        })
+    fn merge(&mut self, over: Self) {
+        *self = over;
     }
 }
 
-/// A directory granted to every plugin.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AddDir {
-    /// Absolute path.
-    pub path: PathBuf,
-    /// Access; read-write when omitted.
-    #[serde(default = "read_write")]
-    pub access: Access,
-}
-
-fn read_write() -> Access {
-    Access::ReadWrite
+/// Merges each section of two files by its [`Section`] rules.
+macro_rules! effective_sections {
+    ($user:ident, $project:ident, $args:tt, [$($section:ident),* $(,)?], $($rest:tt)*) => {
+        ConfigFile {
+            $($section: effective_sections!(@one $user.$section, $project.$section, $args),)*
+            $($rest)*
+        }
+    };
+    (@one $user:expr, $project:expr, ($user_file:expr, $user_base:expr, $project_file:expr, $admission:expr)) => {
+        effective($user, $user_file, $user_base, $project, $project_file, $admission)?
+    };
 }
 
 impl ConfigFile {
+    /// The configuration in effect: the user's file (`user`, read from
+    /// `user_file` in `user_base`) with what the workspace's (`project`,
+    /// from `project_file`) may set over it, section by section; what it
+    /// may not is noted in `admission`. Permission rules are not merged:
+    /// each source's stay its own (the guard weighs them), so the result
+    /// holds the user's, and the workspace's are returned beside it.
+    pub fn effective(
+        user: ConfigFile,
+        user_file: &Path,
+        user_base: &Path,
+        project: ConfigFile,
+        project_file: &Path,
+        admission: &mut Admission<'_>,
+    ) -> anyhow::Result<(ConfigFile, PermissionsSection)> {
+        let merged = effective_sections!(
+            user,
+            project,
+            (user_file, user_base, project_file, admission),
+            [
+                plugins,
+                grants,
+                pricing,
+                sandbox,
+                http,
+                sessions,
+                hooks,
+                mcp,
+                mcp_servers,
+                models,
+                plugin_llm,
+                sub_agent_models,
+                fallbacks,
+                planner,
+                planners,
+                context,
+                memory,
+            ],
+            permissions: user.permissions,
+        );
+        Ok((merged, project.permissions))
+    }
+
     /// Reads `path`; a missing file is an empty config.
     pub fn load(path: &Path) -> anyhow::Result<Self> {
         let text = match std::fs::read_to_string(path) {
@@ -321,3 +353,19 @@ impl ConfigFile {
         Ok(config)
     }
 }
+
+impl Section for BTreeMap<String, Price> {
+    const KEY: &'static str = "[pricing]";
+    const SCOPE: Scope = Scope::User("prices are set in the user's config only");
+
+    fn is_set(&self) -> bool {
+        !self.is_empty()
+    }
+
+    fn merge(&mut self, over: Self) {
+        self.extend(over);
+    }
+}
+
+#[cfg(test)]
+mod tests;

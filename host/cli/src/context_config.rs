@@ -13,6 +13,7 @@
 //! "my-local-model" = 32768
 //! ```
 
+use crate::section::{Scope, Section};
 use kaizen_llm::ContextWindows;
 use kaizen_runtime::{ContextPolicy, DEFAULT_ELIDE_OVER, DEFAULT_KEEP_RECENT, DEFAULT_THRESHOLD};
 use serde::Deserialize;
@@ -36,18 +37,11 @@ pub struct ContextSection {
     pub windows: BTreeMap<String, u64>,
 }
 
-impl ContextSection {
-    /// `other`'s settings over these.
-    pub fn merge(&mut self, other: &ContextSection) {
-        self.threshold = other.threshold.or(self.threshold);
-        self.keep_recent = other.keep_recent.or(self.keep_recent);
-        self.elide_over = other.elide_over.or(self.elide_over);
-        self.compact = other.compact.or(self.compact);
-        self.windows.extend(other.windows.clone());
-    }
+impl Section for ContextSection {
+    const KEY: &'static str = "[context]";
+    const SCOPE: Scope = Scope::Trusted;
 
-    /// True when the table sets anything.
-    pub fn is_set(&self) -> bool {
+    fn is_set(&self) -> bool {
         self.threshold.is_some()
             || self.keep_recent.is_some()
             || self.elide_over.is_some()
@@ -55,8 +49,15 @@ impl ContextSection {
             || !self.windows.is_empty()
     }
 
-    /// Refuses values that cannot work, naming `file`.
-    pub fn check(&self, file: &Path) -> anyhow::Result<()> {
+    fn merge(&mut self, over: Self) {
+        self.threshold = over.threshold.or(self.threshold);
+        self.keep_recent = over.keep_recent.or(self.keep_recent);
+        self.elide_over = over.elide_over.or(self.elide_over);
+        self.compact = over.compact.or(self.compact);
+        self.windows.extend(over.windows);
+    }
+
+    fn check(&self, file: &Path) -> anyhow::Result<()> {
         let file = file.display();
         let threshold = self.threshold.unwrap_or(DEFAULT_THRESHOLD);
         if !(threshold > 0.0 && threshold <= 1.0) {
@@ -80,7 +81,9 @@ impl ContextSection {
         }
         Ok(())
     }
+}
 
+impl ContextSection {
     /// The policy for runs on `model`.
     pub fn policy(&self, model: &str) -> ContextPolicy {
         let windows = self

@@ -27,6 +27,7 @@ mod run_args;
 mod run_cmd;
 mod runtime_cmd;
 mod sandbox_cmd;
+mod section;
 mod session;
 mod sessions_cmd;
 mod snapshot;

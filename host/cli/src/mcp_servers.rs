@@ -4,7 +4,9 @@
 //! [`ServerSpec`]: the program, its grant as an OS sandbox policy, its tool
 //! filter and timeouts.
 
-use crate::config::{Setup, absolute, expand_home};
+use crate::config::Setup;
+use crate::section::{self, Section};
+use crate::section::{absolute, expand_home};
 use crate::session::PROVIDER_KEYS;
 use crate::trust::TrustStatus;
 use kaizen_mcp::client::{
@@ -75,6 +77,23 @@ pub struct McpServerEntry {
     /// Whether it may use the network (default false).
     #[serde(default)]
     pub network: bool,
+}
+
+/// `[mcp_servers]`: a workspace names its servers in `.mcp.json`, which
+/// its trust governs, not in `kaizen.toml`.
+impl Section for BTreeMap<String, McpServerEntry> {
+    const KEY: &'static str = "[mcp_servers]";
+    const SCOPE: section::Scope = section::Scope::User(
+        "MCP servers are set in the user's config, or in the workspace's .mcp.json",
+    );
+
+    fn is_set(&self) -> bool {
+        !self.is_empty()
+    }
+
+    fn merge(&mut self, over: Self) {
+        self.extend(over);
+    }
 }
 
 /// `.mcp.json`: `{"mcpServers": {NAME: {...}}}`.

@@ -8,6 +8,7 @@
 //! recall-tokens = 1000     # how much a session starts with, at most
 //! ```
 
+use crate::section::{self, Section};
 use anyhow::Context as _;
 use kaizen_memory::{Kind, MemoryStore, MemoryTool, Scope, project_identity, recall};
 use kaizen_tools::ToolRegistry;
@@ -33,10 +34,17 @@ pub struct MemorySection {
     pub recall_tokens: Option<usize>,
 }
 
-impl MemorySection {
-    /// True when the table sets anything.
-    pub fn is_set(&self) -> bool {
+impl Section for MemorySection {
+    const KEY: &'static str = "[memory]";
+    const SCOPE: section::Scope =
+        section::Scope::User("the learning memory is set in the user's config only");
+
+    fn is_set(&self) -> bool {
         self.enabled.is_some() || self.recall_tokens.is_some()
+    }
+
+    fn merge(&mut self, over: Self) {
+        *self = over;
     }
 }
 

@@ -1,6 +1,7 @@
 //! `[models]` (which model plays each role) and `[plugin-llm]` (the
 //! operator's caps on plugins' completions) in the config files.
 
+use crate::section::{Scope, Section};
 use kaizen_runtime::{ModelRoles, PluginLlmCaps, PluginLlmPolicy};
 use kaizen_tools::MODEL_ROLES;
 use serde::Deserialize;
@@ -8,49 +9,100 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The `[models]` table: a model name by role (`planner = "gpt-4o-mini"`).
-pub type ModelsSection = BTreeMap<String, String>;
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(transparent)]
+pub struct ModelsSection(pub BTreeMap<String, String>);
+
+impl Section for ModelsSection {
+    const KEY: &'static str = "[models]";
+    const SCOPE: Scope = Scope::Trusted;
+
+    fn is_set(&self) -> bool {
+        !self.0.is_empty()
+    }
+
+    fn merge(&mut self, over: Self) {
+        self.0.extend(over.0);
+    }
+
+    fn check(&self, file: &Path) -> anyhow::Result<()> {
+        for (role, model) in &self.0 {
+            if role == "main" {
+                anyhow::bail!(
+                    "{}: [models] main: the main model is the session's; choose it with --model",
+                    file.display()
+                );
+            }
+            check_role(file, "[models]", role)?;
+            if model.trim().is_empty() {
+                anyhow::bail!("{}: [models] {role} is empty; name a model", file.display());
+            }
+        }
+        Ok(())
+    }
+}
 
 /// The `[sub-agent-models]` table: a model name by sub-agent type
 /// (`Explore = "gpt-4o-mini"`), over the `sub-agent` role's.
-pub type SubAgentModelsSection = BTreeMap<String, String>;
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(transparent)]
+pub struct SubAgentModelsSection(pub BTreeMap<String, String>);
 
-/// Checks `[models]` and `[sub-agent-models]` of `file` and returns them as
-/// roles.
-pub fn model_roles(
-    file: &Path,
-    models: &ModelsSection,
-    sub_agents: &SubAgentModelsSection,
-) -> anyhow::Result<ModelRoles> {
-    for (role, model) in models {
-        if role == "main" {
-            anyhow::bail!(
-                "{}: [models] main: the main model is the session's; choose it with --model",
+impl Section for SubAgentModelsSection {
+    const KEY: &'static str = "[sub-agent-models]";
+    const SCOPE: Scope = Scope::Trusted;
+
+    fn is_set(&self) -> bool {
+        !self.0.is_empty()
+    }
+
+    fn merge(&mut self, over: Self) {
+        self.0.extend(over.0);
+    }
+
+    fn check(&self, file: &Path) -> anyhow::Result<()> {
+        match self.0.iter().find(|(_, model)| model.trim().is_empty()) {
+            Some((kind, _)) => anyhow::bail!(
+                "{}: [sub-agent-models] {kind} is empty; name a model",
                 file.display()
-            );
-        }
-        check_role(file, "[models]", role)?;
-        if model.trim().is_empty() {
-            anyhow::bail!("{}: [models] {role} is empty; name a model", file.display());
+            ),
+            None => Ok(()),
         }
     }
-    if let Some((kind, _)) = sub_agents.iter().find(|(_, model)| model.trim().is_empty()) {
-        anyhow::bail!(
-            "{}: [sub-agent-models] {kind} is empty; name a model",
-            file.display()
-        );
+}
+
+/// The roles `[models]` and `[sub-agent-models]` give models.
+pub fn model_roles(models: &ModelsSection, sub_agents: &SubAgentModelsSection) -> ModelRoles {
+    ModelRoles {
+        roles: models.0.clone(),
+        sub_agents: sub_agents.0.clone(),
     }
-    Ok(ModelRoles {
-        roles: models.clone(),
-        sub_agents: sub_agents.clone(),
-    })
 }
 
 /// The `[fallbacks]` table: by role (`main` included), the models to try
 /// in order when the role's model keeps failing.
 pub type FallbacksSection = BTreeMap<String, Vec<String>>;
 
+/// A trusted workspace's chain for a role replaces the user's.
+impl Section for FallbacksSection {
+    const KEY: &'static str = "[fallbacks]";
+    const SCOPE: Scope = Scope::Trusted;
+
+    fn is_set(&self) -> bool {
+        !self.is_empty()
+    }
+
+    fn merge(&mut self, over: Self) {
+        self.extend(over);
+    }
+
+    fn check(&self, file: &Path) -> anyhow::Result<()> {
+        check_fallbacks(file, self)
+    }
+}
+
 /// Checks `[fallbacks]` of `file`.
-pub fn check_fallbacks(file: &Path, fallbacks: &FallbacksSection) -> anyhow::Result<()> {
+fn check_fallbacks(file: &Path, fallbacks: &FallbacksSection) -> anyhow::Result<()> {
     for (role, chain) in fallbacks {
         check_role(file, "[fallbacks]", role)?;
         if chain.is_empty() || chain.iter().any(|model| model.trim().is_empty()) {
@@ -107,15 +159,28 @@ pub struct PluginLlmEntry {
     pub max_calls: Option<u32>,
 }
 
-impl PluginLlmSection {
-    /// True when the table sets anything.
-    pub fn is_set(&self) -> bool {
+impl Section for PluginLlmSection {
+    const KEY: &'static str = "[plugin-llm]";
+    const SCOPE: Scope =
+        Scope::User("what plugins' completions may use is set in the user's config only");
+
+    fn is_set(&self) -> bool {
         self.roles.is_some()
             || self.budget_share.is_some()
             || self.max_calls.is_some()
             || !self.plugins.is_empty()
     }
 
+    fn merge(&mut self, over: Self) {
+        *self = over;
+    }
+
+    fn check(&self, file: &Path) -> anyhow::Result<()> {
+        self.policy(file).map(drop)
+    }
+}
+
+impl PluginLlmSection {
     /// The checked caps; `file` names the config file in errors.
     pub fn policy(&self, file: &Path) -> anyhow::Result<PluginLlmPolicy> {
         let default = caps(
@@ -229,12 +294,16 @@ mod tests {
                 .contains("[plugin-llm.plugins.x] budget-share = 2"),
             "{err:#}"
         );
-        let models = ModelsSection::from([("main".to_string(), "m".to_string())]);
-        let none = SubAgentModelsSection::new();
-        let err = model_roles(file, &models, &none).unwrap_err();
+        let models = ModelsSection(BTreeMap::from([("main".to_string(), "m".to_string())]));
+        let none = SubAgentModelsSection::default();
+        let err = models.check(file).unwrap_err();
         assert!(err.to_string().contains("--model"), "{err:#}");
-        let models = ModelsSection::from([("evaluator".to_string(), "small".to_string())]);
-        let roles = model_roles(file, &models, &none).unwrap();
+        let models = ModelsSection(BTreeMap::from([(
+            "evaluator".to_string(),
+            "small".to_string(),
+        )]));
+        models.check(file).unwrap();
+        let roles = model_roles(&models, &none);
         assert_eq!(roles.model_for("evaluator", "big"), "small");
     }
 }

@@ -5,6 +5,7 @@
 //! PATH.
 
 use crate::builtins;
+use crate::section::{Scope, Section};
 use kaizen_plugins::{Manifest, PluginSet};
 use kaizen_runtime::{DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_REVISIONS, PlannerSetup};
 use serde::Deserialize;
@@ -23,24 +24,37 @@ pub struct PlannerSection {
     pub max_candidates: Option<u32>,
 }
 
-impl PlannerSection {
-    /// `other`'s settings over these.
-    pub fn merge(&mut self, other: &PlannerSection) {
-        if other.name.is_some() {
-            self.name.clone_from(&other.name);
-        }
-        self.max_revisions = other.max_revisions.or(self.max_revisions);
-        self.max_candidates = other.max_candidates.or(self.max_candidates);
+impl Section for PlannerSection {
+    const KEY: &'static str = "[planner]";
+    const SCOPE: Scope = Scope::Trusted;
+
+    fn is_set(&self) -> bool {
+        self.name.is_some() || self.max_revisions.is_some() || self.max_candidates.is_some()
     }
 
-    /// True when the table sets anything.
-    pub fn is_set(&self) -> bool {
-        self.name.is_some() || self.max_revisions.is_some() || self.max_candidates.is_some()
+    fn merge(&mut self, over: Self) {
+        self.name = over.name.or(self.name.take());
+        self.max_revisions = over.max_revisions.or(self.max_revisions);
+        self.max_candidates = over.max_candidates.or(self.max_candidates);
     }
 }
 
 /// `[planners.NAME]`: each planner's settings, as it documents them.
 pub type PlannersSection = BTreeMap<String, toml::Table>;
+
+/// A trusted workspace's table for a planner replaces the user's.
+impl Section for PlannersSection {
+    const KEY: &'static str = "[planners]";
+    const SCOPE: Scope = Scope::Trusted;
+
+    fn is_set(&self) -> bool {
+        !self.is_empty()
+    }
+
+    fn merge(&mut self, over: Self) {
+        self.extend(over);
+    }
+}
 
 /// A `--planner` value: a name, or a plugin directory.
 pub enum PlannerChoice {

@@ -117,7 +117,7 @@ pub fn state_containment(home: &Path) -> anyhow::Result<Containment> {
         allow_degraded: user.sandbox.allow_degraded,
         ..Containment::default()
     };
-    crate::config::lower_sandbox_limits(&mut containment, &user.sandbox);
+    user.sandbox.lower_limits(&mut containment);
     Ok(containment)
 }
 
