@@ -14,8 +14,9 @@
 
 use crate::cluster_asks::{self, TerminalAnswers};
 use crate::output::Printer;
-use crate::run_cmd::{self, RunOptions, SetupError, usage};
+use crate::run_options::RunOptions;
 use crate::session::{self, Choice};
+use crate::session_builder::{SetupError, usage};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
@@ -38,9 +39,9 @@ pub async fn run(
     ingress: &str,
     admin: Option<&str>,
 ) -> Result<u8, SetupError> {
-    run_cmd::check_limits(&options)?;
+    options.check_limits()?;
     let fork = matches!(options.session, Choice::Fork { .. }).then_some("--fork");
-    if let Some(flag) = run_cmd::local_only(&options, fork) {
+    if let Some(flag) = options.local_only(fork) {
         return Err(usage(anyhow::anyhow!(
             "{flag} works only on this machine, not with --cluster"
         )));
@@ -50,7 +51,7 @@ pub async fn run(
         Choice::Resume(name) => store.resolve(name)?,
         _ => new_session_id(),
     };
-    let task = run_cmd::read_task(options.task.take())?;
+    let task = crate::task_input::read_task(options.task.take())?;
     let cwd = match options.plugins.cwd.take() {
         Some(dir) => Some(dir),
         // A session goes on in its own workspace.
@@ -83,7 +84,7 @@ pub async fn run(
         .map_err(anyhow::Error::msg)?;
     let printer = Arc::new(Printer::new(options.format));
     let interrupt = CancellationToken::new();
-    let signals = tokio::spawn(run_cmd::watch_signals(interrupt.clone()));
+    let signals = tokio::spawn(crate::signals::watch(interrupt.clone()));
     let at_terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let mut questions = Questions::new(
         &session,

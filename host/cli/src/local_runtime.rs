@@ -2,7 +2,8 @@
 //! as `kaizen run`, in this process, with its plugins, sandbox and session.
 
 use crate::output::Printer;
-use crate::run_cmd::{self, Finished, RunOptions};
+use crate::run_cmd::{self, Finished};
+use crate::run_options::RunOptions;
 use kaizen_llm::{HttpSettings, process_env, select_provider};
 use kaizen_protocol::{CancellationToken, Observer, RUNTIME_NAME};
 use kaizen_runtimes::{

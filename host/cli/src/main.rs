@@ -1,6 +1,7 @@
 //! `kaizen`: an autonomous agent runtime whose tools are WebAssembly
 //! components.
 
+mod answerers;
 mod approve_cmd;
 mod audit_cmd;
 mod builtins;
@@ -25,13 +26,17 @@ mod plugins_add;
 mod plugins_cmd;
 mod run_args;
 mod run_cmd;
+mod run_options;
 mod runtime_cmd;
 mod sandbox_cmd;
 mod section;
 mod session;
+mod session_builder;
 mod sessions_cmd;
+mod signals;
 mod snapshot;
 mod stream_input;
+mod task_input;
 mod terminal;
 mod trust;
 mod trust_cmd;
@@ -471,7 +476,7 @@ async fn dispatch(command: Command) -> u8 {
             workspace,
             permissions,
         }) => {
-            let options = run_cmd::RunOptions {
+            let options = crate::run_options::RunOptions {
                 task: None,
                 model,
                 provider: None,
@@ -513,7 +518,7 @@ async fn dispatch(command: Command) -> u8 {
 }
 
 /// A run's exit code, its setup failure reported.
-fn run_exit(ran: Result<u8, run_cmd::SetupError>) -> u8 {
+fn run_exit(ran: Result<u8, crate::session_builder::SetupError>) -> u8 {
     match ran {
         Ok(code) => code,
         Err(failure) => {

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Which workspace and plugin directories to use.
+#[derive(Clone)]
 pub struct Selection {
     /// `--cwd`.
     pub cwd: Option<PathBuf>,

@@ -1,7 +1,7 @@
 //! The flags of `kaizen run` and those other commands share: the
 //! workspace and plugins, and how tool calls are permitted.
 
-use crate::{output, plugins_cmd, run_cmd, session};
+use crate::{output, plugins_cmd, run_options, session};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -154,8 +154,8 @@ enum InputFormat {
 
 impl RunArgs {
     /// Where to run, and what.
-    pub fn into_options(self) -> (Placement, run_cmd::RunOptions) {
-        let options = run_cmd::RunOptions {
+    pub fn into_options(self) -> (Placement, run_options::RunOptions) {
+        let options = run_options::RunOptions {
             task: self.task,
             model: self.model,
             provider: self.provider,

@@ -5,8 +5,9 @@
 use crate::config::Setup;
 use crate::local_runtime::{self, LocalRuntime};
 use crate::output::{OutputFormat, Printer};
-use crate::run_cmd::{self, RunOptions, SetupError, usage};
+use crate::run_options::RunOptions;
 use crate::session::{self, Choice};
+use crate::session_builder::{SetupError, usage};
 use crate::trust::TrustStatus;
 use kaizen_protocol::{
     CancellationToken, PassedOver, PermissionMode, RUNTIME_NAME, RunResult, TokensUsed,
@@ -44,15 +45,14 @@ pub fn runtime_of(choice: &Choice) -> Option<String> {
 
 /// Runs the task on the runtime `requested` (a name, or `auto`).
 pub async fn run(mut options: RunOptions, requested: &str) -> Result<u8, SetupError> {
-    run_cmd::check_limits(&options)?;
+    options.check_limits()?;
     let resumed = resumed_session(&mut options, requested)?;
     let requested = match &resumed {
         Some(meta) => meta.runtime.clone().unwrap_or_default(),
         None => requested.to_string(),
     };
     let requested = requested.as_str();
-    let only_local = run_cmd::local_only(
-        &options,
+    let only_local = options.local_only(
         (!matches!(options.session, Choice::New)).then_some("--resume/--fork of a Kaizen session"),
     );
     if let Some(flag) = only_local
@@ -64,7 +64,7 @@ pub async fn run(mut options: RunOptions, requested: &str) -> Result<u8, SetupEr
         )));
     }
     if !options.stream_input {
-        options.task = Some(run_cmd::read_task(options.task.take())?);
+        options.task = Some(crate::task_input::read_task(options.task.take())?);
     }
     let setup = Setup::new(options.plugins.cwd.as_deref(), &[], &[], None).map_err(usage)?;
     let mut context = context_for(&options, &setup)?;
@@ -97,7 +97,7 @@ pub async fn run(mut options: RunOptions, requested: &str) -> Result<u8, SetupEr
         .map_err(|e| usage(anyhow::anyhow!(e)))?;
     plan.left_out.splice(0..0, left_out);
     let interrupt = CancellationToken::new();
-    let signals = tokio::spawn(run_cmd::watch_signals(interrupt.clone()));
+    let signals = tokio::spawn(crate::signals::watch(interrupt.clone()));
     let executed = selector::execute(&plan, &runtimes, &context, &*printer, &interrupt).await;
     signals.abort();
     let mut execution = match executed {

@@ -200,3 +200,22 @@ pub fn nothing_to_do(continued: &Continued, task: Option<&str>) -> Option<String
         )
     })
 }
+
+/// Tells the user what a resumed or forked session cannot get back; the
+/// model is told the same in its next message.
+pub fn report_lost(continued: &Continued) {
+    let cut = continued.restored.state.unanswered_calls();
+    if !cut.is_empty() {
+        let names: Vec<&str> = cut.iter().map(|(_, name)| name.as_str()).collect();
+        eprintln!(
+            "kaizen: {} call(s) of session {} were cut off when it stopped ({}); the model is told they may be partly done, and they are not run again by themselves",
+            cut.len(),
+            continued.id,
+            names.join(", ")
+        );
+    }
+    eprintln!(
+        "kaizen: continuing session {}: programs it started before, background shells included, are gone",
+        continued.id
+    );
+}

@@ -3,6 +3,7 @@
 
 use crate::session;
 use kaizen_llm::{Block, Message};
+use kaizen_protocol::Event;
 use kaizen_runtime::{Entry, LogRecord};
 use std::time::Duration;
 
@@ -268,6 +269,37 @@ pub fn rewind(name: &str, to: u32, dry_run: bool, fork: bool) -> anyhow::Result<
         );
     }
     Ok(())
+}
+
+/// What `kaizen sessions compact` did, for the user; its exit code.
+pub fn compacted_report(
+    id: &str,
+    compacted: Result<Option<Event>, String>,
+    json: bool,
+) -> Result<u8, crate::session_builder::SetupError> {
+    let event = match compacted {
+        Err(why) => return Err(anyhow::anyhow!("session {id} was not compacted: {why}").into()),
+        Ok(None) => {
+            eprintln!("kaizen: session {id} was not compacted (the notice above says why)");
+            return Ok(1);
+        }
+        Ok(Some(event)) => event,
+    };
+    if json {
+        println!("{}", serde_json::to_string(&event)?);
+    } else if let Event::Compaction {
+        tokens_before,
+        tokens_after,
+        replaced,
+        cost_usd,
+        ..
+    } = &event
+    {
+        println!(
+            "Compacted session {id}: {replaced} messages summarised; its next request is about {tokens_after} tokens (was {tokens_before}); the summary cost ${cost_usd:.4}."
+        );
+    }
+    Ok(0)
 }
 
 #[cfg(test)]

@@ -8,7 +8,8 @@
 
 use crate::hosted::Hosted;
 use crate::output::{OutputFormat, Printer};
-use crate::run_cmd::{self, Finished, RunOptions};
+use crate::run_cmd::{self, Finished};
+use crate::run_options::RunOptions;
 use crate::session::{self, Choice};
 use crate::{PermissionArgs, plugins_cmd};
 use kaizen_cluster::{Asker, RestateSteps, TurnFuture, TurnRequest, TurnRunner, TurnStart};
