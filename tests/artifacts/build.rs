@@ -21,8 +21,8 @@
 )]
 
 use kaizen_guest_build::{
-    GuestDir, Plugin, assemble, create_dir, discover, fail, manifest_dir, out_dir, path_str, read,
-    rerun_if_changed, rerun_if_workspace_changed, run,
+    GuestDir, Plugin, assemble, create_dir, discover, fail, manifest_dir, newest_contract, out_dir,
+    path_str, read, rerun_if_changed, rerun_if_workspace_changed, run,
 };
 use std::collections::hash_map::DefaultHasher;
 use std::env;
@@ -37,19 +37,19 @@ const COMPONENTIZE_PY_VERSION: &str = "0.25.1";
 /// The module every Python test plugin is built from.
 const PYTHON_MODULE: &str = "app";
 
-/// The world a Python plugin is built against, and the contract version
-/// whose WIT it is built from: `planner` (0.1.4, the first with a stable
-/// `planning`) for a planner, `hook` for a hook plugin, else `tool` (0.1.0,
-/// so that the suites keep a component of the oldest version). Each world
-/// imports only `log`.
-fn python_world(plugin: &Plugin) -> (&'static str, &'static str) {
+/// The world a Python plugin is built against, and the directory in `wit`
+/// of the contract version it is built from: `planner` (the newest; 0.1.4
+/// was the first with a stable `planning`) for a planner, `hook` for a hook
+/// plugin, else `tool` (0.1.0, so that the suites keep a component of the
+/// oldest version). Each world imports only `log`.
+fn python_world(plugin: &Plugin, wit: &Path) -> (&'static str, PathBuf) {
     let is = |kind: &str| plugin.kinds.iter().any(|k| k == kind);
     if is("planner") {
-        ("planner", "v0.1.4")
+        ("planner", wit.join(format!("v{}", newest_contract(wit))))
     } else if is("hook") {
-        ("hook", "v0.1.0")
+        ("hook", wit.join("v0.1.0"))
     } else {
-        ("tool", "v0.1.0")
+        ("tool", wit.join("v0.1.0"))
     }
 }
 
@@ -79,7 +79,7 @@ fn main() {
         .map(|(plugin, wasm)| match wasm {
             Some(wasm) => wasm,
             None if plugin.dir.join(format!("{PYTHON_MODULE}.py")).is_file() => {
-                build_python(plugin, &wit.join(python_world(plugin).1), guests.path())
+                build_python(plugin, &wit, guests.path())
             }
             None => fail(format!(
                 "{}: neither a Rust plugin (Cargo.toml) nor a Python one ({PYTHON_MODULE}.py)",
@@ -92,9 +92,12 @@ fn main() {
     write_index(&root, &plugins);
 }
 
-/// Builds one Python plugin with componentize-py, unless the component
-/// built from the same sources, WIT and componentize-py version exists.
+/// Builds one Python plugin with componentize-py against its world in
+/// `wit` (see [`python_world`]), unless the component built from the same
+/// sources, WIT and componentize-py version exists.
 fn build_python(plugin: &Plugin, wit: &Path, guests: &Path) -> PathBuf {
+    let (world, wit) = python_world(plugin, wit);
+    let wit = wit.as_path();
     let work = guests.join("python").join(&plugin.name);
     let staged = work.join("src");
     let wasm = work.join(&plugin.component);
@@ -134,13 +137,7 @@ fn build_python(plugin: &Plugin, wit: &Path, guests: &Path) -> PathBuf {
     let mut cmd = Command::new(&componentize_py);
     cmd.arg("-d")
         .arg(wit)
-        .args([
-            "-w",
-            python_world(plugin).0,
-            "componentize",
-            PYTHON_MODULE,
-            "-p",
-        ])
+        .args(["-w", world, "componentize", PYTHON_MODULE, "-p"])
         .arg(&staged)
         .arg("-o")
         .arg(&tmp)

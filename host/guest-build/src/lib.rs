@@ -44,7 +44,11 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+mod contract;
+mod plugins;
 mod toolchain;
+pub use contract::{contract_versions, newest_contract, stamp_contract};
+pub use plugins::{Plugin, assemble, discover};
 pub use toolchain::Toolchain;
 
 /// The guest target triple.
@@ -245,138 +249,21 @@ pub fn build_workspace(manifest: &Path, target_dir: &Path, what: &str) -> PathBu
     target_dir.join(GUEST_TARGET).join("release")
 }
 
-/// One plugin directory of a guest workspace: a directory holding a
-/// `plugin.toml`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plugin {
-    /// The manifest's `[plugin] name`, which is also the directory's name.
-    pub name: String,
-    /// The plugin's source directory.
-    pub dir: PathBuf,
-    /// The component file name the manifest names (`component`, by default
-    /// `<name>.wasm`).
-    pub component: String,
-    /// For a Rust plugin (a directory with `Cargo.toml`), the file name of
-    /// the cdylib cargo builds (`my-tool` → `my_tool.wasm`); `None` for
-    /// plugins in other languages.
-    pub cdylib: Option<String>,
-    /// The manifest's `[plugin] kinds` (`tool`, `hook`, `planner`).
-    pub kinds: Vec<String>,
-}
-
-impl Plugin {
-    /// The plugin's manifest, `<dir>/plugin.toml`.
-    pub fn manifest(&self) -> PathBuf {
-        self.dir.join("plugin.toml")
-    }
-}
-
-/// Every directory directly in `root` holding a `plugin.toml`, sorted by
-/// name. Stops the build when `root` cannot be read, or a manifest is
-/// invalid or names its plugin differently from its directory.
-pub fn discover(root: &Path) -> Vec<Plugin> {
-    let entries = fs::read_dir(root)
-        .unwrap_or_else(|err| fail(format!("cannot read {}: {err}", root.display())));
-    let mut dirs: Vec<PathBuf> = entries
-        .map(|entry| entry.map(|entry| entry.path()))
-        .collect::<io::Result<_>>()
-        .unwrap_or_else(|err| fail(format!("cannot read {}: {err}", root.display())));
-    dirs.retain(|dir| dir.join("plugin.toml").is_file());
-    dirs.sort();
-    dirs.iter().map(|dir| plugin(dir)).collect()
-}
-
-/// Reads the plugin in `dir`.
-fn plugin(dir: &Path) -> Plugin {
-    let manifest_path = dir.join("plugin.toml");
-    let manifest = read_toml(&manifest_path);
-    let section = manifest.get("plugin").and_then(toml::Value::as_table);
-    let name = section
-        .and_then(|t| t.get("name"))
-        .and_then(toml::Value::as_str)
-        .unwrap_or_else(|| fail(format!("{}: [plugin] has no name", manifest_path.display())))
-        .to_owned();
-    if dir.file_name() != Some(name.as_ref()) {
-        fail(format!(
-            "{}: the plugin is named `{name}` but its directory is not; name them alike",
-            manifest_path.display()
-        ));
-    }
-    let component = section
-        .and_then(|t| t.get("component"))
-        .and_then(toml::Value::as_str)
-        .map_or_else(|| format!("{name}.wasm"), str::to_owned);
-    let kinds = section
-        .and_then(|t| t.get("kinds"))
-        .and_then(toml::Value::as_array)
-        .map(|kinds| {
-            kinds
-                .iter()
-                .filter_map(toml::Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
-    let cargo_toml = dir.join("Cargo.toml");
-    let cdylib = cargo_toml.is_file().then(|| cdylib_file(&cargo_toml));
-    Plugin {
-        name,
-        dir: dir.to_path_buf(),
-        component,
-        cdylib,
-        kinds,
-    }
-}
-
-/// The file cargo gives the cdylib of the package whose manifest is
-/// `cargo_toml` (`[lib] name`, else the package name, with `-` → `_`).
-fn cdylib_file(cargo_toml: &Path) -> String {
-    let package = read_toml(cargo_toml);
-    let lib_name = package
-        .get("lib")
-        .and_then(|lib| lib.get("name"))
-        .or_else(|| package.get("package").and_then(|p| p.get("name")))
-        .and_then(toml::Value::as_str)
-        .unwrap_or_else(|| fail(format!("{}: no package name", cargo_toml.display())));
-    format!("{}.wasm", lib_name.replace('-', "_"))
-}
-
-/// Gives `root/<name>/` each plugin's manifest and component (`built[i]`
-/// is the component of `plugins[i]`), rewriting only what changed, with
-/// [`sync_file`], and removes the directories of plugins that no longer
-/// exist.
-pub fn assemble(root: &Path, plugins: &[Plugin], built: &[PathBuf]) {
-    assert_eq!(plugins.len(), built.len(), "one component per plugin");
-    create_dir(root);
-    for (plugin, wasm) in plugins.iter().zip(built) {
-        let dir = root.join(&plugin.name);
-        create_dir(&dir);
-        sync_file(&plugin.manifest(), &dir.join("plugin.toml"));
-        sync_file(wasm, &dir.join(&plugin.component));
-    }
-    let entries = fs::read_dir(root)
-        .unwrap_or_else(|err| fail(format!("cannot read {}: {err}", root.display())));
-    for entry in entries.flatten() {
-        let stale = !plugins
-            .iter()
-            .any(|plugin| entry.file_name() == plugin.name.as_str());
-        if stale && entry.path().is_dir() {
-            let _ = fs::remove_dir_all(entry.path());
-        }
-    }
-}
-
 /// Makes `to` hold the bytes of `from`. Leaves it untouched (modification
 /// time included) when it already does; otherwise writes a temporary file
 /// beside it and renames it over `to`, so that a reader (a test of another
 /// build) sees the old file or the new one, never half of one.
 pub fn sync_file(from: &Path, to: &Path) {
-    let bytes = read(from);
+    sync_bytes(&read(from), to);
+}
+
+/// Makes `to` hold `bytes`, the way [`sync_file`] does.
+pub fn sync_bytes(bytes: &[u8], to: &Path) {
     if fs::read(to).is_ok_and(|old| old == bytes) {
         return;
     }
     let tmp = to.with_extension(format!("tmp{}", std::process::id()));
-    fs::write(&tmp, &bytes)
+    fs::write(&tmp, bytes)
         .and_then(|()| fs::rename(&tmp, to))
         .unwrap_or_else(|err| fail(format!("cannot write {}: {err}", to.display())));
 }

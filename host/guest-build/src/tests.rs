@@ -63,6 +63,7 @@ fn discovers_plugin_dirs_with_their_artifact_and_component_names() {
                 component: "my-tool.wasm".into(),
                 cdylib: Some("kaizen_builtin_my_tool.wasm".into()),
                 kinds: Vec::new(),
+                contract: None,
             },
             Plugin {
                 name: "py".into(),
@@ -70,6 +71,7 @@ fn discovers_plugin_dirs_with_their_artifact_and_component_names() {
                 component: "py.wasm".into(),
                 cdylib: None,
                 kinds: vec!["hook".into()],
+                contract: None,
             },
             Plugin {
                 name: "renamed".into(),
@@ -77,6 +79,7 @@ fn discovers_plugin_dirs_with_their_artifact_and_component_names() {
                 component: "r.wasm".into(),
                 cdylib: Some("lib_name.wasm".into()),
                 kinds: Vec::new(),
+                contract: None,
             },
         ]
     );
@@ -118,4 +121,62 @@ fn assemble_syncs_changed_files_only_and_removes_stale_plugins() {
         .map(|entry| entry.unwrap().file_name())
         .collect();
     assert_eq!(names.len(), 2, "no temporary file is left: {names:?}");
+}
+
+#[test]
+fn contract_versions_come_from_the_wit_directories_in_version_order() {
+    let wit = tempfile::tempdir().unwrap();
+    for dir in ["v0.1.10", "v0.1.9", "v0.2.0", "notes", "v1.0"] {
+        fs::create_dir(wit.path().join(dir)).unwrap();
+    }
+    write(&wit.path().join("v9.9.9"), "a file, not a version");
+    assert_eq!(contract_versions(wit.path()), ["0.1.9", "0.1.10", "0.2.0"]);
+    assert_eq!(newest_contract(wit.path()), "0.2.0");
+}
+
+#[test]
+fn a_manifest_without_a_contract_is_stamped_with_the_newest() {
+    let repo = tempfile::tempdir().unwrap();
+    let repo = repo.path();
+    fs::create_dir_all(repo.join("wit/v0.1.0")).unwrap();
+    fs::create_dir_all(repo.join("wit/v0.2.0")).unwrap();
+    let src = repo.join("plugins");
+    write(
+        &src.join("new/plugin.toml"),
+        "[plugin]\nname = \"new\"\nversion = \"1.0.0\"\nkinds = [\"tool\"]\n\n[capabilities]\nllm = true\n",
+    );
+    write(
+        &src.join("old/plugin.toml"),
+        "[plugin]\nname = \"old\"\ncontract = \"0.1.0\"\n",
+    );
+    write(&src.join("x.wasm"), "x");
+    let plugins = discover(&src);
+    assert_eq!(plugins[0].contract.as_deref(), Some("0.2.0"));
+    assert_eq!(plugins[1].contract, None);
+
+    let out = repo.join("out");
+    assemble(&out, &plugins, &[src.join("x.wasm"), src.join("x.wasm")]);
+    assert_eq!(
+        fs::read_to_string(out.join("new/plugin.toml")).unwrap(),
+        "[plugin]\nname = \"new\"\nversion = \"1.0.0\"\ncontract = \"0.2.0\"\nkinds = [\"tool\"]\n\n[capabilities]\nllm = true\n"
+    );
+    assert_eq!(
+        fs::read_to_string(out.join("old/plugin.toml")).unwrap(),
+        "[plugin]\nname = \"old\"\ncontract = \"0.1.0\"\n"
+    );
+}
+
+#[test]
+fn a_stamp_goes_into_the_plugin_table_whatever_its_shape() {
+    assert_eq!(
+        stamp_contract("[plugin]\nname = \"a\"", "1.2.3"),
+        "[plugin]\ncontract = \"1.2.3\"\nname = \"a\""
+    );
+    let text = "[capabilities]\nversion = 1\n[plugin]\nname = \"a\"\n[limits]\nversion = 2\n";
+    assert_eq!(
+        stamp_contract(text, "1.2.3"),
+        "[capabilities]\nversion = 1\n[plugin]\ncontract = \"1.2.3\"\nname = \"a\"\n[limits]\nversion = 2\n"
+    );
+    let stamped = stamp_contract(text, "1.2.3");
+    assert_eq!(stamp_contract(&stamped, "9.9.9"), stamped);
 }

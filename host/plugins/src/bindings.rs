@@ -1,19 +1,15 @@
 //! Host bindings for the `kaizen:plugin` contract, generated from `wit/`.
 //!
-//! The newest version (0.1.4) is the host's: its imports serve components
-//! of every 0.1.x version (wasmtime links imports by semver, and they have
-//! not changed since 0.1.0), and so does its `tools` export. Only the
-//! `hooks` export changed, in 0.1.1; [`v0_1_0`] calls the hooks of
-//! components built against 0.1.0. `llm` is stable since 0.1.3 (older
-//! versions' drafts are refused at load time), and `planning` since 0.1.4
-//! (a planner of an older version is refused).
+//! The newest version (the build script finds it in `wit/`) is the host's:
+//! its imports serve components of every 0.1.x version (wasmtime links
+//! imports by semver, and they have not changed since 0.1.0), and so does
+//! its `tools` export. Only the `hooks` export changed, in 0.1.1;
+//! [`v0_1_0`] calls the hooks of components built against 0.1.0. `llm` is
+//! stable since 0.1.3 (older versions' drafts are refused at load time),
+//! and `planning` since 0.1.4 (a planner of an older version is refused).
 
-wasmtime::component::bindgen!({
-    path: "../../wit/v0.1.4",
-    world: "plugin",
-    imports: { default: async },
-    exports: { default: async },
-});
+// `bindgen!` of the `plugin` world of the newest `wit/vX.Y.Z`.
+include!(concat!(env!("OUT_DIR"), "/bindings.rs"));
 
 pub use exports::kaizen::plugin::hooks as guest_hooks;
 pub use exports::kaizen::plugin::planning as guest_planning;

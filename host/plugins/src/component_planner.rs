@@ -4,6 +4,7 @@
 //! completions.
 
 use crate::bindings::guest_planning as wit;
+use crate::call::CallSetup;
 use crate::engine::PluginEngine;
 use crate::outcome::describe_trap;
 use crate::runtime::{LiveInstance, PluginRuntime, stuck_in_host, watchdog};
@@ -49,9 +50,11 @@ impl ComponentPlanner {
                 self.name
             ));
         };
+        live.begin_call(
+            &self.runtime.identity,
+            &CallSetup::planner(&call.completions, &call.notes),
+        );
         let state = live.store.data_mut();
-        state.completions = call.completions;
-        state.notes = call.notes;
         state.clock.restart();
         let limit = state.clock.limit();
         let clock = state.clock.shared();

@@ -22,7 +22,7 @@ pub struct EngineOptions {
 impl Default for EngineOptions {
     fn default() -> Self {
         Self {
-            max_memory_bytes: crate::grant::DEFAULT_MAX_MEMORY_MIB << 20,
+            max_memory_bytes: crate::limits::DEFAULT_MAX_MEMORY_MIB << 20,
             pooling: true,
         }
     }

@@ -2,20 +2,17 @@
 //! from its source into something callable.
 
 use crate::cache::{CacheOutcome, ComponentCache};
-use crate::capability::secret_in_value;
+use crate::caps::{EffectiveGrant, HostServices, LoadContext, LoadedCaps, ProtectedPaths};
 use crate::component_hook::{ComponentHook, HookSettings};
 use crate::component_planner::ComponentPlanner;
 use crate::component_tool::{ComponentTool, convert_spec};
 use crate::discovery::{PluginSource, Precompiled};
 use crate::engine::{EngineOptions, PluginEngine};
-use crate::fs_guard::{FsGuard, ProtectedPaths};
-use crate::grant::{EffectiveGrant, GrantPolicy};
-use crate::http_credential::InjectedHeader;
+use crate::grant::GrantPolicy;
 use crate::interaction::{Interaction, NoUser};
 use crate::linking::{at_least, check_imports, linker_for};
 use crate::manifest::{CONTRACT_VERSION, Manifest, PluginKind, SUPPORTED_CONTRACTS};
 use crate::pinning::{Integrity, SignaturePolicy};
-use crate::process_host::SessionSandboxes;
 use crate::runtime::PluginRuntime;
 use crate::source::{SourceParts, Wasm, read_source};
 use crate::state::PluginIdentity;
@@ -24,9 +21,9 @@ use kaizen_planning::Planner;
 use kaizen_sandbox::Containment;
 use kaizen_tools::{Tool, ToolSpec};
 use std::borrow::Cow;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
-use wasmtime::component::Component;
+use wasmtime::component::{Component, InstancePre};
 
 /// How to build a [`PluginHost`].
 pub struct HostOptions {
@@ -62,9 +59,7 @@ impl Default for HostOptions {
 pub struct PluginHost {
     engine: PluginEngine,
     cache: Option<ComponentCache>,
-    interaction: Arc<dyn Interaction>,
-    sandbox: Containment,
-    protected: ProtectedPaths,
+    services: HostServices,
     signatures: SignaturePolicy,
 }
 
@@ -166,9 +161,11 @@ impl PluginHost {
         Ok(Self {
             engine,
             cache,
-            interaction: options.interaction,
-            sandbox: options.sandbox,
-            protected: options.protected,
+            services: HostServices {
+                interaction: options.interaction,
+                sandbox: options.sandbox,
+                protected: options.protected,
+            },
             signatures: options.signatures,
         })
     }
@@ -181,7 +178,7 @@ impl PluginHost {
     /// What every program of the session runs under (Kaizen's state
     /// hidden, configuration protected).
     pub fn sandbox(&self) -> &Containment {
-        &self.sandbox
+        &self.services.sandbox
     }
 
     /// The compile cache, when one is configured.
@@ -274,25 +271,7 @@ impl PluginHost {
             }
         })?;
         let name = manifest.plugin.name.clone();
-        let mut grant = policy.effective(
-            &name,
-            source.origin,
-            &manifest.capabilities,
-            &manifest.limits,
-        );
-        let env = granted_env(&mut grant);
-        if let Some(dir) = &grant.data_dir {
-            create_private_dir(dir).map_err(|err| LoadError {
-                name: Some(name.clone()),
-                message: format!(
-                    "plugin `{name}`: cannot create its data directory {}: {err}",
-                    dir.display()
-                ),
-                manifest: Some(Box::new(manifest.clone())),
-                grant: None,
-            })?;
-        }
-        let grant = Arc::new(grant);
+        let (grant, env) = admit(policy, source, &manifest)?;
         let fail = |message: String| LoadError {
             name: Some(name.clone()),
             message,
@@ -303,69 +282,113 @@ impl PluginHost {
             Some(component) => (component, CacheOutcome::Precompiled),
             None => self.component_from(&wasm, &hash, &label).map_err(fail)?,
         };
-        let engine = self.engine.engine();
-        check_imports(&name, engine, &component, &grant).map_err(fail)?;
-        let contract =
-            check_exports(&name, engine, &component, &manifest.plugin.kinds).map_err(fail)?;
-        let linker = linker_for(engine, &grant).map_err(|err| {
-            fail(format!(
-                "plugin `{name}`: cannot prepare its imports: {err:#}"
-            ))
-        })?;
-        let pre = linker.instantiate_pre(&component).map_err(|err| {
-            fail(format!(
-                "plugin `{name}` imports something Kaizen does not provide: {err:#}"
-            ))
-        })?;
+        let (pre, contract) = self
+            .prepare(&name, &component, &manifest, &grant)
+            .map_err(fail)?;
+        let caps = LoadedCaps::load(&LoadContext {
+            plugin: &name,
+            grant: &grant,
+            env: &env,
+            host: &self.services,
+        });
         let identity = PluginIdentity {
             name: name.clone().into(),
-            env,
-            http_credentials: InjectedHeader::resolve(&name, &grant.http_credentials).into(),
-            fs_guard: Arc::new(FsGuard::new(
-                &writable_dirs(&grant),
-                grant.data_dir.as_deref(),
-                &self.protected,
-            )),
             grant: grant.clone(),
-            interaction: self.interaction.clone(),
+            env,
+            caps,
         };
-        let sandboxes = SessionSandboxes::for_grant(&grant, &self.sandbox, &identity.env);
-        let runtime = PluginRuntime::new(identity, pre, manifest.plugin.stateful, sandboxes);
-        let mut tools = Vec::new();
-        if manifest.plugin.kinds.contains(&PluginKind::Tool) {
-            let specs = runtime
-                .list_tools()
-                .await
-                .map_err(|err| fail(format!("listing the tools failed: {}", err.message)))?;
-            for spec in specs {
-                tools.push(convert_spec(&name, spec).map_err(fail)?);
-            }
-        }
-        let mut hook_subscriptions = Vec::new();
-        if manifest.plugin.kinds.contains(&PluginKind::Hook) {
-            hook_subscriptions = runtime
-                .hook_subscriptions()
-                .await
-                .map_err(|err| fail(format!("asking for its hook subscriptions failed: {err}")))?;
-        }
-        let contained = grant.http.is_empty()
-            && grant
-                .process
-                .as_ref()
-                .is_none_or(|process| !process.network && !self.sandbox.degraded());
+        let runtime = PluginRuntime::new(identity, pre, manifest.plugin.stateful);
+        let (tools, hook_subscriptions) = declared(&runtime, &manifest).await.map_err(fail)?;
         Ok(LoadedPlugin {
-            manifest,
             source: source.clone(),
+            contained: grant.contained(&self.services.sandbox),
+            manifest,
             grant,
             cache,
             tools,
-            contained,
             hook_subscriptions,
             integrity,
             contract,
             runtime,
         })
     }
+
+    /// Checks `component`'s imports against `grant` and its exports against
+    /// the manifest, and links it; with the contract version it was built
+    /// against.
+    fn prepare(
+        &self,
+        name: &str,
+        component: &Component,
+        manifest: &Manifest,
+        grant: &EffectiveGrant,
+    ) -> Result<(InstancePre<crate::state::PluginState>, String), String> {
+        let engine = self.engine.engine();
+        check_imports(name, engine, component, grant)?;
+        let contract = check_exports(name, engine, component, &manifest.plugin.kinds)?;
+        let linker = linker_for(engine, grant)
+            .map_err(|err| format!("plugin `{name}`: cannot prepare its imports: {err:#}"))?;
+        let pre = linker.instantiate_pre(component).map_err(|err| {
+            format!("plugin `{name}` imports something Kaizen does not provide: {err:#}")
+        })?;
+        Ok((pre, contract))
+    }
+}
+
+/// A plugin's environment variables, names and values.
+type Environment = Vec<(String, String)>;
+
+/// The effective grant of the plugin of `manifest` under `policy`, settled
+/// by its capabilities (credentials refused, its data directory made), and
+/// its environment: the variables granted, then those capabilities set.
+fn admit(
+    policy: &GrantPolicy,
+    source: &PluginSource,
+    manifest: &Manifest,
+) -> Result<(Arc<EffectiveGrant>, Environment), LoadError> {
+    let name = &manifest.plugin.name;
+    let mut grant = policy.effective(
+        name,
+        source.origin,
+        &manifest.capabilities,
+        &manifest.limits,
+    );
+    let mut env = Vec::new();
+    grant.admit(name, &mut env).map_err(|message| LoadError {
+        name: Some(name.clone()),
+        message,
+        manifest: Some(Box::new(manifest.clone())),
+        grant: None,
+    })?;
+    env.extend(grant.capability_env());
+    Ok((Arc::new(grant), env))
+}
+
+/// The tools and hook subscriptions the component declares, for the kinds
+/// its manifest names.
+async fn declared(
+    runtime: &PluginRuntime,
+    manifest: &Manifest,
+) -> Result<(Vec<ToolSpec>, Vec<Subscription>), String> {
+    let name = &manifest.plugin.name;
+    let mut tools = Vec::new();
+    if manifest.plugin.kinds.contains(&PluginKind::Tool) {
+        let specs = runtime
+            .list_tools()
+            .await
+            .map_err(|err| format!("listing the tools failed: {}", err.message))?;
+        for spec in specs {
+            tools.push(convert_spec(name, spec)?);
+        }
+    }
+    let mut hook_subscriptions = Vec::new();
+    if manifest.plugin.kinds.contains(&PluginKind::Hook) {
+        hook_subscriptions = runtime
+            .hook_subscriptions()
+            .await
+            .map_err(|err| format!("asking for its hook subscriptions failed: {err}"))?;
+    }
+    Ok((tools, hook_subscriptions))
 }
 
 /// A file that is not a component, with advice that fits what it is (the
@@ -453,64 +476,3 @@ fn check_exports(
         .unwrap_or(CONTRACT_VERSION);
     Ok(version.to_string())
 }
-
-/// The granted variables' values, plus [`HTTP_ALLOW_ENV`] listing the
-/// effective HTTP grant so that a plugin can explain a refusal before
-/// trying (the host's own check applies regardless).
-fn granted_env(grant: &mut EffectiveGrant) -> Vec<(String, String)> {
-    let mut env = Vec::new();
-    let mut refused = Vec::new();
-    for name in grant
-        .env
-        .iter()
-        .filter(|name| *name != HTTP_ALLOW_ENV && *name != DATA_DIR_ENV)
-    {
-        let Ok(value) = std::env::var(name) else {
-            continue;
-        };
-        match secret_in_value(&value) {
-            Some(why) => refused.push((name.clone(), why)),
-            None => env.push((name.clone(), value)),
-        }
-    }
-    for (name, why) in refused {
-        grant.env.retain(|granted| *granted != name);
-        grant.denied.push(format!(
-            "env: {name} holds what looks like a credential ({why}) and is never passed to plugins"
-        ));
-    }
-    if !grant.http.is_empty() {
-        let allow: Vec<String> = grant.http.iter().map(|p| p.to_string()).collect();
-        env.push((HTTP_ALLOW_ENV.to_string(), allow.join(" ")));
-    }
-    if let Some(dir) = &grant.data_dir {
-        env.push((DATA_DIR_ENV.to_string(), dir.to_string_lossy().into_owned()));
-    }
-    env
-}
-
-/// The variable in which a plugin granted `data-dir` finds its directory.
-pub const DATA_DIR_ENV: &str = "KAIZEN_DATA_DIR";
-
-/// Creates `dir` and its parents, readable by this user only.
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-}
-
-/// The directories `grant` lets the plugin write.
-fn writable_dirs(grant: &EffectiveGrant) -> Vec<PathBuf> {
-    grant
-        .filesystem
-        .iter()
-        .filter(|preopen| preopen.access == crate::capability::Access::ReadWrite)
-        .map(|preopen| preopen.path.clone())
-        .collect()
-}
-
-/// The variable in which a plugin with an HTTP grant finds its allow-list:
-/// patterns separated by spaces.
-pub const HTTP_ALLOW_ENV: &str = "KAIZEN_HTTP_ALLOW";

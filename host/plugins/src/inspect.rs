@@ -2,17 +2,17 @@
 //! and exports) and the tools it declares.
 
 use crate::bindings::guest_tools;
+use crate::caps::{EffectiveGrant, HostServices, LoadContext, LoadedCaps, ProtectedPaths};
 use crate::component_tool::convert_spec;
-use crate::grant::EffectiveGrant;
 use crate::host::PluginHost;
 use crate::manifest::{MANIFEST_FILE, Manifest};
 use crate::state::{PluginIdentity, PluginState};
+use kaizen_sandbox::Containment;
 use kaizen_tools::ToolSpec;
 use serde::Serialize;
 use std::path::Path;
 use std::sync::Arc;
 use wasmtime::Store;
-use wasmtime::component::{HasSelf, Linker};
 
 /// What `kaizen plugins inspect` shows.
 #[derive(Debug, Serialize)]
@@ -86,30 +86,25 @@ async fn list_tools(
     name: &str,
 ) -> Result<Vec<ToolSpec>, String> {
     let engine = host.engine().engine();
-    let mut linker: Linker<PluginState> = Linker::new(engine);
-    wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(|e| e.to_string())?;
-    crate::bindings::types::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |s| s)
-        .map_err(|e| e.to_string())?;
-    crate::bindings::log::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |s| s)
-        .map_err(|e| e.to_string())?;
-    // Always granted, so listed as linked: a component that imports it
-    // must find it here too.
-    crate::bindings::session::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |s| s)
-        .map_err(|e| e.to_string())?;
-    if imports_http(engine, component) {
-        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
-            .map_err(|e| e.to_string())?;
-    }
-    crate::linking::stub_missing_kaizen_imports(&mut linker, engine, component)
-        .map_err(|e| e.to_string())?;
+    let linker = crate::linking::inspection_linker(engine, component).map_err(|e| e.to_string())?;
+    let grant = Arc::new(EffectiveGrant::default());
+    // No grant, no user, nothing protected: nothing is preopened.
+    let services = HostServices {
+        interaction: Arc::new(crate::interaction::NoUser),
+        sandbox: Containment::default(),
+        protected: ProtectedPaths::default(),
+    };
+    let caps = LoadedCaps::load(&LoadContext {
+        plugin: name,
+        grant: &grant,
+        env: &[],
+        host: &services,
+    });
     let identity = PluginIdentity {
         name: name.into(),
-        grant: Arc::new(EffectiveGrant::default()),
+        grant,
         env: Vec::new(),
-        http_credentials: Arc::default(),
-        interaction: Arc::new(crate::interaction::NoUser),
-        // Nothing is preopened for an inspection.
-        fs_guard: Arc::default(),
+        caps,
     };
     let state = PluginState::new(&identity, None).map_err(|e| e.to_string())?;
     let mut store = Store::new(engine, state);
@@ -148,13 +143,4 @@ fn manifest_json(manifest: &Manifest) -> serde_json::Value {
         "capabilities": manifest.capabilities,
         "limits": manifest.limits,
     })
-}
-
-/// True when the component imports `wasi:http`, which the inspection links
-/// (with an empty allow-list) so the component can be instantiated.
-fn imports_http(engine: &wasmtime::Engine, component: &wasmtime::component::Component) -> bool {
-    component
-        .component_type()
-        .imports(engine)
-        .any(|(name, _)| name.starts_with("wasi:http/"))
 }

@@ -1,15 +1,19 @@
-//! What a plugin is linked against: only the interfaces its grant includes.
-//! Imports are checked before instantiation so that a missing capability
-//! is a load error that names it, never a trap at call time.
+//! What a plugin is linked against: WASI (its filesystem behind the
+//! plugin's guard), the interfaces every plugin gets, and those of the
+//! capabilities its grant includes. Imports are checked before
+//! instantiation so that a missing capability is a load error that names
+//! it, never a trap at call time.
 
-use crate::bindings::{agent, interaction, llm, log, parallel, process, session, types};
-use crate::grant::EffectiveGrant;
-use crate::guarded_fs::HasGuardedFs;
+use crate::always::{self, ALWAYS_LINKED};
+use crate::caps::{EffectiveGrant, REGISTRY, filesystem};
 use crate::manifest::{CONTRACT_VERSION, SUPPORTED_CONTRACTS};
 use crate::state::PluginState;
 use wasmtime::Engine;
 use wasmtime::component::types::ComponentItem;
-use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::component::{Component, Linker};
+
+/// The prefix of the contract's interfaces.
+const KAIZEN: &str = "kaizen:plugin/";
 
 /// The linker for a plugin with `grant`.
 pub(crate) fn linker_for(
@@ -20,35 +24,10 @@ pub(crate) fn linker_for(
     // Sockets and name lookup are linked but denied by the WASI context:
     // the network is reachable only through the filtered wasi:http.
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
-    // Files go through the plugin's guard: wasmtime-wasi's filesystem types,
-    // defined again over its own.
-    linker.allow_shadowing(true);
-    wasmtime_wasi::p2::bindings::filesystem::types::add_to_linker::<_, HasGuardedFs>(
-        &mut linker,
-        PluginState::guarded_fs,
-    )?;
-    linker.allow_shadowing(false);
-    if !grant.http.is_empty() {
-        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
-    }
-    types::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |state| state)?;
-    log::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |state| state)?;
-    // Always granted: it reaches only the notes of the call's own session.
-    session::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |state| state)?;
-    if grant.interaction {
-        interaction::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |state| state)?;
-    }
-    if grant.process.is_some() {
-        process::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |state| state)?;
-    }
-    if grant.agent {
-        agent::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |state| state)?;
-    }
-    if grant.parallel {
-        parallel::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |state| state)?;
-    }
-    if grant.llm {
-        llm::add_to_linker::<_, HasSelf<PluginState>>(&mut linker, |state| state)?;
+    filesystem::link_guarded(&mut linker)?;
+    always::link(&mut linker)?;
+    for entry in REGISTRY.iter().filter(|entry| (entry.granted)(grant)) {
+        (entry.link)(&mut linker)?;
     }
     Ok(linker)
 }
@@ -60,30 +39,16 @@ struct Needed {
     implemented: bool,
 }
 
-/// The first contract version whose `llm` the host provides; before it,
-/// `llm` was an unstable draft.
-const LLM_SINCE: &str = "0.1.3";
-
 fn needed_for(import: &str, grant: &EffectiveGrant) -> Option<Needed> {
     let (interface, version) = import.split_once('@').unwrap_or((import, ""));
-    let need = |capability, granted, implemented| {
-        Some(Needed {
-            capability,
-            granted,
-            implemented,
-        })
-    };
-    match interface {
-        "kaizen:plugin/interaction" => need("interaction", grant.interaction, true),
-        "kaizen:plugin/process" => need("process", grant.process.is_some(), true),
-        "kaizen:plugin/agent" => need("agent", grant.agent, true),
-        "kaizen:plugin/llm" => need("llm", grant.llm, at_least(version, LLM_SINCE)),
-        "kaizen:plugin/parallel" => need("parallel", grant.parallel, true),
-        "wasi:http/outgoing-handler" | "wasi:http/types" => {
-            need("http", !grant.http.is_empty(), true)
-        }
-        _ => None,
-    }
+    let entry = REGISTRY
+        .iter()
+        .find(|entry| entry.imports.contains(&interface))?;
+    Some(Needed {
+        capability: entry.name,
+        granted: (entry.granted)(grant),
+        implemented: entry.since.is_none_or(|since| at_least(version, since)),
+    })
 }
 
 /// True when dotted version `version` is `least` or later.
@@ -102,7 +67,7 @@ pub(crate) fn check_imports(
 ) -> Result<(), String> {
     for (import, _) in component.component_type().imports(engine) {
         if let Some(version) = import
-            .strip_prefix("kaizen:plugin/")
+            .strip_prefix(KAIZEN)
             .and_then(|rest| rest.split_once('@'))
             .map(|(_, version)| version)
             && !SUPPORTED_CONTRACTS.contains(&version)
@@ -131,40 +96,61 @@ pub(crate) fn check_imports(
     Ok(())
 }
 
-/// Links every kaizen interface `component` imports that `linker` lacks
-/// (`process`, `agent`, `llm`, ...) with functions that trap when called,
-/// so a component can be inspected without granting it anything. WASI
-/// stays linked for real: stubbing it by name would shadow the linker's
-/// semver-compatible versions.
-pub(crate) fn stub_missing_kaizen_imports(
-    linker: &mut Linker<PluginState>,
+/// The linker for inspecting `component` without granting it anything:
+/// WASI and the interfaces every plugin gets; capabilities' WASI
+/// interfaces it imports (`wasi:http`) with an empty grant; and its other
+/// kaizen imports (`process`, `agent`, `llm`, ...) with functions that trap
+/// when called. WASI stays linked for real: stubbing it by name would
+/// shadow the linker's semver-compatible versions.
+pub(crate) fn inspection_linker(
     engine: &Engine,
     component: &Component,
-) -> anyhow::Result<()> {
-    for (import, item) in component.component_type().imports(engine) {
-        let ComponentItem::ComponentInstance(instance) = item.ty else {
-            continue;
-        };
-        if !import.starts_with("kaizen:plugin/") || linked_interface(import) {
-            continue;
+) -> anyhow::Result<Linker<PluginState>> {
+    let mut linker = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    always::link(&mut linker)?;
+    let imports: Vec<(String, ComponentItem)> = component
+        .component_type()
+        .imports(engine)
+        .map(|(name, item)| (name.to_string(), item.ty))
+        .collect();
+    let imported = |interface: &str| {
+        imports
+            .iter()
+            .any(|(name, _)| name.split_once('@').map_or(name.as_str(), |(i, _)| i) == interface)
+    };
+    for entry in REGISTRY {
+        let wasi = entry.imports.iter().any(|i| !i.starts_with(KAIZEN));
+        if wasi && entry.imports.iter().any(|i| imported(i)) {
+            (entry.link)(&mut linker)?;
         }
-        let mut stub = linker.instance(import)?;
-        for (name, export) in instance.exports(engine) {
-            if let ComponentItem::ComponentFunc(_) = export.ty {
-                let what = format!("{import}#{name}");
-                stub.func_new(name, move |_, _, _, _| {
-                    wasmtime::bail!("{what} is not available while a component is inspected")
-                })?;
-            }
+    }
+    for (import, item) in &imports {
+        if let ComponentItem::ComponentInstance(instance) = item
+            && import.starts_with(KAIZEN)
+            && !ALWAYS_LINKED.contains(&import.split_once('@').map_or(import.as_str(), |(i, _)| i))
+        {
+            stub(&mut linker, engine, import, instance)?;
+        }
+    }
+    Ok(linker)
+}
+
+/// Links every function of `instance` as one that traps when called.
+fn stub(
+    linker: &mut Linker<PluginState>,
+    engine: &Engine,
+    import: &str,
+    instance: &wasmtime::component::types::ComponentInstance,
+) -> anyhow::Result<()> {
+    let mut stub = linker.instance(import)?;
+    for (name, export) in instance.exports(engine) {
+        if let ComponentItem::ComponentFunc(_) = export.ty {
+            let what = format!("{import}#{name}");
+            stub.func_new(name, move |_, _, _, _| {
+                wasmtime::bail!("{what} is not available while a component is inspected")
+            })?;
         }
     }
     Ok(())
-}
-
-fn linked_interface(import: &str) -> bool {
-    let interface = import.split_once('@').map_or(import, |(i, _)| i);
-    matches!(
-        interface,
-        "kaizen:plugin/types" | "kaizen:plugin/log" | "kaizen:plugin/session"
-    )
 }

@@ -1,6 +1,7 @@
 //! `plugin.toml`: what a plugin is and which capabilities it requests.
 
-use crate::capability::{Capabilities, Limits};
+use crate::caps::Capabilities;
+use crate::limits::Limits;
 use kaizen_tools::{RuleSubject, SubjectKind};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -10,11 +11,9 @@ use std::path::{Path, PathBuf};
 /// The file name of a plugin's manifest.
 pub const MANIFEST_FILE: &str = "plugin.toml";
 
-/// The newest contract version this host implements (`kaizen:plugin@…`).
-pub const CONTRACT_VERSION: &str = "0.1.4";
-
-/// Every contract version this host loads components of, oldest first.
-pub const SUPPORTED_CONTRACTS: &[&str] = &["0.1.0", "0.1.1", "0.1.2", "0.1.3", "0.1.4"];
+// `CONTRACT_VERSION` and `SUPPORTED_CONTRACTS`, from the directories in
+// `wit/` (see the build script).
+include!(concat!(env!("OUT_DIR"), "/contract.rs"));
 
 /// What a plugin provides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]

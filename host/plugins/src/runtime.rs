@@ -3,11 +3,10 @@
 //! discards the instance so the next call starts clean.
 
 use crate::bindings::{guest_hooks, guest_planning, guest_tools, v0_1_0};
+use crate::call::CallSetup;
 use crate::engine::PluginEngine;
-use crate::fan_out::FanOut;
 use crate::hook_versions;
 use crate::outcome::{convert_error, convert_output, describe_trap};
-use crate::process_host::SessionSandboxes;
 use crate::state::{ClockShared, PluginIdentity, PluginState};
 use kaizen_hooks::{HookDecision, HookEvent, Subscription};
 use kaizen_tools::{CallContext, CompletionLink, ToolError, ToolOutput};
@@ -37,6 +36,13 @@ pub(crate) enum HooksExport {
     V0_1_0(v0_1_0::guest_hooks::Guest),
 }
 
+impl LiveInstance {
+    /// Gives the store what `call` brings.
+    pub(crate) fn begin_call(&mut self, identity: &PluginIdentity, call: &CallSetup<'_>) {
+        self.store.data_mut().call.begin(&identity.caps, call);
+    }
+}
+
 /// Where a component's `hooks` export is, by version.
 enum HooksIndices {
     Current(guest_hooks::GuestIndices),
@@ -54,8 +60,6 @@ pub(crate) struct PluginRuntime {
     planning_indices: Option<guest_planning::GuestIndices>,
     stateful: bool,
     sessions: Mutex<HashMap<String, SessionSlot>>,
-    /// Per-session OS sandboxes, for a plugin granted `process`.
-    sandboxes: Option<SessionSandboxes>,
     /// A stateful hook plugin's instance, kept between events; the lock
     /// also makes one plugin's events go one at a time.
     hook_instance: tokio::sync::Mutex<Option<LiveInstance>>,
@@ -68,7 +72,6 @@ impl PluginRuntime {
         identity: PluginIdentity,
         pre: InstancePre<PluginState>,
         stateful: bool,
-        sandboxes: Option<SessionSandboxes>,
     ) -> Arc<Self> {
         let tools_indices = guest_tools::GuestIndices::new(&pre).ok();
         let planning_indices = guest_planning::GuestIndices::new(&pre).ok();
@@ -92,7 +95,6 @@ impl PluginRuntime {
             planning_indices,
             stateful,
             sessions: Mutex::default(),
-            sandboxes,
             hook_instance: tokio::sync::Mutex::default(),
             me: me.clone(),
         })
@@ -223,7 +225,7 @@ impl PluginRuntime {
             Some(live) => live,
             None => self.instantiate(None).await.map_err(|err| err.message)?,
         };
-        live.store.data_mut().completions = completions;
+        live.begin_call(&self.identity, &CallSetup::hook(&completions));
         let (answer, healthy) = self.handle_on(&mut live, event, &payload).await;
         // A stateful hook plugin keeps its instance for the run, unless the
         // call broke it.
@@ -370,25 +372,12 @@ impl PluginRuntime {
             Ok(tools) => tools.clone(),
             Err(error) => return (Err(error), true),
         };
-        let store = &mut live.store;
         // A stateful instance serves many calls: each sees its own
         // directory, sandbox and notes.
-        let state = store.data_mut();
-        state.cwd = Some(ctx.cwd.clone());
-        state.process = self
-            .sandboxes
-            .as_ref()
-            .map(|sandboxes| sandboxes.access(&ctx.session_id));
-        state.notes = ctx.notes.clone();
-        state.sub_agents = ctx.sub_agents.clone();
-        state.completions = ctx.completions.clone();
-        state.history = ctx.history.clone();
-        state.call_id.clone_from(&ctx.call_id);
-        state.fan_out = (may_fan_out && self.identity.grant.parallel).then(|| FanOut {
-            runtime: self.me.clone(),
-            ctx: ctx.clone(),
-        });
-        state.clock.restart();
+        let fan_out = may_fan_out.then_some(&self.me);
+        live.begin_call(&self.identity, &CallSetup::tool(ctx, fan_out));
+        let store = &mut live.store;
+        store.data_mut().clock.restart();
         store.set_epoch_deadline(PluginEngine::ticks_for(store.data().clock.limit()));
         let wit_ctx = guest_tools::CallContext {
             session_id: ctx.session_id.clone(),
@@ -402,7 +391,7 @@ impl PluginRuntime {
             // The call was dropped mid-way: the instance cannot be entered again.
             return (Err(stuck_in_host(plugin, name, clock.limit())), false);
         };
-        let refusals = store.data().http_refusals();
+        let refusals = store.data().call.take_refusals();
         match result {
             Ok(Ok(output)) => (convert_output(plugin, name, output), true),
             Ok(Err(error)) => (Err(convert_error(error, &refusals)), true),
@@ -419,9 +408,7 @@ impl PluginRuntime {
     pub fn end_session(&self, session: &str) {
         let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
         sessions.remove(session);
-        if let Some(sandboxes) = &self.sandboxes {
-            sandboxes.end_session(session);
-        }
+        self.identity.caps.end_session(session);
     }
 }
 

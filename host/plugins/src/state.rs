@@ -1,24 +1,15 @@
-//! What a plugin's store holds: its WASI context built from the effective
-//! grant, the HTTP policy, limits, and the clock that bounds a call.
+//! What a plugin's store holds: its WASI context, the limits and the
+//! clock that bound a call, and the call's state (with each capability's
+//! part).
 
-use crate::capability::Access;
-use crate::fan_out::FanOut;
-use crate::fs_guard::FsGuard;
-use crate::grant::EffectiveGrant;
-use crate::guarded_fs::GuardedFs;
-use crate::http_credential::InjectedHeader;
-use crate::http_policy::HttpPolicy;
-use crate::interaction::Interaction;
-use crate::process_host::ProcessAccess;
+use crate::call::CallState;
+use crate::caps::{EffectiveGrant, LoadedCaps, StoreContext};
 use crate::tail_output::TailOutput;
-use kaizen_tools::{CompletionLink, FileHistoryLink, SessionNotes, SubAgentLink};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
-use wasmtime_wasi::filesystem::WasiFilesystemCtxView;
-use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
-use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 /// How much of a plugin's output (stdout and stderr) is kept for error
 /// messages.
@@ -30,58 +21,38 @@ pub(crate) struct PluginIdentity {
     pub name: Arc<str>,
     /// What it may use.
     pub grant: Arc<EffectiveGrant>,
-    /// Values of the environment variables it was granted, read at load.
+    /// Its environment: the variables it was granted, read at load, and
+    /// those its capabilities set.
     pub env: Vec<(String, String)>,
-    /// Headers the HTTP filter adds to its requests, secrets read at load.
-    pub http_credentials: Arc<[InjectedHeader]>,
-    /// Who answers `interaction` calls.
-    pub interaction: Arc<dyn Interaction>,
-    /// What its `wasi:filesystem` calls may not touch.
-    pub fs_guard: Arc<FsGuard>,
+    /// What its capabilities share.
+    pub caps: LoadedCaps,
 }
 
 /// The data of one plugin store.
 pub(crate) struct PluginState {
+    /// The plugin's name.
     pub name: Arc<str>,
-    wasi: WasiCtx,
-    table: ResourceTable,
-    http_ctx: WasiHttpCtx,
-    http_policy: HttpPolicy,
-    pub limiter: MemoryLimiter,
-    pub clock: CallClock,
-    pub stderr: TailOutput,
-    pub interaction: Arc<dyn Interaction>,
-    /// The notes of the session whose call the store serves; set for each
-    /// call.
-    pub notes: Arc<SessionNotes>,
-    /// Where the current call may start sub-agents; set for each call.
-    pub sub_agents: SubAgentLink,
-    /// Where the current call may ask for completions; set for each call.
-    pub completions: CompletionLink,
-    /// Where files are kept before the current call changes them; set
-    /// for each call.
-    pub history: FileHistoryLink,
     /// What the plugin may use.
     pub grant: Arc<EffectiveGrant>,
-    /// How the current call may fan out (`parallel`); none for calls made
-    /// that way.
-    pub fan_out: Option<FanOut>,
-    /// The model's id for the current call.
-    pub call_id: String,
-    /// The directory the current call works in.
-    pub cwd: Option<PathBuf>,
-    /// The session's sandbox, when the plugin may run programs; set for
-    /// each call.
-    pub process: Option<ProcessAccess>,
-    /// What its `wasi:filesystem` calls may not touch.
-    fs_guard: Arc<FsGuard>,
+    /// WASI as the plugin sees it: only granted env, preopens, captured
+    /// stdio, no sockets.
+    pub wasi: WasiCtx,
+    /// The store's resources.
+    pub table: ResourceTable,
+    /// Bounds its memory.
+    pub limiter: MemoryLimiter,
+    /// Bounds the current call's time.
+    pub clock: CallClock,
+    /// The tail of its output, for crash reports.
+    pub stderr: TailOutput,
+    /// The current call's state.
+    pub call: CallState,
 }
 
 impl PluginState {
-    /// A fresh state: no args, only granted env, preopens at their own
-    /// paths, stdio captured, no sockets. When `cwd` lies inside a granted
-    /// directory it is also preopened as `.`, which is how WASI programs
-    /// resolve relative paths.
+    /// A fresh state: no args, only the plugin's env, stdio captured, and
+    /// what each capability adds (preopens at their own paths, `.` for
+    /// `cwd` when a granted directory holds it).
     pub fn new(identity: &PluginIdentity, cwd: Option<&Path>) -> anyhow::Result<Self> {
         let grant = &identity.grant;
         let stderr = TailOutput::new(OUTPUT_CAPACITY);
@@ -91,96 +62,22 @@ impl PluginState {
             .stderr(stderr.clone())
             .allow_blocking_current_thread(true)
             .envs(&identity.env);
-        for preopen in &grant.filesystem {
-            let guest = preopen.path.to_string_lossy();
-            builder
-                .preopened_dir(&preopen.path, guest.as_ref(), perms_for(preopen.access))
-                .map_err(|err| {
-                    anyhow::anyhow!(
-                        "cannot open granted directory {}: {err}",
-                        preopen.path.display()
-                    )
-                })?;
-        }
-        if let Some(dir) = &grant.data_dir {
-            builder
-                .preopened_dir(
-                    dir,
-                    dir.to_string_lossy().as_ref(),
-                    perms_for(Access::ReadWrite),
-                )
-                .map_err(|err| {
-                    anyhow::anyhow!(
-                        "cannot open the plugin's data directory {}: {err}",
-                        dir.display()
-                    )
-                })?;
-        }
-        let cwd_grant = cwd.and_then(|cwd| {
-            grant
-                .filesystem
-                .iter()
-                .find(|p| cwd.starts_with(&p.path))
-                .map(|p| (cwd, p.access))
-        });
-        if let Some((cwd, access)) = cwd_grant {
-            builder
-                .preopened_dir(cwd, ".", perms_for(access))
-                .map_err(|err| {
-                    anyhow::anyhow!("cannot open the working directory {}: {err}", cwd.display())
-                })?;
-            builder.initial_cwd(cwd.to_string_lossy());
-        }
+        let caps = identity.caps.new_state(&mut StoreContext {
+            plugin: &identity.name,
+            grant,
+            wasi: &mut builder,
+            cwd,
+        })?;
         Ok(Self {
             name: identity.name.clone(),
+            grant: grant.clone(),
             wasi: builder.build(),
             table: ResourceTable::new(),
-            http_ctx: WasiHttpCtx::new(),
-            http_policy: HttpPolicy::new(
-                identity.name.clone(),
-                grant.http.clone(),
-                identity.http_credentials.clone(),
-            ),
             limiter: MemoryLimiter::new(grant.limits.memory_bytes),
             clock: CallClock::new(grant.limits.cpu_time),
             stderr,
-            interaction: identity.interaction.clone(),
-            notes: Arc::default(),
-            sub_agents: SubAgentLink::default(),
-            completions: CompletionLink::default(),
-            history: FileHistoryLink::default(),
-            grant: grant.clone(),
-            fan_out: None,
-            call_id: String::new(),
-            cwd: cwd.map(Path::to_path_buf),
-            process: None,
-            fs_guard: identity.fs_guard.clone(),
+            call: CallState::new(caps, cwd),
         })
-    }
-
-    /// The filesystem as the plugin reaches it: wasmtime-wasi's, behind
-    /// the plugin's guard.
-    pub fn guarded_fs(&mut self) -> GuardedFs<'_> {
-        GuardedFs {
-            inner: WasiFilesystemCtxView {
-                ctx: self.wasi.filesystem(),
-                table: &mut self.table,
-            },
-            guard: &self.fs_guard,
-        }
-    }
-
-    /// Reasons the HTTP policy refused requests during this call (taken:
-    /// the next call starts with none).
-    pub fn http_refusals(&self) -> Vec<String> {
-        self.http_policy.refusals()
-    }
-}
-
-fn perms_for(access: Access) -> FsPerms {
-    match access {
-        Access::ReadOnly => FsPerms::ReadOnly,
-        Access::ReadWrite => FsPerms::ReadWrite,
     }
 }
 
@@ -189,16 +86,6 @@ impl WasiView for PluginState {
         WasiCtxView {
             ctx: &mut self.wasi,
             table: &mut self.table,
-        }
-    }
-}
-
-impl WasiHttpView for PluginState {
-    fn http(&mut self) -> WasiHttpCtxView<'_> {
-        WasiHttpCtxView {
-            ctx: &mut self.http_ctx,
-            table: &mut self.table,
-            hooks: &mut self.http_policy,
         }
     }
 }

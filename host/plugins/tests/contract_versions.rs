@@ -227,7 +227,8 @@ async fn planners_load_since_planning_is_stable_and_drafts_are_refused() {
                 err.message.contains("a draft of the planning interface"),
                 "{err}"
             );
-            assert!(err.message.contains("wit/v0.1.4"), "{err}");
+            let newest = format!("wit/v{}", kaizen_plugins::CONTRACT_VERSION);
+            assert!(err.message.contains(&newest), "{err}");
         } else {
             let plugin = loaded.unwrap_or_else(|err| panic!("{err}"));
             assert_eq!(plugin.contract, "0.1.4");

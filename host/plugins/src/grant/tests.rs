@@ -1,4 +1,7 @@
 use super::*;
+use crate::caps::filesystem::Preopen;
+use crate::limits::EffectiveLimits;
+use std::time::Duration;
 
 fn request(text: &str) -> Capabilities {
     toml::from_str(text).unwrap()

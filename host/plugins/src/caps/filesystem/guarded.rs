@@ -1,8 +1,8 @@
 //! `wasi:filesystem/types` for plugins: wasmtime-wasi's implementation,
 //! with every operation that names a path first checked by the plugin's
-//! [`FsGuard`]. Linked over wasmtime-wasi's own (see [`crate::linking`]).
+//! [`FsGuard`]. Linked over wasmtime-wasi's own (see [`super::link_guarded`]).
 
-use crate::fs_guard::{FsGuard, Refusal};
+use super::guard::{FsGuard, Refusal};
 use std::os::fd::AsRawFd;
 use wasmtime::component::{HasData, Resource};
 use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemCtxView};

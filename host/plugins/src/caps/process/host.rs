@@ -1,94 +1,13 @@
 //! The contract's `process` interface: programs a plugin starts run in the
-//! OS sandbox of `kaizen-sandbox`, one sandbox per plugin and session,
-//! shaped by the plugin's effective grant (its directories, its network
-//! flag, its environment) within the session's [`Containment`].
+//! OS sandbox of the plugin and session (see [`super::sandboxes`]).
 
+use super::Process;
 use crate::bindings::process;
-use crate::capability::{Access, ProcessCapability};
-use crate::grant::EffectiveGrant;
 use crate::state::PluginState;
-use kaizen_sandbox::{Command, Containment, Policy, ProcessError, Sandbox, Scope};
-use std::collections::HashMap;
+use kaizen_sandbox::{Command, ProcessError, Sandbox};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
-
-/// The sandboxes of one plugin, one per session, created on first use and
-/// dropped (with everything they started) when the session ends.
-pub(crate) struct SessionSandboxes {
-    policy: Policy,
-    containment: Containment,
-    programs: Arc<[String]>,
-    sessions: Mutex<HashMap<String, Arc<Sandbox>>>,
-}
-
-impl SessionSandboxes {
-    /// The sandboxes for a plugin with `grant`, if it may run programs.
-    pub fn for_grant(
-        grant: &EffectiveGrant,
-        containment: &Containment,
-        env: &[(String, String)],
-    ) -> Option<Self> {
-        let ProcessCapability { programs, network } = grant.process.clone()?;
-        let dirs = |access: Access| {
-            grant
-                .filesystem
-                .iter()
-                .filter(move |preopen| preopen.access == access)
-                .map(|preopen| preopen.path.clone())
-        };
-        let scope = Scope {
-            writable: dirs(Access::ReadWrite).collect(),
-            readable: dirs(Access::ReadOnly).collect(),
-            network,
-            env: env.to_vec(),
-        };
-        let policy = containment.policy(scope, &[]);
-        Some(Self {
-            policy,
-            containment: containment.clone(),
-            programs: programs.into(),
-            sessions: Mutex::default(),
-        })
-    }
-
-    /// What a store serving `session` reaches the sandbox through.
-    pub fn access(&self, session: &str) -> ProcessAccess {
-        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
-        let sandbox = match sessions.get(session) {
-            Some(sandbox) => Ok(sandbox.clone()),
-            // A failure is not kept: the next call tries again.
-            None => Sandbox::new(self.policy_now()).map(|sandbox| {
-                let sandbox = Arc::new(sandbox);
-                sessions.insert(session.to_string(), sandbox.clone());
-                sandbox
-            }),
-        };
-        ProcessAccess {
-            sandbox: sandbox.map_err(|err| err.to_string()),
-            programs: self.programs.clone(),
-        }
-    }
-
-    /// The policy for a session starting now: the configuration that
-    /// exists now at the top of each writable directory is protected.
-    fn policy_now(&self) -> Policy {
-        let mut policy = self.policy.clone();
-        self.containment.protect_now(&mut policy);
-        policy
-    }
-
-    /// Ends everything `session` started.
-    pub fn end_session(&self, session: &str) {
-        let removed = self
-            .sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(session);
-        // Dropping the last handle kills what is left.
-        drop(removed);
-    }
-}
 
 /// A store's way to the session's sandbox.
 pub(crate) struct ProcessAccess {
@@ -97,6 +16,11 @@ pub(crate) struct ProcessAccess {
 }
 
 impl ProcessAccess {
+    /// Access to `sandbox` (or why there is none) for `programs`.
+    pub fn new(sandbox: Result<Arc<Sandbox>, String>, programs: Arc<[String]>) -> Self {
+        Self { sandbox, programs }
+    }
+
     fn sandbox(&self) -> Result<&Sandbox, process::ProcessError> {
         self.sandbox
             .as_deref()
@@ -144,7 +68,7 @@ fn process_timeout(timeout_ms: Option<u64>) -> Duration {
 
 impl PluginState {
     fn process_access(&self) -> Result<&ProcessAccess, process::ProcessError> {
-        self.process.as_ref().ok_or_else(|| {
+        self.call.get::<Process>().as_ref().ok_or_else(|| {
             process::ProcessError::Failed(
                 "the process capability is not available in this call".into(),
             )
@@ -161,7 +85,7 @@ impl process::Host for PluginState {
         let command = Command {
             program: cmd.program,
             args: cmd.args,
-            cwd: cmd.cwd.map(PathBuf::from).or_else(|| self.cwd.clone()),
+            cwd: cmd.cwd.map(PathBuf::from).or_else(|| self.call.cwd.clone()),
             env: cmd.env,
             stdin: cmd.stdin,
             timeout: Some(process_timeout(cmd.timeout_ms)),

@@ -1,14 +1,26 @@
-//! The contract's host interfaces `log`, `session`, `interaction` and
-//! `agent` (`process` is in `process_host`, `llm` in `llm_host`).
+//! The contract's host interfaces every plugin gets, whatever its grant:
+//! `types`, `log` and `session` (which reaches only the notes of the
+//! call's own session). Those that need a capability are in [`crate::caps`].
 
-use crate::bindings::{agent, interaction, log, session, types};
-use crate::capability::Access;
+use crate::bindings::{log, session, types};
+use crate::caps::filesystem::Access;
 use crate::state::PluginState;
 use std::path::{Component, Path, PathBuf};
-use std::time::Duration;
+use wasmtime::component::{HasSelf, Linker};
 
-/// Longest a question to the user may stay unanswered.
-const ASK_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+/// The interfaces linked into every plugin, without version.
+pub(crate) const ALWAYS_LINKED: &[&str] = &[
+    "kaizen:plugin/types",
+    "kaizen:plugin/log",
+    "kaizen:plugin/session",
+];
+
+/// Links the interfaces of [`ALWAYS_LINKED`].
+pub(crate) fn link(linker: &mut Linker<PluginState>) -> wasmtime::Result<()> {
+    types::add_to_linker::<_, HasSelf<PluginState>>(linker, |state| state)?;
+    log::add_to_linker::<_, HasSelf<PluginState>>(linker, |state| state)?;
+    session::add_to_linker::<_, HasSelf<PluginState>>(linker, |state| state)
+}
 
 impl types::Host for PluginState {}
 
@@ -25,49 +37,9 @@ impl log::Host for PluginState {
     }
 }
 
-impl interaction::Host for PluginState {
-    async fn ask(
-        &mut self,
-        questions: Vec<interaction::Question>,
-    ) -> Result<Vec<interaction::Answer>, interaction::InteractionError> {
-        if let Some(problem) = invalid_questions(&questions) {
-            return Err(interaction::InteractionError::Invalid(problem));
-        }
-        let handler = self.interaction.clone();
-        // Waiting for a person is not the plugin's time.
-        self.clock.begin_wait();
-        let answer = tokio::time::timeout(ASK_TIMEOUT, handler.ask(&self.name, questions)).await;
-        self.clock.end_wait();
-        answer.unwrap_or(Err(interaction::InteractionError::NoUser))
-    }
-
-    async fn progress(&mut self, message: String, fraction: Option<f32>) {
-        let fraction = fraction.map(|f| f.clamp(0.0, 1.0));
-        self.interaction.progress(&self.name, &message, fraction);
-    }
-}
-
-fn invalid_questions(questions: &[interaction::Question]) -> Option<String> {
-    if !(1..=4).contains(&questions.len()) {
-        return Some(format!(
-            "ask takes 1 to 4 questions, got {}",
-            questions.len()
-        ));
-    }
-    questions.iter().find_map(|q| {
-        (!(2..=4).contains(&q.options.len())).then(|| {
-            format!(
-                "question `{}` has {} options; give 2 to 4",
-                q.header,
-                q.options.len()
-            )
-        })
-    })
-}
-
 impl session::Host for PluginState {
     async fn note_file(&mut self, path: String, record: session::FileRecord) {
-        self.notes.note_file(
+        self.call.notes.note_file(
             path,
             kaizen_tools::FileRecord {
                 hash: record.hash,
@@ -77,7 +49,8 @@ impl session::Host for PluginState {
     }
 
     async fn file_note(&mut self, path: String) -> Option<session::FileRecord> {
-        self.notes
+        self.call
+            .notes
             .file_note(&path)
             .map(|record| session::FileRecord {
                 hash: record.hash,
@@ -86,7 +59,7 @@ impl session::Host for PluginState {
     }
 
     async fn todos(&mut self) -> String {
-        serde_json::Value::Array(self.notes.todos()).to_string()
+        serde_json::Value::Array(self.call.notes.todos()).to_string()
     }
 
     async fn set_todos(&mut self, todos: String) {
@@ -94,7 +67,7 @@ impl session::Host for PluginState {
         // the session's state, so it is dropped with a warning naming the
         // plugin (whose own result tells the model what it did).
         match serde_json::from_str(&todos) {
-            Ok(serde_json::Value::Array(items)) => self.notes.set_todos(items),
+            Ok(serde_json::Value::Array(items)) => self.call.notes.set_todos(items),
             _ => tracing::warn!(
                 plugin = &*self.name,
                 "set-todos was given something other than a JSON array; the todo list is unchanged"
@@ -104,7 +77,7 @@ impl session::Host for PluginState {
 
     async fn will_change(&mut self, path: String) -> Result<(), String> {
         let (root, path) = self.writable(&path)?;
-        self.history.keep(&root, &path)
+        self.call.history.keep(&root, &path)
     }
 }
 
@@ -143,30 +116,5 @@ impl PluginState {
                 path.display()
             ))
         }
-    }
-}
-
-impl agent::Host for PluginState {
-    async fn run(&mut self, req: agent::AgentRequest) -> Result<agent::AgentResult, String> {
-        let request = kaizen_tools::SubAgentRequest {
-            description: req.description,
-            prompt: req.prompt,
-            subagent_type: req.subagent_type,
-        };
-        let run = self.sub_agents.run(&self.call_id, request);
-        // The sub-agent's time is bounded by the session, not the plugin's
-        // CPU allowance.
-        self.clock.begin_wait();
-        let report = run.await;
-        self.clock.end_wait();
-        let report = report?;
-        Ok(agent::AgentResult {
-            output: report.output,
-            status: report.status,
-            error: report.error,
-            cycles: report.cycles,
-            cost_usd: report.cost_usd,
-            tool_calls: report.tool_calls,
-        })
     }
 }

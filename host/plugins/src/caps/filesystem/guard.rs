@@ -5,7 +5,7 @@
 //! compile cache), not there at all.
 //!
 //! A preopen grants a whole directory tree, so the guard sits in front of
-//! wasmtime-wasi's filesystem (see [`crate::guarded_fs`]) and checks every
+//! wasmtime-wasi's filesystem (see [`super::guarded`]) and checks every
 //! path an operation names where it really leads: the directory the
 //! descriptor holds (as the kernel names it) joined with the path, its
 //! parent resolved by the kernel, and a final symbolic link's target.

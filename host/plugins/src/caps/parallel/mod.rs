@@ -1,15 +1,18 @@
-//! The contract's `parallel` interface: a plugin runs several calls of its
-//! own tools at once, each in a fresh instance on a thread of the host's
-//! runtime, for work that splits (searching many files). The calls made
-//! this way share the calling call's context and each has the plugin's
-//! limits; they cannot fan out again.
+//! `parallel`: a plugin runs several calls of its own tools at once, each
+//! in a fresh instance on a thread of the host's runtime, for work that
+//! splits (searching many files). The calls made this way share the
+//! calling call's context and each has the plugin's limits; they cannot
+//! fan out again.
 
+use super::{EffectiveGrant, GrantContext, HostCapability, LoadContext, StoreContext, flag};
 use crate::bindings::parallel;
+use crate::call::CallSetup;
 use crate::runtime::PluginRuntime;
 use crate::state::PluginState;
 use futures::StreamExt;
 use kaizen_tools::CallContext;
 use std::sync::{Arc, Weak};
+use wasmtime::component::{HasSelf, Linker};
 
 /// The most calls that run at once, whatever the machine.
 const MAX_WIDTH: usize = 8;
@@ -21,8 +24,68 @@ pub(crate) const MAX_INPUTS: usize = 256;
 /// What a call needs to fan out: its plugin and its context.
 #[derive(Clone)]
 pub(crate) struct FanOut {
-    pub runtime: Weak<PluginRuntime>,
-    pub ctx: CallContext,
+    runtime: Weak<PluginRuntime>,
+    ctx: CallContext,
+}
+
+/// The `parallel` capability.
+pub(crate) struct Parallel;
+
+impl HostCapability for Parallel {
+    const NAME: &'static str = "parallel";
+    const IMPORTS: &'static [&'static str] = &["kaizen:plugin/parallel"];
+    type Request = bool;
+    type Grant = bool;
+    /// Whether the plugin has it.
+    type Shared = bool;
+    /// How the current call may fan out; none for calls made that way.
+    type State = Option<FanOut>;
+
+    fn union(a: &bool, b: &bool) -> bool {
+        flag::union(a, b)
+    }
+
+    fn intersect(
+        _cx: &GrantContext<'_>,
+        requested: &bool,
+        granted: &bool,
+        out: &mut EffectiveGrant,
+    ) -> bool {
+        flag::intersect(Self::NAME, requested, granted, out)
+    }
+
+    fn is_granted(grant: &bool) -> bool {
+        *grant
+    }
+
+    fn describe_request(request: &bool) -> Vec<String> {
+        flag::describe(Self::NAME, request)
+    }
+
+    fn describe_grant(grant: &bool) -> Vec<String> {
+        flag::describe(Self::NAME, grant)
+    }
+
+    fn link(linker: &mut Linker<PluginState>) -> wasmtime::Result<()> {
+        parallel::add_to_linker::<_, HasSelf<PluginState>>(linker, |state| state)
+    }
+
+    fn load(cx: &LoadContext<'_>) -> bool {
+        cx.grant.parallel
+    }
+
+    fn new_state(_granted: &bool, _cx: &mut StoreContext<'_>) -> anyhow::Result<Option<FanOut>> {
+        Ok(None)
+    }
+
+    fn begin_call(state: &mut Option<FanOut>, granted: &bool, call: &CallSetup<'_>) {
+        if let Some(ctx) = call.tool {
+            *state = call.fan_out.filter(|_| *granted).map(|runtime| FanOut {
+                runtime: runtime.clone(),
+                ctx: ctx.clone(),
+            });
+        }
+    }
 }
 
 /// How many calls run at once: the machine's cores, at most [`MAX_WIDTH`].
@@ -77,8 +140,9 @@ impl parallel::Host for PluginState {
             );
             return inputs.iter().map(|_| Err(why.clone())).collect();
         }
-        let runtime = self.fan_out.as_ref().and_then(|fan| fan.runtime.upgrade());
-        let (Some(runtime), Some(fan)) = (runtime, self.fan_out.clone()) else {
+        let fan_out = self.call.get::<Parallel>();
+        let runtime = fan_out.as_ref().and_then(|fan| fan.runtime.upgrade());
+        let (Some(runtime), Some(fan)) = (runtime, fan_out.clone()) else {
             let why = "this call was itself made through `parallel` and cannot fan out again";
             return inputs.iter().map(|_| Err(why.to_string())).collect();
         };

@@ -118,6 +118,13 @@ impl HostPattern {
     }
 }
 
+/// Listings show a pattern as it is written.
+impl serde::Serialize for HostPattern {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
 impl fmt::Display for HostPattern {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(scheme) = &self.scheme {

@@ -10,7 +10,7 @@
 //! logs, and sent only over https (or plain http to a loopback address
 //! whose grant names it with an explicit `http://`, for test servers).
 
-use crate::http_rule::HostPattern;
+use super::rule::HostPattern;
 use http::{HeaderName, HeaderValue};
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -1,0 +1,118 @@
+//! `llm`: a plugin's completion goes to the session through the call's
+//! [`CompletionLink`], which picks the model, enforces the operator's caps
+//! and counts the cost. Served during a tool's call, a planner's calls and
+//! a hook's events.
+
+use super::{EffectiveGrant, GrantContext, HostCapability, LoadContext, StoreContext, flag};
+use crate::bindings::llm;
+use crate::call::CallSetup;
+use crate::state::PluginState;
+use kaizen_tools::{CompletionError, CompletionLink, CompletionRequest, PromptMessage};
+use wasmtime::component::{HasSelf, Linker};
+
+/// The `llm` capability.
+pub(crate) struct Llm;
+
+impl HostCapability for Llm {
+    const NAME: &'static str = "llm";
+    const IMPORTS: &'static [&'static str] = &["kaizen:plugin/llm"];
+    /// Before it, `llm` was an unstable draft.
+    const SINCE: Option<&'static str> = Some("0.1.3");
+    type Request = bool;
+    type Grant = bool;
+    type Shared = ();
+    /// Where the current call's completions go.
+    type State = CompletionLink;
+
+    fn union(a: &bool, b: &bool) -> bool {
+        flag::union(a, b)
+    }
+
+    fn intersect(
+        _cx: &GrantContext<'_>,
+        requested: &bool,
+        granted: &bool,
+        out: &mut EffectiveGrant,
+    ) -> bool {
+        flag::intersect(Self::NAME, requested, granted, out)
+    }
+
+    fn is_granted(grant: &bool) -> bool {
+        *grant
+    }
+
+    fn describe_request(request: &bool) -> Vec<String> {
+        flag::describe(Self::NAME, request)
+    }
+
+    fn describe_grant(grant: &bool) -> Vec<String> {
+        flag::describe(Self::NAME, grant)
+    }
+
+    fn link(linker: &mut Linker<PluginState>) -> wasmtime::Result<()> {
+        llm::add_to_linker::<_, HasSelf<PluginState>>(linker, |state| state)
+    }
+
+    fn load(_cx: &LoadContext<'_>) {}
+
+    fn new_state(_shared: &(), _cx: &mut StoreContext<'_>) -> anyhow::Result<CompletionLink> {
+        Ok(CompletionLink::default())
+    }
+
+    fn begin_call(state: &mut CompletionLink, _shared: &(), call: &CallSetup<'_>) {
+        *state = call.completions.clone();
+    }
+}
+
+impl llm::Host for PluginState {
+    async fn complete(
+        &mut self,
+        req: llm::CompletionRequest,
+    ) -> Result<llm::Completion, llm::LlmError> {
+        let mut messages = Vec::with_capacity(req.messages.len());
+        for message in req.messages {
+            let assistant = match message.role.as_str() {
+                "user" => false,
+                "assistant" => true,
+                other => {
+                    return Err(llm::LlmError::Refused(format!(
+                        "a message's role is `{other}`; use `user` or `assistant`"
+                    )));
+                }
+            };
+            messages.push(PromptMessage {
+                assistant,
+                content: message.content,
+            });
+        }
+        let request = CompletionRequest {
+            model_role: req.model_role,
+            system: req.system,
+            messages,
+            max_tokens: req.max_tokens,
+            temperature: req.temperature,
+        };
+        let call = self
+            .call
+            .get::<Llm>()
+            .complete(&self.name, &self.call.id, request);
+        // The model's time is bounded by the session, not the plugin's CPU
+        // allowance.
+        self.clock.begin_wait();
+        let answer = call.await;
+        self.clock.end_wait();
+        match answer {
+            Ok(done) => Ok(llm::Completion {
+                text: done.text,
+                model: done.model,
+                input_tokens: done.input_tokens,
+                output_tokens: done.output_tokens,
+                cost_usd: done.cost_usd,
+            }),
+            Err(CompletionError::BudgetExceeded(why)) => Err(llm::LlmError::BudgetExceeded(why)),
+            Err(CompletionError::Refused(why)) => Err(llm::LlmError::Refused(why)),
+            Err(CompletionError::Provider(why)) => Err(llm::LlmError::Provider(why)),
+            Err(CompletionError::Cancelled(why)) => Err(llm::LlmError::Cancelled(why)),
+        }
+    }
+}
