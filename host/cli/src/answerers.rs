@@ -3,10 +3,10 @@
 
 use crate::output::Printer;
 use crate::run_options::RunOptions;
-use crate::session_builder::{Collaborators, SetupError};
 use crate::stream_input::StreamInput;
 use crate::terminal::{TerminalApprover, TerminalInteraction};
-use crate::trust::AskTrust;
+use kaizen_app::session_builder::{Collaborators, SetupError};
+use kaizen_app::trust::AskTrust;
 use kaizen_plugins::interaction::{Interaction, NoUser};
 use kaizen_protocol::{Approver, CancellationToken};
 use kaizen_runtime::Inbox;
@@ -44,7 +44,7 @@ pub fn collaborators(
     let approver = match (input, terminal.clone()) {
         (Some(input), _) => Some(Arc::new(input.approver(printer.clone())) as Arc<dyn Approver>),
         (None, Some(terminal)) => {
-            let config = crate::config::kaizen_home()?.join(crate::config::USER_CONFIG);
+            let config = kaizen_app::config::kaizen_home()?.join(kaizen_app::config::USER_CONFIG);
             Some(Arc::new(TerminalApprover::new(terminal.clone(), config)) as Arc<dyn Approver>)
         }
         (None, None) => hosted.map(|hosted| hosted.approver()),

@@ -6,9 +6,9 @@
 
 use crate::cluster_asks::{self, TerminalAnswers, to_plugin};
 use crate::output::{OutputFormat, Printer};
-use crate::session;
 use crate::terminal::parse_choice;
 use anyhow::{Context as _, bail};
+use kaizen_app::session;
 use kaizen_cluster::stream::{stream_path, waiting};
 use kaizen_cluster::{Answer, Cluster, Question};
 use kaizen_protocol::CancellationToken;

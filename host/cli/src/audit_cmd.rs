@@ -1,8 +1,8 @@
 //! `kaizen audit verify`: checks the audit hook's hash-chained logs.
 
-use crate::config::kaizen_home;
 use anyhow::Context as _;
-use kaizen_session_store::{LogEnd, SessionStore};
+use kaizen_app::audit_anchor::dir_in;
+use kaizen_app::config::kaizen_home;
 use std::path::{Path, PathBuf};
 
 /// Where the built-in `audit` plugin keeps its logs.
@@ -10,37 +10,12 @@ fn audit_dir() -> anyhow::Result<PathBuf> {
     Ok(dir_in(&kaizen_home()?))
 }
 
-/// The audit logs' directory under `home`.
-fn dir_in(home: &Path) -> PathBuf {
-    home.join("data").join("audit")
-}
-
-/// Records, in session `id`'s metadata, where its audit log ends now: a
-/// later `kaizen audit verify` tells a log whose last entries were
-/// removed. A failure is a warning: the run is done.
-pub fn anchor(store: &SessionStore, home: &Path, id: &str) {
-    let log = dir_in(home).join(format!("{id}.jsonl"));
-    let Some(last) = std::fs::read_to_string(&log)
-        .ok()
-        .and_then(|text| kaizen_audit_log::last_entry(&text))
-    else {
-        return;
-    };
-    let end = LogEnd {
-        entries: last.seq,
-        hash: last.hash,
-    };
-    if let Err(err) = store.update_meta(id, |meta| meta.audit_end = Some(end)) {
-        eprintln!("kaizen: warning: the audit log's end could not be recorded: {err}");
-    }
-}
-
 /// Why the log `file` (with `text`, `count` entries, its chain intact)
 /// does not end where its session recorded when its last run ended, if
 /// it does not; nothing when its session recorded nothing.
 fn check_end(file: &Path, text: &str, count: usize) -> Option<String> {
     let id = file.file_stem()?.to_string_lossy().into_owned();
-    let store = crate::session::open_store().ok()?;
+    let store = kaizen_app::session::open_store().ok()?;
     let recorded = store.meta(&id).ok()?.audit_end?;
     let entries = count as u64;
     if entries < recorded.entries {

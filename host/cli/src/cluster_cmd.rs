@@ -15,11 +15,11 @@
 use crate::cluster_asks::{self, TerminalAnswers};
 use crate::output::Printer;
 use crate::run_options::RunOptions;
-use crate::session::{self, Choice};
-use crate::session_builder::{SetupError, usage};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
+use kaizen_app::session::{self, Choice};
+use kaizen_app::session_builder::{SetupError, usage};
 use kaizen_cluster::stream::stream_path;
 use kaizen_cluster::{Answer, Cluster, Item, Question, StreamReader, TurnRequest};
 use kaizen_protocol::{CancellationToken, Event, Observer};

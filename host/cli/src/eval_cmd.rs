@@ -149,7 +149,8 @@ pub async fn eval(options: EvalOptions) -> anyhow::Result<u8> {
     } else {
         options.planners.clone()
     };
-    let containment = crate::plugins_cmd::state_containment(&crate::config::kaizen_home()?)?;
+    let containment =
+        kaizen_app::plugin_loading::state_containment(&kaizen_app::config::kaizen_home()?)?;
     let mut rows = Vec::new();
     for task in &tasks {
         for planner in &planners {
@@ -229,7 +230,7 @@ async fn run_one(
     let workspace = scratch.path().join("workspace");
     let seed = task.dir.join("workspace");
     if seed.is_dir() {
-        crate::kits::copy_tree(&seed, &workspace)?;
+        kaizen_app::kits::copy_tree(&seed, &workspace)?;
     } else {
         std::fs::create_dir_all(&workspace)?;
     }

@@ -4,24 +4,14 @@
 mod answerers;
 mod approve_cmd;
 mod audit_cmd;
-mod builtins;
 mod cluster_asks;
 mod cluster_cmd;
-mod config;
-mod config_file;
-mod context_config;
 mod eval_cmd;
-mod guard_setup;
-mod home;
 mod hosted;
-mod kits;
 mod local_runtime;
 mod mcp_cmd;
-mod mcp_servers;
 mod memory_cmd;
-mod model_config;
 mod output;
-mod planner_setup;
 mod plugins_add;
 mod plugins_cmd;
 mod run_args;
@@ -29,21 +19,17 @@ mod run_cmd;
 mod run_options;
 mod runtime_cmd;
 mod sandbox_cmd;
-mod section;
-mod session;
-mod session_builder;
 mod sessions_cmd;
 mod signals;
-mod snapshot;
 mod stream_input;
 mod task_input;
 mod terminal;
-mod trust;
 mod trust_cmd;
 mod worker_cmd;
 
 use clap::{Parser, Subcommand};
-pub use run_args::PermissionArgs;
+use kaizen_app::kits;
+pub use kaizen_app::permission_flags::PermissionArgs;
 use run_args::{Placement, RunArgs, WorkspaceArgs};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -489,7 +475,7 @@ async fn dispatch(command: Command) -> u8 {
                 plugins: workspace.into(),
                 planner: None,
                 permissions,
-                session: session::Choice::Resume(id),
+                session: kaizen_app::session::Choice::Resume(id),
                 stream_input: false,
                 compact_only: Some(json),
                 hosted: None,
@@ -518,7 +504,7 @@ async fn dispatch(command: Command) -> u8 {
 }
 
 /// A run's exit code, its setup failure reported.
-fn run_exit(ran: Result<u8, crate::session_builder::SetupError>) -> u8 {
+fn run_exit(ran: Result<u8, kaizen_app::session_builder::SetupError>) -> u8 {
     match ran {
         Ok(code) => code,
         Err(failure) => {

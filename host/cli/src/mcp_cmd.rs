@@ -2,10 +2,10 @@
 //! over streamable HTTP; `kaizen mcp list`: the MCP servers a run uses.
 
 use crate::PermissionArgs;
-use crate::guard_setup;
-use crate::mcp_servers;
-use crate::plugins_cmd::{self, Selection};
 use anyhow::Context as _;
+use kaizen_app::guard_setup;
+use kaizen_app::mcp_servers;
+use kaizen_app::plugin_loading::Selection;
 use kaizen_mcp::client::{McpServer, McpTool, ServerState, Transport, start_all};
 use kaizen_mcp::{HttpOptions, ToolServer, serve_http, serve_stdio};
 use kaizen_plugins::interaction::NoUser;
@@ -27,7 +27,8 @@ pub async fn serve(
     http: Option<SocketAddr>,
 ) -> anyhow::Result<()> {
     let loaded =
-        plugins_cmd::load_with(selection, Arc::new(NoUser), None, flags, Some(None)).await?;
+        kaizen_app::plugin_loading::load_with(selection, Arc::new(NoUser), None, flags, Some(None))
+            .await?;
     for failure in &loaded.plugins.failed {
         tracing::warn!("{}", failure.summary());
     }
@@ -87,7 +88,7 @@ fn bearer_token(variable: &Option<String>) -> anyhow::Result<Option<String>> {
 /// `kaizen mcp list`: starts the MCP servers a run would use and shows
 /// each one's state, grant and tools, or why it is left out.
 pub async fn list(selection: &Selection, json: bool) -> anyhow::Result<()> {
-    let (setup, host, _plugins) = plugins_cmd::load(selection).await?;
+    let (setup, host, _plugins) = kaizen_app::plugin_loading::load(selection).await?;
     let configured = mcp_servers::configured(&setup, host.sandbox());
     let servers = start_all(configured.specs, &setup.workspace).await;
     let listed: Vec<Value> = servers.iter().map(describe).collect();

@@ -1,102 +1,9 @@
-//! The learning memory in the CLI: the `[memory]` table, what a run
-//! recalls and the `Memory` tool it gets, and `kaizen memory list |
-//! search | add | rm | export`.
-//!
-//! ```toml
-//! [memory]                 # the user's config only
-//! enabled = true           # false: no recall, no Memory tool
-//! recall-tokens = 1000     # how much a session starts with, at most
-//! ```
+//! `kaizen memory list | search | add | rm | export`: what sessions
+//! learned.
 
-use crate::section::{self, Section};
-use anyhow::Context as _;
-use kaizen_memory::{Kind, MemoryStore, MemoryTool, Scope, project_identity, recall};
-use kaizen_tools::ToolRegistry;
-use serde::Deserialize;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-
-/// The store's file under `KAIZEN_HOME`.
-const STORE: &str = "memory.sqlite";
-/// What a session starts with by default, in tokens of entries.
-const RECALL_TOKENS: usize = 1_000;
-/// Bytes a token takes, roughly, to bound the recalled text.
-const BYTES_PER_TOKEN: usize = 4;
-
-/// The `[memory]` table.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct MemorySection {
-    /// Whether runs recall and get the `Memory` tool.
-    pub enabled: Option<bool>,
-    /// How much a session starts with, in tokens of entries (counted as
-    /// four bytes each).
-    pub recall_tokens: Option<usize>,
-}
-
-impl Section for MemorySection {
-    const KEY: &'static str = "[memory]";
-    const SCOPE: section::Scope =
-        section::Scope::User("the learning memory is set in the user's config only");
-
-    fn is_set(&self) -> bool {
-        self.enabled.is_some() || self.recall_tokens.is_some()
-    }
-
-    fn merge(&mut self, over: Self) {
-        *self = over;
-    }
-}
-
-/// Gives a run in `workspace` its memory: the `Memory` tool in `registry`
-/// (the user's scope only when `trusted`), and the recalled entries for
-/// `task` as a system prompt section. `None` when memory is off.
-pub fn for_run(
-    home: &Path,
-    section: &MemorySection,
-    workspace: &Path,
-    trusted: bool,
-    task: &str,
-    registry: &mut ToolRegistry,
-) -> anyhow::Result<Option<String>> {
-    if section.enabled == Some(false) {
-        return Ok(None);
-    }
-    let project = project_identity(workspace);
-    let store = open(home)?;
-    // What an older Kaizen kept under the path alone is this project's
-    // only when the user trusts the workspace: an untrusted repository at
-    // a reused path does not inherit it.
-    if trusted {
-        let legacy = kaizen_memory::project_path(&project);
-        store.adopt(legacy, &project)?;
-    }
-    let recalled = recall(
-        &store,
-        task,
-        &project,
-        section.recall_tokens.unwrap_or(RECALL_TOKENS) * BYTES_PER_TOKEN,
-    )?;
-    let tool = MemoryTool::new(Arc::new(Mutex::new(store)), project, trusted);
-    registry
-        .register(Arc::new(tool))
-        .context("adding the Memory tool")?;
-    Ok(recalled.prompt())
-}
-
-fn open(home: &Path) -> anyhow::Result<MemoryStore> {
-    let path = home.join(STORE);
-    MemoryStore::open(&path).with_context(|| format!("opening the memory store {}", path.display()))
-}
-
-/// The project of `cwd` (default: the current directory).
-fn project(cwd: Option<&Path>) -> anyhow::Result<String> {
-    let dir = match cwd {
-        Some(dir) => dir.to_path_buf(),
-        None => std::env::current_dir().context("reading the current directory")?,
-    };
-    Ok(project_identity(&dir))
-}
+use kaizen_app::memory_setup::{open, project};
+use kaizen_memory::{Kind, Scope};
+use std::path::PathBuf;
 
 /// `kaizen memory ...`.
 #[derive(clap::Subcommand)]
@@ -150,7 +57,7 @@ pub enum MemoryCommand {
 /// `kaizen memory ...`, in the project of its `--cwd` (default: the
 /// current directory).
 pub fn run(command: MemoryCommand) -> anyhow::Result<()> {
-    let home = crate::config::kaizen_home()?;
+    let home = kaizen_app::config::kaizen_home()?;
     let store = open(&home)?;
     match command {
         MemoryCommand::List { all, json, cwd } => {

@@ -3,9 +3,9 @@
 //! recording its digests in that directory's `plugins.lock`, so that a
 //! later change to its files is refused instead of run.
 
-use crate::config::Setup;
-use crate::plugins_cmd::{checking_host, plugin_dir};
 use anyhow::{Context as _, bail};
+use kaizen_app::config::Setup;
+use kaizen_app::plugin_loading::{checking_host, plugin_dir};
 use kaizen_plugins::{
     Digest, LOCK_FILE, Location, LockEntry, MANIFEST_FILE, Manifest, Origin, Pin, PluginLock,
     PluginSource, plugin_dirs, signature_path,
@@ -163,7 +163,7 @@ pub async fn add(path: &Path, target: &Target) -> anyhow::Result<()> {
     if let Some(warning) = warning {
         let _ = writeln!(out, "note: as configured now it does not load: {warning}");
     }
-    if target.workspace && setup.trust != crate::trust::TrustStatus::Trusted {
+    if target.workspace && setup.trust != kaizen_app::trust::TrustStatus::Trusted {
         let _ = writeln!(
             out,
             "note: this workspace is not trusted, so its plugins do not load; trust it with `kaizen trust`"

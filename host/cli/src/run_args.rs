@@ -1,8 +1,10 @@
 //! The flags of `kaizen run` and those other commands share: the
 //! workspace and plugins, and how tool calls are permitted.
 
-use crate::{output, plugins_cmd, run_options, session};
+use crate::PermissionArgs;
+use crate::{output, run_options};
 use clap::Args;
+use kaizen_app::session;
 use std::path::PathBuf;
 
 /// `kaizen run` flags.
@@ -102,33 +104,6 @@ pub enum Placement {
     },
 }
 
-/// How tool calls are permitted (Claude Code's flags and spellings).
-#[derive(Args, Clone, Default)]
-pub struct PermissionArgs {
-    /// default (read-only and sandbox-contained tools run, the rest ask),
-    /// acceptEdits (file edits run too), plan (only read-only tools),
-    /// bypassPermissions (nothing asks; deny rules still hold), dontAsk
-    /// (what would ask is refused).
-    #[arg(long, value_name = "MODE")]
-    pub permission_mode: Option<String>,
-    /// Rules that let calls run without asking, e.g. "Bash(npm test:*) Edit";
-    /// separated by spaces or commas. Repeatable.
-    #[arg(
-        long = "allowedTools",
-        visible_alias = "allowed-tools",
-        value_name = "RULES"
-    )]
-    pub allowed_tools: Vec<String>,
-    /// Rules that refuse calls, e.g. "Bash(rm:*) WebFetch"; a bare tool
-    /// name also hides the tool from the model. Repeatable.
-    #[arg(
-        long = "disallowedTools",
-        visible_alias = "disallowed-tools",
-        value_name = "RULES"
-    )]
-    pub disallowed_tools: Vec<String>,
-}
-
 /// Where to work and which plugins to load.
 #[derive(Args, Clone)]
 pub struct WorkspaceArgs {
@@ -188,7 +163,7 @@ impl RunArgs {
     }
 }
 
-impl From<WorkspaceArgs> for plugins_cmd::Selection {
+impl From<WorkspaceArgs> for kaizen_app::plugin_loading::Selection {
     fn from(args: WorkspaceArgs) -> Self {
         Self {
             cwd: args.cwd,

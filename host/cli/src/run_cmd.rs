@@ -6,9 +6,9 @@
 use crate::answerers;
 use crate::output::Printer;
 use crate::run_options::RunOptions;
-use crate::session;
-use crate::session_builder::{Ready, SessionBuilder, SetupError, usage};
 use crate::stream_input::StreamInput;
+use kaizen_app::session;
+use kaizen_app::session_builder::{Ready, SessionBuilder, SetupError, usage};
 use kaizen_protocol::{CancellationToken, Observer, RunResult, Status};
 use kaizen_runtime::{Agent, Inbox, SessionState};
 use std::sync::Arc;
@@ -62,12 +62,9 @@ pub async fn run_with(
     // Messages while the run works: from stream-json input, or typed at
     // the terminal.
     let inbox = (input.is_some() || terminal.is_some()).then(Inbox::default);
-    if let (Some(terminal), Some(inbox)) = (&terminal, &inbox) {
-        terminal.queue_into(inbox.clone());
-    }
     let hosted = options.hosted.as_ref();
     let collaborators =
-        answerers::collaborators(&options, &printer, &input, terminal, inbox.clone())?;
+        answerers::collaborators(&options, &printer, &input, terminal.clone(), inbox.clone())?;
     let start = options.start(continued, task.as_deref());
     let recall_for = (!compact_only).then(|| task.clone().unwrap_or_default());
     let request = options.request(start, recall_for);
@@ -76,6 +73,11 @@ pub async fn run_with(
         mut state,
         config,
     } = SessionBuilder::new(request, collaborators).build().await?;
+    // Typed lines go to the run only once the session is built: until
+    // then the terminal may be asked whether to trust the workspace.
+    if let (Some(terminal), Some(inbox)) = (&terminal, &inbox) {
+        terminal.queue_into(inbox.clone());
+    }
     for warning in &session.warnings {
         eprintln!("kaizen: warning: {warning}");
     }

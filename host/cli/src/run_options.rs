@@ -3,9 +3,9 @@
 
 use crate::hosted::Hosted;
 use crate::output::OutputFormat;
-use crate::plugins_cmd::Selection as PluginSelection;
-use crate::session::{self, Choice, Continued};
-use crate::session_builder::{SessionRequest, SetupError, Start, check_limits};
+use kaizen_app::plugin_loading::Selection as PluginSelection;
+use kaizen_app::session::{self, Choice, Continued};
+use kaizen_app::session_builder::{SessionRequest, SetupError, Start, check_limits};
 use std::path::PathBuf;
 
 /// What `kaizen run` was asked to do.

@@ -2,13 +2,13 @@
 //! another vendor's agent CLI, chosen by name or by the selector, with the
 //! same events, result object and exit codes; and `kaizen runtimes`.
 
-use crate::config::Setup;
 use crate::local_runtime::{self, LocalRuntime};
 use crate::output::{OutputFormat, Printer};
 use crate::run_options::RunOptions;
-use crate::session::{self, Choice};
-use crate::session_builder::{SetupError, usage};
-use crate::trust::TrustStatus;
+use kaizen_app::config::Setup;
+use kaizen_app::session::{self, Choice};
+use kaizen_app::session_builder::{SetupError, usage};
+use kaizen_app::trust::TrustStatus;
 use kaizen_protocol::{
     CancellationToken, PassedOver, PermissionMode, RUNTIME_NAME, RunResult, TokensUsed,
 };
@@ -257,8 +257,8 @@ fn context_for(options: &RunOptions, setup: &Setup) -> Result<ExecutionContext, 
         timeout: options.timeout.map(Duration::from_secs_f64),
     };
     context.permission_mode = permission_mode;
-    context.allowed_tools = crate::guard_setup::split_rules(&permissions.allowed_tools);
-    context.disallowed_tools = crate::guard_setup::split_rules(&permissions.disallowed_tools);
+    context.allowed_tools = kaizen_app::guard_setup::split_rules(&permissions.allowed_tools);
+    context.disallowed_tools = kaizen_app::guard_setup::split_rules(&permissions.disallowed_tools);
     Ok(context)
 }
 

@@ -1,7 +1,7 @@
 //! `kaizen sessions` and `kaizen rewind`: the sessions kept under
 //! `$KAIZEN_HOME/sessions`, read back for people.
 
-use crate::session;
+use kaizen_app::session;
 use kaizen_llm::{Block, Message};
 use kaizen_protocol::Event;
 use kaizen_runtime::{Entry, LogRecord};
@@ -276,7 +276,7 @@ pub fn compacted_report(
     id: &str,
     compacted: Result<Option<Event>, String>,
     json: bool,
-) -> Result<u8, crate::session_builder::SetupError> {
+) -> Result<u8, kaizen_app::session_builder::SetupError> {
     let event = match compacted {
         Err(why) => return Err(anyhow::anyhow!("session {id} was not compacted: {why}").into()),
         Ok(None) => {

@@ -2,10 +2,10 @@
 //! session's notice with either.
 
 use crate::run_options::RunOptions;
-use crate::session::{self, Continued};
-use crate::session_builder::{SetupError, usage};
 use crate::stream_input::StreamInput;
 use anyhow::Context as _;
+use kaizen_app::session::{self, Continued};
+use kaizen_app::session_builder::{SetupError, usage};
 use std::io::{IsTerminal, Read};
 
 /// With `--input-format stream-json`: the input, and its first message

@@ -14,7 +14,7 @@ pub use approval::TerminalApprover;
 use lines::LineReader;
 pub use prompt::{clean, clipped, parse as parse_choice, printable};
 
-use crate::trust::{ConfigSnapshot, TrustStatus};
+use kaizen_app::trust::{ConfigSnapshot, TrustStatus};
 use kaizen_plugins::interaction::{
     Answer, AskFuture, Interaction, InteractionError, NoUser, Question,
 };

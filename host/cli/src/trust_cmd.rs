@@ -1,9 +1,9 @@
 //! `kaizen trust`: trust a workspace's configuration, list the trusted
 //! ones, or take trust back.
 
-use crate::config::kaizen_home;
-use crate::trust::{ConfigSnapshot, TrustStatus, TrustStore};
 use anyhow::Context as _;
+use kaizen_app::config::kaizen_home;
+use kaizen_app::trust::{ConfigSnapshot, TrustStatus, TrustStore};
 use std::path::Path;
 
 /// `kaizen trust [DIR]`: records the workspace's config as trusted, as it

@@ -6,12 +6,12 @@
 //! stream in the shared session store ($KAIZEN_HOME/sessions, which every
 //! worker and submitter must share).
 
+use crate::PermissionArgs;
 use crate::hosted::Hosted;
 use crate::output::{OutputFormat, Printer};
 use crate::run_cmd::{self, Finished};
 use crate::run_options::RunOptions;
-use crate::session::{self, Choice};
-use crate::{PermissionArgs, plugins_cmd};
+use kaizen_app::session::{self, Choice};
 use kaizen_cluster::{Asker, RestateSteps, TurnFuture, TurnRequest, TurnRunner, TurnStart};
 use kaizen_protocol::{CancellationToken, RunResult};
 use std::net::SocketAddr;
@@ -253,7 +253,7 @@ async fn run_turn(
         timeout: request.timeout,
         record: None,
         replay: None,
-        plugins: plugins_cmd::Selection {
+        plugins: kaizen_app::plugin_loading::Selection {
             cwd: Some(workspace),
             plugins: Vec::new(),
             add_dirs: Vec::new(),

@@ -4,7 +4,7 @@
 
 use crate::context_config::ContextSection;
 use crate::mcp_servers::McpServerEntry;
-use crate::memory_cmd::MemorySection;
+use crate::memory_setup::MemorySection;
 use crate::model_config::{
     FallbacksSection, ModelsSection, PluginLlmSection, SubAgentModelsSection,
 };

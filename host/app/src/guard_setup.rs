@@ -8,8 +8,8 @@
 //! `dontAsk`) always, its allow rules and command hooks only once the
 //! workspace is trusted, and a looser mode never.
 
-use crate::PermissionArgs;
 use crate::config::{PermissionsSection, Setup};
+use crate::permission_flags::PermissionArgs;
 use crate::trust::TrustStatus;
 use kaizen_claude::settings::{PROJECT_FILES, user_dir};
 use kaizen_claude::{ClaudeSettings, CommandHook, CommandRunner, SettingsPermissions};

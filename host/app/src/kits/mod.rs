@@ -165,14 +165,14 @@ pub fn new_project(name: &str, lang: Lang, dir: Option<&Path>) -> anyhow::Result
 
 /// The project in `dir`, its language and the kits.
 fn open(dir: &Path) -> anyhow::Result<(Project, Lang, Kit)> {
-    let dir = crate::plugins_cmd::plugin_dir(dir)?;
+    let dir = crate::plugin_loading::plugin_dir(dir)?;
     let manifest = Manifest::load(&dir).map_err(|err| anyhow::anyhow!("{err}"))?;
     let lang = Lang::of_project(&dir)?;
     let home = crate::config::kaizen_home()?;
     let kit = Kit {
         root: embedded::extracted(&home.join("kits"))?,
         toolchains: toolchain::cache_dir(&home)?,
-        containment: crate::plugins_cmd::state_containment(&home)?,
+        containment: crate::plugin_loading::state_containment(&home)?,
     };
     let project = Project {
         output: manifest.component_path(&dir),
@@ -253,7 +253,7 @@ impl Names {
 }
 
 /// Copies the directory `from` to `to`, leaving out `__pycache__`.
-pub(crate) fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
+pub fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;

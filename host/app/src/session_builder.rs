@@ -8,9 +8,9 @@
 
 use crate::config::Setup;
 use crate::guard_setup;
+use crate::permission_flags::PermissionArgs;
 use crate::planner_setup::{PlannerChoice, planner_for};
-use crate::plugins_cmd::{self, Selection};
-use crate::run_args::PermissionArgs;
+use crate::plugin_loading::{self, Selection};
 use crate::session;
 use crate::trust::{AskTrust, TrustStatus};
 use anyhow::Context as _;
@@ -184,7 +184,7 @@ impl<'a> SessionBuilder<'a> {
         if let Some(PlannerChoice::Dir { dir, .. }) = &choice {
             request.selection.plugins.push(dir.clone());
         }
-        let loaded = plugins_cmd::load_with(
+        let loaded = plugin_loading::load_with(
             &request.selection,
             with.interaction,
             with.ask_trust,
@@ -281,7 +281,7 @@ impl Session {
     pub fn end(&self, id: &str) -> Vec<String> {
         self.plugins.end_session(id);
         if self.setup.hooks.builtins.iter().any(|name| name == "audit") {
-            crate::audit_cmd::anchor(&self.store, &self.setup.kaizen_home, id);
+            crate::audit_anchor::anchor(&self.store, &self.setup.kaizen_home, id);
         }
         self.recorder.problems()
     }
@@ -292,7 +292,7 @@ impl Session {
 /// its store is damaged (which costs the run its memory, not the run).
 fn recall(setup: &Setup, plugins: &mut PluginSet, task: Option<&str>) -> Option<String> {
     let task = task?;
-    crate::memory_cmd::for_run(
+    crate::memory_setup::for_run(
         &setup.kaizen_home,
         &setup.memory,
         &setup.policy.workspace,

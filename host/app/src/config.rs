@@ -6,7 +6,7 @@
 use crate::builtins;
 use crate::context_config::ContextSection;
 use crate::mcp_servers::McpServerEntry;
-use crate::memory_cmd::MemorySection;
+use crate::memory_setup::MemorySection;
 use crate::model_config::{FallbacksSection, model_roles};
 use crate::planner_setup::{PlannerSection, PlannersSection};
 use crate::section::{Admission, absolute};
@@ -44,7 +44,7 @@ pub struct Setup {
     /// snapshot, for loading; removed when the last handle goes.
     pub workspace_copies: Option<Arc<tempfile::TempDir>>,
     /// The OS sandbox's settings from config (read directories, limits,
-    /// degraded mode); [`crate::plugins_cmd::plugin_host`] completes them
+    /// degraded mode); [`crate::plugin_loading::plugin_host`] completes them
     /// into the session's containment.
     pub sandbox: Containment,
     /// How sessions are kept (the project's file over the user's).
@@ -92,7 +92,7 @@ pub struct Setup {
 impl Setup {
     /// The config's sandbox settings with the session's directories: the
     /// workspace and the added directories (read-write ones writable).
-    /// [`crate::plugins_cmd::plugin_host`] adds what is hidden and
+    /// [`crate::plugin_loading::plugin_host`] adds what is hidden and
     /// protected.
     pub fn session_containment(&self) -> Containment {
         let mut containment = self.sandbox.clone();

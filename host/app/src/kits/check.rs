@@ -5,7 +5,7 @@
 
 use super::Project;
 use crate::builtins;
-use crate::plugins_cmd::checking_host;
+use crate::plugin_loading::checking_host;
 use anyhow::bail;
 use kaizen_plugins::{
     GrantPolicy, Location, Origin, Pin, PluginSet, PluginSource, SignaturePolicy,

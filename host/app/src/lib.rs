@@ -1,0 +1,33 @@
+//! Kaizen as a library: a session's assembly, from configuration to a
+//! running agent.
+//!
+//! A front end (the `kaizen` command, a cluster's worker, an editor's
+//! protocol, a program embedding Kaizen) describes what to start in a
+//! [`session_builder::SessionRequest`] and who answers in
+//! [`session_builder::Collaborators`]; the [`session_builder::SessionBuilder`]
+//! runs the stages: the provider; the user's and the workspace's
+//! configuration ([`config`], each table a [`section::Section`] with its
+//! scope), read once and trusted as read ([`snapshot`], [`trust`]);
+//! permissions ([`guard_setup`]); plugins ([`plugin_loading`], the
+//! built-ins embedded by this crate's build script: [`builtins`]); memory;
+//! the guard; the session store ([`session`]); the agent's settings.
+
+pub mod audit_anchor;
+pub mod builtins;
+pub mod config;
+pub mod config_file;
+pub mod context_config;
+pub mod guard_setup;
+pub mod home;
+pub mod kits;
+pub mod mcp_servers;
+pub mod memory_setup;
+pub mod model_config;
+pub mod permission_flags;
+pub mod planner_setup;
+pub mod plugin_loading;
+pub mod section;
+pub mod session;
+pub mod session_builder;
+pub mod snapshot;
+pub mod trust;
