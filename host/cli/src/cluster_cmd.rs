@@ -24,6 +24,7 @@ use kaizen_cluster::stream::stream_path;
 use kaizen_cluster::{Answer, Cluster, Item, Question, StreamReader, TurnRequest};
 use kaizen_protocol::{CancellationToken, Event, Observer};
 use kaizen_runtime::new_session_id;
+use kaizen_session_store::SessionStore;
 use std::collections::VecDeque;
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -47,33 +48,8 @@ pub async fn run(
         )));
     }
     let store = session::open_store()?;
-    let session = match &options.session {
-        Choice::Resume(name) => store.resolve(name)?,
-        _ => new_session_id(),
-    };
-    let task = crate::task_input::read_task(options.task.take())?;
-    let cwd = match options.plugins.cwd.take() {
-        Some(dir) => Some(dir),
-        // A session goes on in its own workspace.
-        None if matches!(options.session, Choice::Resume(_)) => None,
-        None => Some(std::env::current_dir()?),
-    };
-    let turn = new_session_id();
-    let request = TurnRequest {
-        turn: turn.clone(),
-        task,
-        model: options.model.take(),
-        cwd: cwd
-            .map(|dir| std::path::absolute(&dir).map(|dir| dir.display().to_string()))
-            .transpose()?,
-        max_cycles: options.max_cycles,
-        budget_usd: options.budget_usd,
-        timeout: options.timeout,
-        permission_mode: options.permissions.permission_mode.take(),
-        allowed_tools: std::mem::take(&mut options.permissions.allowed_tools),
-        disallowed_tools: std::mem::take(&mut options.permissions.disallowed_tools),
-        cluster: Some(ingress.to_string()),
-    };
+    let (session, request) = turn_request(&mut options, &store, ingress)?;
+    let turn = request.turn.clone();
     let admin = admin.map_or_else(|| Cluster::default_admin(ingress), str::to_string);
     let cluster = Cluster::new(ingress, &admin);
     let path = stream_path(&store, &session);
@@ -137,6 +113,43 @@ pub async fn run(
     printer.on_event(&Event::Result(result.clone()));
     printer.finish(&result);
     Ok(result.status.exit_code())
+}
+
+/// The session the turn belongs to (the resumed one, or a new id) and
+/// the turn to submit for `options` to the cluster at `ingress`.
+fn turn_request(
+    options: &mut RunOptions,
+    store: &SessionStore,
+    ingress: &str,
+) -> Result<(String, TurnRequest), SetupError> {
+    let session = match &options.session {
+        Choice::Resume(name) => store.resolve(name)?,
+        _ => new_session_id(),
+    };
+    let task = crate::task_input::read_task(options.task.take())?;
+    let cwd = match options.plugins.cwd.take() {
+        Some(dir) => Some(dir),
+        // A session goes on in its own workspace.
+        None if matches!(options.session, Choice::Resume(_)) => None,
+        None => Some(std::env::current_dir()?),
+    };
+    let turn = new_session_id();
+    let request = TurnRequest {
+        turn: turn.clone(),
+        task,
+        model: options.model.take(),
+        cwd: cwd
+            .map(|dir| std::path::absolute(&dir).map(|dir| dir.display().to_string()))
+            .transpose()?,
+        max_cycles: options.max_cycles,
+        budget_usd: options.budget_usd,
+        timeout: options.timeout,
+        permission_mode: options.permissions.permission_mode.take(),
+        allowed_tools: std::mem::take(&mut options.permissions.allowed_tools),
+        disallowed_tools: std::mem::take(&mut options.permissions.disallowed_tools),
+        cluster: Some(ingress.to_string()),
+    };
+    Ok((session, request))
 }
 
 /// The questions the turn waits on, asked one at a time at the terminal,

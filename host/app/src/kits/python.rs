@@ -7,7 +7,7 @@
 use super::toolchain::{Step, installed};
 use super::{Kit, Project, copy_tree};
 use anyhow::{Context as _, bail};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 const COMPONENTIZE_PY: &str = "0.25.1";
 
@@ -27,39 +27,7 @@ pub async fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
         );
     }
     let sdk = kit.root.join("sdk").join("python");
-    let venv = installed(
-        &kit.toolchains
-            .join(format!("componentize-py-{COMPONENTIZE_PY}")),
-        &format!("componentize-py {COMPONENTIZE_PY} (PyPI)"),
-        async |venv: &Path| {
-            // `-I`: the standard library's venv, whatever the directory
-            // holds (the step runs in the venv's own directory anyway).
-            Step::new("python3", venv)?
-                .python_env()
-                .args(["-I", "-m", "venv"])
-                .arg(venv)
-                .run(
-                    &kit.containment,
-                    "creating a Python venv",
-                    "Python 3.11+ with its venv module is needed (Debian: apt-get install python3 python3-venv)",
-                )
-                .await?;
-            Step::new(venv.join("bin").join("pip"), venv)?
-                .runs(&venv.join("bin").join("python"))
-                .downloads()
-                .args([
-                    "install",
-                    "--quiet",
-                    "--disable-pip-version-check",
-                    "--no-cache-dir",
-                ])
-                .arg(format!("componentize-py=={COMPONENTIZE_PY}"))
-                .run(&kit.containment, "installing componentize-py", "pip needs to reach PyPI")
-                .await
-                .map(drop)
-        },
-    )
-    .await?;
+    let venv = componentize_py(kit).await?;
     let stage = tempfile::Builder::new()
         .prefix("kaizen-py-build-")
         .tempdir()
@@ -116,6 +84,44 @@ pub async fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
         )
         .await?;
     project.take(&built)
+}
+
+/// The venv holding componentize-py in the kit's toolchains, installed
+/// from PyPI (in the sandbox) the first time.
+async fn componentize_py(kit: &Kit) -> anyhow::Result<PathBuf> {
+    installed(
+        &kit.toolchains
+            .join(format!("componentize-py-{COMPONENTIZE_PY}")),
+        &format!("componentize-py {COMPONENTIZE_PY} (PyPI)"),
+        async |venv: &Path| {
+            // `-I`: the standard library's venv, whatever the directory
+            // holds (the step runs in the venv's own directory anyway).
+            Step::new("python3", venv)?
+                .python_env()
+                .args(["-I", "-m", "venv"])
+                .arg(venv)
+                .run(
+                    &kit.containment,
+                    "creating a Python venv",
+                    "Python 3.11+ with its venv module is needed (Debian: apt-get install python3 python3-venv)",
+                )
+                .await?;
+            Step::new(venv.join("bin").join("pip"), venv)?
+                .runs(&venv.join("bin").join("python"))
+                .downloads()
+                .args([
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    "--no-cache-dir",
+                ])
+                .arg(format!("componentize-py=={COMPONENTIZE_PY}"))
+                .run(&kit.containment, "installing componentize-py", "pip needs to reach PyPI")
+                .await
+                .map(drop)
+        },
+    )
+    .await
 }
 
 /// `python3 -m unittest` in the project, with the kit on `PYTHONPATH`.
