@@ -1,17 +1,19 @@
 //! One tool call's way through the guard: the rules and the mode, then
 //! `PreToolUse` hooks, then the user when it is still an ask; and after
-//! the tool ran, `PostToolUse` (or `PostToolUseFailure`) hooks.
+//! the tool ran, `PostToolUse` (or `PostToolUseFailure`) hooks. The hooks
+//! fire through `hook_points.rs`, with the step's completion link.
 
-use crate::act::{CallOutcome, PendingCall};
+use crate::calls::{CallOutcome, PendingCall};
 use crate::guard::Guard;
+use crate::hook_points::{HookPoint, dispatch};
 use crate::hooks::{Dispatch, PayloadBase};
+use crate::scope::Scope;
 use crate::steps::StepExecutor;
-use crate::sub_agent::Scope;
-use kaizen_hooks::{HookAction, HookCall, HookEvent};
+use kaizen_hooks::{HookAction, HookCall};
 use kaizen_permissions::{Effect, Grounds, RuleOrigin, Verdict, always_rule};
 use kaizen_protocol::{Approval, ApprovalRequest, Approver, Event, Observer};
 use kaizen_tools::{CallContext, ContentPart, Tool, ToolError, ToolErrorKind, ToolRegistry};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::Mutex;
 
 /// Where a call stands once the guard has decided.
@@ -64,21 +66,12 @@ impl Gatekeeper<'_> {
         stopped.get_or_insert_with(|| format!("the hook {by} stopped the session: {reason}"));
     }
 
-    /// Dispatches `event` and tells the observer what the hooks said.
-    pub async fn dispatch(&self, event: HookEvent, value: Option<&str>, fields: Value) -> Dispatch {
-        // Tool events run within the step, which serves the model.
+    /// Fires a tool event's hooks, whose completions the step serves.
+    async fn fire(&self, point: HookPoint<'_>) -> Dispatch {
         let call = HookCall {
             completions: self.ctx.completions.clone(),
         };
-        run_hooks(
-            self.guard,
-            self.observer,
-            self.base,
-            (event, value),
-            fields,
-            &call,
-        )
-        .await
+        dispatch(self.guard, self.observer, self.base, point, &call).await
     }
 
     /// Decides `call`.
@@ -105,9 +98,11 @@ impl Gatekeeper<'_> {
         if let Verdict::Deny(grounds) = &verdict {
             return refused(self.deny(call, &input, grounds), true, Vec::new());
         }
-        let fields = json!({"tool_name": name, "tool_input": input, "tool_use_id": call.id});
         let hooks = self
-            .dispatch(HookEvent::PreToolUse, Some(name), fields)
+            .fire(HookPoint::PreToolUse {
+                call,
+                input: &input,
+            })
             .await;
         let context = hooks.contexts.clone();
         if let Some(updated) = hooks.updated_input.clone() {
@@ -178,12 +173,12 @@ impl Gatekeeper<'_> {
         grounds: Grounds,
     ) -> Result<(), ToolError> {
         let name = call.name.as_str();
-        let fields = json!({
-            "tool_name": name, "tool_input": input, "tool_use_id": call.id,
-            "reason": grounds.reason,
-        });
         let hooks = self
-            .dispatch(HookEvent::PermissionRequest, Some(name), fields)
+            .fire(HookPoint::PermissionRequest {
+                call,
+                input,
+                reason: &grounds.reason,
+            })
             .await;
         let by_hook = |reason: String| Grounds {
             by: "hook",
@@ -213,6 +208,19 @@ impl Gatekeeper<'_> {
             }
             HookAction::Ask(_) | HookAction::Continue => {}
         }
+        self.ask_user(call, tool, input, grounds).await
+    }
+
+    /// Asks the approver (or refuses, naming what would allow the call,
+    /// when nobody can be asked).
+    async fn ask_user(
+        &self,
+        call: &PendingCall,
+        tool: &dyn Tool,
+        input: &Value,
+        grounds: Grounds,
+    ) -> Result<(), ToolError> {
+        let name = call.name.as_str();
         let cwd = &self.ctx.cwd;
         let always = always_rule(tool, input, cwd);
         let Some(approver) = self.approver.or(self.guard.approver.as_deref()) else {
@@ -232,11 +240,10 @@ impl Gatekeeper<'_> {
             reason: grounds.reason.clone(),
         });
         let message = format!("Kaizen needs your permission to use {name}");
-        self.dispatch(
-            HookEvent::Notification,
-            Some("permission_prompt"),
-            json!({"message": message, "notification_type": "permission_prompt"}),
-        )
+        self.fire(HookPoint::Notification {
+            kind: "permission_prompt",
+            message: &message,
+        })
         .await;
         let request = ApprovalRequest {
             tool: name.to_string(),
@@ -245,13 +252,27 @@ impl Gatekeeper<'_> {
             always_rule: always.clone(),
             agent: self.base.agent.as_ref().map(|(_, kind)| kind.clone()),
         };
+        let approval = approver.approve(&request).await;
+        self.approved(call, input, approval, &always)
+    }
+
+    /// Applies the user's answer: an `Always` keeps its rule for the
+    /// session.
+    fn approved(
+        &self,
+        call: &PendingCall,
+        input: &Value,
+        approval: Approval,
+        always: &str,
+    ) -> Result<(), ToolError> {
+        let name = call.name.as_str();
         let user = |reason: String| Grounds {
             by: "user",
             source: "the user".into(),
             reason,
             explicit: true,
         };
-        match approver.approve(&request).await {
+        match approval {
             Approval::Once => {
                 self.decided(call, "allow", &user("approved once".into()));
                 Ok(())
@@ -264,7 +285,7 @@ impl Gatekeeper<'_> {
                 if let Err(err) = self
                     .guard
                     .permissions
-                    .add_rule(Effect::Allow, &always, origin)
+                    .add_rule(Effect::Allow, always, origin)
                 {
                     tracing::warn!("could not keep the approval as a rule: {err}");
                 }
@@ -307,25 +328,12 @@ impl Gatekeeper<'_> {
     /// call: their context joins the result; a replacement text replaces
     /// it; a hook's refusal is told to the model beside the result.
     pub async fn after(&self, outcome: &mut CallOutcome, input: &Value) {
-        let name = outcome.call.name.clone();
-        let (event, fields) = match &outcome.result {
-            Ok(output) => (
-                HookEvent::PostToolUse,
-                json!({
-                    "tool_name": name, "tool_input": input, "tool_use_id": outcome.call.id,
-                    "tool_response": {"content": output.joined_text(), "metadata": output.metadata},
-                }),
-            ),
-            Err(error) => (
-                HookEvent::PostToolUseFailure,
-                json!({
-                    "tool_name": name, "tool_input": input, "tool_use_id": outcome.call.id,
-                    "error": error.message, "error_kind": error.kind, "is_interrupt": false,
-                    "denied": outcome.denied,
-                }),
-            ),
+        let point = HookPoint::PostToolUse {
+            outcome: &*outcome,
+            input,
         };
-        let hooks = self.dispatch(event, Some(&name), fields).await;
+        let event = point.event();
+        let hooks = self.fire(point).await;
         outcome.context.extend(hooks.contexts.iter().cloned());
         if let Some(text) = hooks.updated_output.clone() {
             match &mut outcome.result {
@@ -346,47 +354,5 @@ impl Gatekeeper<'_> {
             HookAction::Stop(reason) => self.stop(&hooks, reason),
             _ => {}
         }
-    }
-}
-
-/// Runs the hooks of `event` (when any wants it; else the payload is
-/// never built) and tells `observer` what they said.
-pub(crate) async fn run_hooks(
-    guard: &Guard,
-    observer: &dyn Observer,
-    base: &PayloadBase,
-    (event, value): (HookEvent, Option<&str>),
-    fields: Value,
-    call: &HookCall,
-) -> Dispatch {
-    let hooks = &guard.hooks;
-    if !hooks.wants(event) {
-        return Dispatch::default();
-    }
-    let dispatch = hooks
-        .dispatch(event, value, base.payload(event, fields), call)
-        .await;
-    report(observer, event, &dispatch);
-    dispatch
-}
-
-/// Tells `observer` what an event's hooks said.
-fn report(observer: &dyn Observer, event: HookEvent, dispatch: &Dispatch) {
-    for report in &dispatch.reports {
-        observer.on_event(&Event::Hook {
-            event: event.name().to_string(),
-            hook: report.hook.clone(),
-            outcome: report.outcome.clone(),
-            reason: report.reason.clone(),
-        });
-    }
-    for text in &dispatch.messages {
-        observer.on_event(&Event::Notice {
-            source: dispatch
-                .decided_by
-                .clone()
-                .unwrap_or_else(|| format!("{event} hook")),
-            text: text.clone(),
-        });
     }
 }

@@ -1,10 +1,17 @@
-//! How a run is bounded and where it works: the limits, the model roles,
-//! the planner, the context policy and the inbox, with their defaults.
+//! How a run is bounded and where it works, with the defaults: what it
+//! is (model, workspace, instructions), its [`Limits`], and its strategies
+//! (model roles, plugins' completions, planner, context policy, inbox,
+//! step executor).
+//!
+//! [`AgentConfig`]'s fields stay flat because embedders set them one by
+//! one (`config.max_cycles = ..`); the stages read the limits as one
+//! [`Limits`] value and the strategies from the config.
 
-use crate::completions::{ModelRoles, PluginLlmPolicy};
 use crate::context::ContextPolicy;
 use crate::inbox::Inbox;
-use crate::planner_driver::PlannerSetup;
+use crate::model_roles::ModelRoles;
+use crate::planner_setup::PlannerSetup;
+use crate::plugin_llm::PluginLlmPolicy;
 use crate::steps::{InProcess, StepExecutor};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -27,10 +34,12 @@ pub const DEFAULT_MAX_RESULT_CHARS: usize = 200_000;
 /// How a run is bounded and where it works.
 #[derive(Debug, Clone)]
 pub struct AgentConfig {
+    // What the run is.
     /// The model to call.
     pub model: String,
     /// The workspace (tools' working directory).
     pub workspace: PathBuf,
+    // Its limits (see [`AgentConfig::limits`]).
     /// Most model calls in this run.
     pub max_cycles: u32,
     /// Most USD this run may spend.
@@ -41,14 +50,16 @@ pub struct AgentConfig {
     pub max_tokens: u32,
     /// Characters of one tool result the model sees.
     pub max_result_chars: usize,
-    /// Added to the end of the system prompt (a sub-agent's role, an
-    /// embedder's rules).
-    pub instructions: Option<String>,
     /// After an interrupt, how long running tool calls may take to finish
     /// before they are cut off (a model call is cut at once).
     pub interrupt_grace: Duration,
+    // What it tells the model and its hooks.
+    /// Added to the end of the system prompt (a sub-agent's role, an
+    /// embedder's rules).
+    pub instructions: Option<String>,
     /// The session's log, for hooks' `transcript_path`.
     pub transcript_path: Option<PathBuf>,
+    // Its strategies.
     /// Which model plays each role (`sub-agent`, and the roles plugins'
     /// completions ask for).
     pub models: ModelRoles,
@@ -78,8 +89,8 @@ impl AgentConfig {
             timeout: None,
             max_tokens: DEFAULT_MAX_TOKENS,
             max_result_chars: DEFAULT_MAX_RESULT_CHARS,
-            instructions: None,
             interrupt_grace: DEFAULT_INTERRUPT_GRACE,
+            instructions: None,
             transcript_path: None,
             models: ModelRoles::default(),
             plugin_llm: PluginLlmPolicy::default(),
@@ -89,4 +100,34 @@ impl AgentConfig {
             steps: Arc::new(InProcess),
         }
     }
+
+    /// The numbers that bound a run, as the stages read them.
+    pub(crate) fn limits(&self) -> Limits {
+        Limits {
+            max_cycles: self.max_cycles,
+            budget_usd: self.budget_usd,
+            timeout: self.timeout,
+            max_tokens: self.max_tokens,
+            max_result_chars: self.max_result_chars,
+            interrupt_grace: self.interrupt_grace,
+        }
+    }
+}
+
+/// The numbers that bound a run, apart from its strategies: what the
+/// stages check against. A copy of [`AgentConfig`]'s limit fields.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Limits {
+    /// Most model calls in the run.
+    pub max_cycles: u32,
+    /// Most USD the run (with its sub-agents) may spend.
+    pub budget_usd: f64,
+    /// Wall-clock limit of the outermost run.
+    pub timeout: Option<Duration>,
+    /// Output token cap per model call.
+    pub max_tokens: u32,
+    /// Characters of one tool result the model sees.
+    pub max_result_chars: usize,
+    /// How long running tool calls may finish after an interrupt.
+    pub interrupt_grace: Duration,
 }

@@ -1,7 +1,7 @@
 //! How full the model's context window is, and what of the conversation a
 //! compaction replaces: the policy (window, threshold, how much stays
 //! verbatim, which results are elided), the meter that estimates the next
-//! request's tokens, and the plan of a compaction. Pure; `compaction.rs`
+//! request's tokens, and the plan of a compaction. Pure; `stages/compact.rs`
 //! carries it out.
 
 use kaizen_llm::{Block, Message, Role, ToolDefinition, tokens};

@@ -4,11 +4,12 @@
 //! [`DirectSession`] keeps what a session's calls share (files read, the
 //! todo list) between calls.
 
-use crate::act::{CallOutcome, PendingCall, run_calls};
 use crate::admit::Gatekeeper;
+use crate::calls::{CallOutcome, PendingCall};
 use crate::guard::Guard;
 use crate::hooks::PayloadBase;
 use crate::steps::InProcess;
+use crate::tool_calls::run_calls;
 use kaizen_protocol::{Approver, Observer};
 use kaizen_tools::{CallContext, ContentPart, SessionNotes, ToolError, ToolOutput, ToolRegistry};
 use std::path::PathBuf;

@@ -9,16 +9,33 @@
 //! them as a log and checkpoints that [`restore`] reads back.
 //! Its vocabulary (events, results, approvals, step keys) is
 //! [`kaizen_protocol`]'s and its rules are [`kaizen_permissions`]'.
+//!
+//! # How the loop is built
+//!
+//! An [`Agent`] holds the collaborators and the [`AgentConfig`]; each run
+//! builds a `Turn` (`turn.rs`): what its stages share (the collaborators
+//! by reference, the limits and strategies, the scope of spending and
+//! deadline, the interrupt, the session's state). The driver (`run.rs`)
+//! calls the stages (`stages/`) in order, each a function of the turn:
+//! the user's messages in, compaction, the planner's shaping, THINK, the
+//! Stop hooks, ACT and OBSERVE. While a step runs, the sub-agents and
+//! plugin completions its calls ask for are served beside it (`serve.rs`).
+//! Every hook event fires through `hook_points.rs`; tool calls pass the
+//! guard in `admit.rs`. The session changes only by journal entries
+//! (`journal.rs`), applied and recorded by the turn.
+//!
+//! A sub-agent's run is a run: the sub-agent stage calls the driver. The
+//! driver's stages reach it only through a function the outermost run's
+//! turn is given (`turn::Delegate`), so no file imports one that imports
+//! it back.
 
-mod act;
-mod act_phase;
 mod admit;
 mod agent;
 mod agent_config;
 mod bounded;
+mod calls;
 mod checkpoint_writer;
-mod compaction;
-mod completions;
+mod commit;
 mod context;
 mod direct;
 mod guard;
@@ -26,22 +43,28 @@ mod hook_points;
 mod hooks;
 mod inbox;
 mod journal;
-mod planner_driver;
+mod links;
+mod model_roles;
+mod planner_setup;
+mod plugin_llm;
+mod pricing;
 mod prompt;
 mod recorder;
+mod results;
+mod run;
 mod run_start;
+mod scope;
+mod serve;
+mod stages;
 mod state;
 mod steps;
-mod sub_agent;
-mod think;
+mod tool_calls;
+mod turn;
 
-pub use agent::{Agent, Pricing};
+pub use agent::Agent;
 pub use agent_config::{
     AgentConfig, DEFAULT_BUDGET_USD, DEFAULT_INTERRUPT_GRACE, DEFAULT_MAX_CYCLES,
     DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_TOKENS,
-};
-pub use completions::{
-    DEFAULT_BUDGET_SHARE, DEFAULT_MAX_CALLS, ModelRoles, PluginLlmCaps, PluginLlmPolicy,
 };
 pub use context::{ContextPolicy, DEFAULT_ELIDE_OVER, DEFAULT_KEEP_RECENT, DEFAULT_THRESHOLD};
 pub use direct::DirectSession;
@@ -49,11 +72,14 @@ pub use guard::{DEFAULT_MAX_STOP_CONTINUATIONS, Guard};
 pub use hooks::{DEFAULT_HOOK_TIMEOUT, Dispatch, HookDispatcher, HookReport};
 pub use inbox::Inbox;
 pub use journal::{Entry, Journal, lost_results};
-pub use planner_driver::{DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_REVISIONS, PlannerSetup};
+pub use model_roles::ModelRoles;
+pub use planner_setup::{DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_REVISIONS, PlannerSetup};
+pub use plugin_llm::{DEFAULT_BUDGET_SHARE, DEFAULT_MAX_CALLS, PluginLlmCaps, PluginLlmPolicy};
+pub use pricing::Pricing;
 pub use prompt::{INSTRUCTION_FILES, system_prompt, today};
 pub use recorder::{
     CheckpointPolicy, LogRecord, Restored, SessionRecorder, restore, restore_at, rewind_log,
 };
+pub use stages::sub_agent::TASK_TOOL;
 pub use state::{FileRecord, SessionState, new_session_id};
 pub use steps::{Charged, InProcess, StepExecutor, ToolStep, ToolStepped};
-pub use sub_agent::TASK_TOOL;
