@@ -1,21 +1,19 @@
 //! Files' contents from before tools changed them, for `kaizen rewind`:
-//! `files/objects/<BLAKE3>` holds each content once; `files/index.jsonl`
-//! says, line by line, which step changed which path and what it held
+//! the storage keeps each content once, named by its BLAKE3
+//! (`files/objects/<BLAKE3>` on disk), and an index (`files/index.jsonl`)
+//! that says, line by line, which step changed which path and what it held
 //! before (or that it did not exist).
 //!
 //! Contents are kept byte for byte (never redacted): a rewind must give
-//! back exactly what was there.
+//! back exactly what was there. The user's files are read and put back
+//! beneath the directory they were found in (`beneath.rs`) whatever the
+//! storage: they are on this machine even when the session is not.
 
-use super::beneath::Beneath;
-use super::{Result, SessionStore, StoreError, atomic_write, create_private_dir, io_error};
+use crate::beneath::Beneath;
+use crate::storage::Item;
+use crate::{Result, SessionStore, StoreError, io_error};
 use serde::{Deserialize, Serialize};
-use std::fs::{self, OpenOptions};
-use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-
-const DIR: &str = "files";
-const INDEX: &str = "index.jsonl";
-const OBJECTS: &str = "objects";
 
 /// One line of the index.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -52,22 +50,12 @@ impl SessionStore {
     /// directory it was found in: a path that leads out of it by now (a
     /// directory swapped for a link) is refused.
     pub fn backup_file(&self, id: &str, step: u64, root: &Path, path: &Path) -> Result<()> {
-        let dir = self.dir(id)?.join(DIR);
-        let objects = dir.join(OBJECTS);
-        create_private_dir(&objects)?;
-        let what = || format!("keeping {}", path.display());
+        let id = self.check(id)?;
         let content = Beneath::open(root)
             .and_then(|beneath| beneath.read(path))
-            .map_err(io_error(what()))?;
+            .map_err(io_error(format!("keeping {}", path.display())))?;
         let object = match content {
-            Some(content) => {
-                let name = blake3::hash(&content).to_hex().to_string();
-                let file = objects.join(&name);
-                if !file.exists() {
-                    atomic_write(&file, &content)?;
-                }
-                Some(name)
-            }
+            Some(content) => Some(self.keep_object(id, &content)?),
             None => None,
         };
         let kept = Kept {
@@ -76,38 +64,60 @@ impl SessionStore {
             path: path.to_path_buf(),
             object,
         };
-        let mut line = serde_json::to_vec(&kept).expect("an index line serializes");
+        let mut line = serde_json::to_vec(&kept).map_err(|err| {
+            StoreError::Corrupt(format!("{} cannot be kept: {err}", path.display()))
+        })?;
         line.push(b'\n');
-        let index = dir.join(INDEX);
-        OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&index)
-            .and_then(|mut file| file.write_all(&line))
-            .map_err(io_error(format!("appending to {}", index.display())))
+        self.storage
+            .append_file_index(id, &line)
+            .map_err(io_error(format!(
+                "appending to {}",
+                self.at(id, Item::FileIndex)
+            )))
+    }
+
+    /// Keeps `content` once, under its BLAKE3; its name.
+    fn keep_object(&self, id: &str, content: &[u8]) -> Result<String> {
+        let name = blake3::hash(content).to_hex().to_string();
+        let what = || format!("writing {}", self.at(id, Item::Object(&name)));
+        if !self
+            .storage
+            .has_object(id, &name)
+            .map_err(io_error(what()))?
+        {
+            self.storage
+                .write_object(id, &name, content)
+                .map_err(io_error(what()))?;
+        }
+        Ok(name)
     }
 
     /// What rewinding session `id` to before step `to` restores: for each
     /// file changed at that step or later, its content before the first
     /// such change.
     pub fn rewind_plan(&self, id: &str, to: u64) -> Result<Vec<Restore>> {
-        let index = self.dir(id)?.join(DIR).join(INDEX);
-        let text = match fs::read_to_string(&index) {
-            Ok(text) => text,
-            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(err) => return Err(io_error(format!("reading {}", index.display()))(err)),
+        let id = self.check(id)?;
+        let index = self.at(id, Item::FileIndex);
+        let bytes = self
+            .storage
+            .read_file_index(id)
+            .map_err(io_error(format!("reading {index}")))?;
+        let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+        let lines: Vec<&[u8]> = if body.is_empty() {
+            Vec::new()
+        } else {
+            body.split(|&b| b == b'\n').collect()
         };
         let mut plan: Vec<Restore> = Vec::new();
-        for (i, line) in text.lines().enumerate() {
+        for (i, line) in lines.iter().enumerate() {
             // A line cut by a crash names no content that was kept whole.
-            let Ok(kept) = serde_json::from_str::<Kept>(line) else {
-                if i + 1 == text.lines().count() {
+            let Ok(kept) = serde_json::from_slice::<Kept>(line) else {
+                if i + 1 == lines.len() {
                     continue;
                 }
                 return Err(StoreError::Corrupt(format!(
-                    "line {} of {} is damaged",
+                    "line {} of {index} is damaged",
                     i + 1,
-                    index.display()
                 )));
             };
             if kept.step >= to && !plan.iter().any(|r| r.path == kept.path) {
@@ -129,7 +139,7 @@ impl SessionStore {
     /// if a directory on the way became a link. Stops at the first
     /// failure, naming the file.
     pub fn restore(&self, id: &str, plan: &[Restore], workspace: &Path) -> Result<()> {
-        let objects = self.dir(id)?.join(DIR).join(OBJECTS);
+        let id = self.check(id)?;
         for restore in plan {
             let path = &restore.path;
             let root = restore.root.as_deref().unwrap_or(workspace);
@@ -143,10 +153,13 @@ impl SessionStore {
                     .map_err(io_error(format!("removing {}", path.display())))?;
                 continue;
             };
-            let content = fs::read(objects.join(object)).map_err(io_error(format!(
-                "reading the kept content of {}",
-                path.display()
-            )))?;
+            let content = self
+                .storage
+                .read_object(id, object)
+                .map_err(io_error(format!(
+                    "reading the kept content of {}",
+                    path.display()
+                )))?;
             if blake3::hash(&content).to_hex().as_str() != object {
                 return Err(StoreError::Corrupt(format!(
                     "the kept content of {} is damaged (checksum mismatch); it was not restored",

@@ -1,15 +1,12 @@
-//! The append-only event log, `events.jsonl`: one JSON value per line,
-//! each written with a single `write` on a file opened for appending, so a
-//! crash leaves every completed line and at most one torn last line.
+//! The append-only event log (`events.jsonl` on disk): one JSON value per
+//! line, each handed to the storage in one append, so a crash leaves every
+//! completed line and at most one torn last line, which is found and cut
+//! here.
 
-use super::{Result, SessionStore, StoreError, from_json, io_error};
+use crate::storage::{Item, LogSink};
+use crate::{Result, SessionStore, StoreError, from_json, io_error};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use std::fs::{self, File, OpenOptions};
-use std::io::Write;
-use std::path::PathBuf;
-
-pub(super) const LOG: &str = "events.jsonl";
 
 /// The events read back from a log.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,8 +21,8 @@ pub struct EventsRead<E> {
 /// An open log to append to.
 #[derive(Debug)]
 pub struct LogWriter {
-    file: File,
-    path: PathBuf,
+    sink: Box<dyn LogSink>,
+    path: String,
     store: SessionStore,
 }
 
@@ -34,16 +31,16 @@ impl LogWriter {
     pub fn append<E: Serialize>(&mut self, event: &E) -> Result<()> {
         let mut line = self.store.to_json(event, "an event")?;
         line.push(b'\n');
-        self.file
-            .write_all(&line)
-            .map_err(io_error(format!("appending to {}", self.path.display())))
+        self.sink
+            .append(&line)
+            .map_err(io_error(format!("appending to {}", self.path)))
     }
 
     /// Makes what was appended durable (for status changes).
     pub fn sync(&mut self) -> Result<()> {
-        self.file
-            .sync_data()
-            .map_err(io_error(format!("syncing {}", self.path.display())))
+        self.sink
+            .sync()
+            .map_err(io_error(format!("syncing {}", self.path)))
     }
 }
 
@@ -52,21 +49,19 @@ impl SessionStore {
     /// [`Self::read_events`]) is cut off first, so that the next line
     /// starts clean.
     pub fn log_writer(&self, id: &str) -> Result<LogWriter> {
-        let path = self.dir(id)?.join(LOG);
-        let what = || format!("opening {}", path.display());
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .read(true)
-            .open(&path)
-            .map_err(io_error(what()))?;
-        let bytes = fs::read(&path).map_err(io_error(what()))?;
+        let id = self.check(id)?;
+        let path = self.at(id, Item::Log);
+        let what = || format!("opening {path}");
+        let bytes = self.storage.read_log(id).map_err(io_error(what()))?;
         let sound = sound_length(&bytes);
         if sound < bytes.len() {
-            file.set_len(sound as u64).map_err(io_error(what()))?;
+            self.storage
+                .truncate_log(id, sound as u64)
+                .map_err(io_error(what()))?;
         }
+        let sink = self.storage.open_log(id).map_err(io_error(what()))?;
         Ok(LogWriter {
-            file,
+            sink,
             path,
             store: self.clone(),
         })
@@ -76,12 +71,12 @@ impl SessionStore {
     /// crash cut it) is left out and reported; a bad line before the last
     /// is corruption, and an error naming its line number.
     pub fn read_events<E: DeserializeOwned>(&self, id: &str) -> Result<EventsRead<E>> {
-        let path = self.dir(id)?.join(LOG);
-        let bytes = match fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(err) => return Err(io_error(format!("reading {}", path.display()))(err)),
-        };
+        let id = self.check(id)?;
+        let path = self.at(id, Item::Log);
+        let bytes = self
+            .storage
+            .read_log(id)
+            .map_err(io_error(format!("reading {path}")))?;
         let lines: Vec<&[u8]> = bytes
             .split(|&b| b == b'\n')
             .filter(|line| !line.is_empty())
@@ -95,16 +90,12 @@ impl SessionStore {
                 Ok(event) => events.push(event),
                 Err(err) if last => {
                     let cut = if complete { "" } else { " (cut short)" };
-                    torn_tail = Some(format!(
-                        "the last line of {}{cut} was left out: {err}",
-                        path.display()
-                    ));
+                    torn_tail = Some(format!("the last line of {path}{cut} was left out: {err}"));
                 }
                 Err(err) => {
                     return Err(StoreError::Corrupt(format!(
-                        "line {} of {} is damaged: {err}",
+                        "line {} of {path} is damaged: {err}",
                         i + 1,
-                        path.display()
                     )));
                 }
             }
@@ -116,12 +107,12 @@ impl SessionStore {
     /// it at once: what a run that is run again from an earlier point
     /// (by a durable-execution engine) wrote after that point goes.
     pub fn truncate_log(&self, id: &str, keep: usize) -> Result<()> {
-        let path = self.dir(id)?.join(LOG);
-        let bytes = match fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(err) => return Err(io_error(format!("reading {}", path.display()))(err)),
-        };
+        let id = self.check(id)?;
+        let path = self.at(id, Item::Log);
+        let bytes = self
+            .storage
+            .read_log(id)
+            .map_err(io_error(format!("reading {path}")))?;
         let end = match keep {
             0 => 0,
             keep => bytes
@@ -132,7 +123,9 @@ impl SessionStore {
                 .map_or(bytes.len(), |(at, _)| at + 1),
         };
         if end < bytes.len() {
-            super::atomic_write(&path, &bytes[..end])?;
+            self.storage
+                .truncate_log(id, end as u64)
+                .map_err(io_error(format!("writing {path}")))?;
         }
         Ok(())
     }
