@@ -13,73 +13,11 @@
 use crate::steps::RestateSteps;
 use crate::stream::EventStream;
 use kaizen_protocol::{Approval, ApprovalFuture, ApprovalRequest, Approver};
-use serde::{Deserialize, Serialize};
 use std::sync::{Arc, OnceLock};
 
-/// A question a turn waits on, as the stream carries it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Question {
-    /// May this tool call run? ("Always" adds its rule for the rest of
-    /// the turn.)
-    Approval(ApprovalRequest),
-    /// Multiple-choice questions, from a plugin (`ask` for
-    /// `AskUserQuestion`).
-    Choices {
-        /// The plugin asking.
-        plugin: String,
-        /// Its questions, answered together.
-        questions: Vec<Choices>,
-    },
-}
-
-/// One multiple-choice question.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Choices {
-    /// The full question.
-    pub question: String,
-    /// A short label for it.
-    pub header: String,
-    /// The choices, as (label, description).
-    pub options: Vec<(String, String)>,
-    /// Whether several may be chosen.
-    pub multi_select: bool,
-}
-
-/// The answer to a [`Question`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Answer {
-    /// Run the call once.
-    Once,
-    /// Run it, and every call its `always_rule` matches for the rest of
-    /// the turn.
-    Always,
-    /// Refuse it; the text (possibly empty) goes to the model.
-    Deny {
-        /// What the model is told.
-        #[serde(default)]
-        message: String,
-    },
-    /// The labels (or free text) chosen for each of the questions, in
-    /// order.
-    Chosen {
-        /// One list per question.
-        selected: Vec<Vec<String>>,
-    },
-    /// The questions are declined.
-    Declined,
-}
-
-impl From<Approval> for Answer {
-    fn from(approval: Approval) -> Self {
-        match approval {
-            Approval::Once => Self::Once,
-            Approval::Always => Self::Always,
-            Approval::Deny(message) => Self::Deny { message },
-        }
-    }
-}
+// The questions live in their own module because the stream carries them
+// too: kept here, the stream and the asker would import each other.
+pub use crate::question::{Answer, Choices, Question};
 
 /// Asks the turn's questions through the engine, one at a time. The
 /// worker's approver for tool calls; the CLI also routes plugins'

@@ -20,6 +20,7 @@
 pub mod asks;
 pub mod client;
 pub mod journal;
+mod question;
 pub mod steps;
 pub mod stream;
 pub mod worker;

@@ -13,7 +13,7 @@
 //! too, under the id that answers them, followed by a line saying they
 //! were answered.
 
-use crate::asks::Question;
+use crate::question::Question;
 use kaizen_protocol::{Event, Observer};
 use kaizen_session_store::SessionStore;
 use serde::{Deserialize, Serialize};

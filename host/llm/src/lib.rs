@@ -20,6 +20,8 @@ mod replay;
 mod retry;
 mod select;
 mod sse;
+#[cfg(test)]
+mod test_support;
 pub mod tokens;
 mod types;
 mod windows;

@@ -48,13 +48,6 @@ pub(crate) fn to_bytes(body: &impl Serialize) -> Result<Vec<u8>, LlmError> {
     })
 }
 
-/// A request body as the server will parse it, for tests.
-#[cfg(test)]
-pub(crate) fn parsed(body: &impl Serialize) -> Value {
-    let bytes = to_bytes(body).expect("encodes");
-    serde_json::from_slice(&bytes).expect("valid JSON")
-}
-
 /// The texts of `Text` blocks, empty ones included, in order.
 pub(crate) type Texts<'a> = FilterMap<Iter<'a, Block>, fn(&'a Block) -> Option<&'a str>>;
 
@@ -159,6 +152,7 @@ impl Serialize for FunctionTools<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::parsed;
     use serde_json::json;
 
     #[test]

@@ -8,9 +8,10 @@ use kaizen_protocol::{CancellationToken, Status};
 use kaizen_sandbox::launcher::{self, Unconfined};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::Stdio;
+use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::process::{Child, ChildStderr, ChildStdout};
 
 /// How long a group has to end after SIGINT or SIGTERM before SIGKILL.
 const GRACE: Duration = Duration::from_secs(2);
@@ -79,7 +80,7 @@ pub(crate) async fn run(
     spec: &ChildSpec,
     timeout: Option<Duration>,
     interrupt: &CancellationToken,
-    mut on_line: impl FnMut(&str) -> Option<Stop>,
+    on_line: impl FnMut(&str) -> Option<Stop>,
 ) -> std::io::Result<Ended> {
     let started = Instant::now();
     let mut child = launcher::unconfined_async(Unconfined::OtherAgent, &spec.program)
@@ -94,78 +95,13 @@ pub(crate) async fn run(
         .spawn()?;
     let group = GroupGuard(child.id().and_then(|id| i32::try_from(id).ok()));
     let stdout = child.stdout.take().expect("stdout is piped");
-    let mut stderr = child.stderr.take().expect("stderr is piped");
-    let stderr_task = tokio::spawn(async move {
-        let mut tail = Vec::new();
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = stderr.read(&mut buf).await {
-            if n == 0 {
-                break;
-            }
-            tail.extend_from_slice(&buf[..n]);
-            if tail.len() > 2 * STDERR_TAIL {
-                tail.drain(..tail.len() - STDERR_TAIL);
-            }
-        }
-        let start = tail.len().saturating_sub(STDERR_TAIL);
-        String::from_utf8_lossy(&tail[start..]).into_owned()
-    });
-    let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
-    let expired = async {
-        match deadline {
-            Some(deadline) => tokio::time::sleep_until(deadline).await,
-            None => std::future::pending().await,
-        }
-    };
-    tokio::pin!(expired);
-    let mut lines = BufReader::new(stdout).lines();
-    let mut reading = true;
-    // The exit status, or what stopped the child and the signal it gets.
-    let ending = loop {
-        tokio::select! {
-            line = lines.next_line(), if reading => match line {
-                Ok(Some(line)) => {
-                    if let Some(stop) = on_line(&line) {
-                        break Err((stop, libc::SIGTERM));
-                    }
-                }
-                // End of output (or unreadable output): wait for the exit.
-                Ok(None) | Err(_) => reading = false,
-            },
-            status = child.wait(), if !reading => break Ok(status?),
-            () = &mut expired => {
-                let secs = timeout.unwrap_or_default().as_secs_f64();
-                let stop = Stop {
-                    status: Status::Timeout,
-                    message: format!("the run took longer than its timeout ({secs}s) and was stopped"),
-                };
-                break Err((stop, libc::SIGTERM));
-            }
-            () = interrupt.cancelled() => {
-                let stop = Stop {
-                    status: Status::Interrupted,
-                    message: "interrupted".to_string(),
-                };
-                break Err((stop, libc::SIGINT));
-            }
-        }
-    };
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let stderr_task = tokio::spawn(stderr_tail(stderr));
+    let ending = watch(&mut child, stdout, timeout, interrupt, on_line).await?;
     let (status, stopped) = match ending {
-        Ok(status) => (status, None),
-        Err((stop, signal)) => {
-            // Found before the signal, while the tree is whole: once the
-            // CLI is gone, what it started belongs to init.
-            let started = group.0.map(tree::descendants).unwrap_or_default();
-            group.signal(signal);
-            let status = match tokio::time::timeout(GRACE, child.wait()).await {
-                Ok(status) => status?,
-                Err(_) => {
-                    group.signal(libc::SIGKILL);
-                    child.wait().await?
-                }
-            };
-            tree::kill_all(&started);
-            (status, Some(stop))
+        Ending::Exited(status) => (status, None),
+        Ending::Stopped(stop, signal) => {
+            (stop_group(&group, &mut child, signal).await?, Some(stop))
         }
     };
     drop(group);
@@ -176,6 +112,103 @@ pub(crate) async fn run(
         stderr,
         duration: started.elapsed(),
     })
+}
+
+/// How watching the child ended.
+enum Ending {
+    /// It exited by itself, with this status.
+    Exited(ExitStatus),
+    /// It is to be stopped, for this reason, with this signal first.
+    Stopped(Stop, i32),
+}
+
+/// Reads the end of `stderr`, keeping at most [`STDERR_TAIL`] bytes of it.
+async fn stderr_tail(mut stderr: ChildStderr) -> String {
+    let mut tail = Vec::new();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = stderr.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        tail.extend_from_slice(&buf[..n]);
+        if tail.len() > 2 * STDERR_TAIL {
+            tail.drain(..tail.len() - STDERR_TAIL);
+        }
+    }
+    let start = tail.len().saturating_sub(STDERR_TAIL);
+    String::from_utf8_lossy(&tail[start..]).into_owned()
+}
+
+/// Hands `stdout`'s lines to `on_line` until the child exits, or until
+/// `on_line`, the timeout or the interrupt says to stop it.
+async fn watch(
+    child: &mut Child,
+    stdout: ChildStdout,
+    timeout: Option<Duration>,
+    interrupt: &CancellationToken,
+    mut on_line: impl FnMut(&str) -> Option<Stop>,
+) -> std::io::Result<Ending> {
+    let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+    let expired = async {
+        match deadline {
+            Some(deadline) => tokio::time::sleep_until(deadline).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(expired);
+    let mut lines = BufReader::new(stdout).lines();
+    let mut reading = true;
+    loop {
+        tokio::select! {
+            line = lines.next_line(), if reading => match line {
+                Ok(Some(line)) => {
+                    if let Some(stop) = on_line(&line) {
+                        return Ok(Ending::Stopped(stop, libc::SIGTERM));
+                    }
+                }
+                // End of output (or unreadable output): wait for the exit.
+                Ok(None) | Err(_) => reading = false,
+            },
+            status = child.wait(), if !reading => return Ok(Ending::Exited(status?)),
+            () = &mut expired => {
+                let secs = timeout.unwrap_or_default().as_secs_f64();
+                let stop = Stop {
+                    status: Status::Timeout,
+                    message: format!("the run took longer than its timeout ({secs}s) and was stopped"),
+                };
+                return Ok(Ending::Stopped(stop, libc::SIGTERM));
+            }
+            () = interrupt.cancelled() => {
+                let stop = Stop {
+                    status: Status::Interrupted,
+                    message: "interrupted".to_string(),
+                };
+                return Ok(Ending::Stopped(stop, libc::SIGINT));
+            }
+        }
+    }
+}
+
+/// Sends `signal` to the group, then SIGKILL after [`GRACE`], and kills
+/// what the child had started; the child's exit status.
+async fn stop_group(
+    group: &GroupGuard,
+    child: &mut Child,
+    signal: i32,
+) -> std::io::Result<ExitStatus> {
+    // Found before the signal, while the tree is whole: once the CLI is
+    // gone, what it started belongs to init.
+    let started = group.0.map(tree::descendants).unwrap_or_default();
+    group.signal(signal);
+    let status = match tokio::time::timeout(GRACE, child.wait()).await {
+        Ok(status) => status?,
+        Err(_) => {
+            group.signal(libc::SIGKILL);
+            child.wait().await?
+        }
+    };
+    tree::kill_all(&started);
+    Ok(status)
 }
 
 #[cfg(test)]

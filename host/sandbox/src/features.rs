@@ -199,90 +199,123 @@ fn line(feature: Feature, result: Result<String, String>) -> FeatureSupport {
     }
 }
 
+/// Runs `true` inside the given layers, with the given filesystem grant.
+type Probe<'a> = dyn Fn(Layers, Option<&FsGrant>) -> Result<(), String> + 'a;
+
 fn probe_all() -> SupportReport {
     let truth = find_program("true");
     let run = |layers: Layers, grant: Option<&FsGrant>| try_run(&layers, grant, &truth, &[]);
-    let user = Layers {
-        user_ns: true,
-        ..Layers::default()
-    };
     // SAFETY: reads our own credentials.
     let uid = unsafe { libc::geteuid() };
-    let system_only = FsGrant {
+    let mut features = vec![line(Feature::Landlock, probe_landlock(&run))];
+    features.extend(probe_namespaces(&run, uid));
+    features.push(line(Feature::Seccomp, probe_seccomp(&run)));
+    features.push(line(Feature::Rlimits, probe_limits(uid, proc_layers())));
+    features.push(line(Feature::FullSandbox, probe_full(&run)));
+    SupportReport {
+        kernel: kernel_release(),
+        features,
+    }
+}
+
+/// A new user namespace, the one every other namespace needs.
+fn user_layers() -> Layers {
+    Layers {
+        user_ns: true,
+        ..Layers::default()
+    }
+}
+
+/// New user, PID and mount namespaces with a private `/proc`.
+fn proc_layers() -> Layers {
+    Layers {
+        pid_ns: true,
+        mount_proc: true,
+        ..user_layers()
+    }
+}
+
+/// A grant of the system directories only.
+fn system_only() -> FsGrant {
+    FsGrant {
         read: Vec::new(),
         write: Vec::new(),
         network: false,
-    };
-    let mut features = Vec::new();
+    }
+}
 
-    let landlock = landlock_rules::abi_version().and_then(|abi| {
+fn probe_landlock(run: &Probe<'_>) -> Result<String, String> {
+    landlock_rules::abi_version().and_then(|abi| {
         run(
             Layers {
                 landlock: true,
                 ..Layers::default()
             },
-            Some(&system_only),
+            Some(&system_only()),
         )?;
         Ok(format!("ABI {abi}; a restricted process ran"))
-    });
-    features.push(line(Feature::Landlock, landlock));
-    features.push(line(
-        Feature::UserNamespace,
-        run(user, None).map(|()| format!("uid {uid} mapped to itself")),
-    ));
-    features.push(line(
-        Feature::PidNamespace,
-        run(
-            Layers {
-                pid_ns: true,
-                ..user
-            },
-            None,
-        )
-        .map(|()| "new PID namespace, PID 1 ran".into()),
-    ));
-    features.push(line(
-        Feature::NetworkNamespace,
-        run(
-            Layers {
-                net_ns: true,
-                ..user
-            },
-            None,
-        )
-        .map(|()| "new empty network namespace".into()),
-    ));
-    let proc = Layers {
-        pid_ns: true,
-        mount_proc: true,
-        ..user
-    };
-    features.push(line(
-        Feature::MountNamespace,
-        run(proc, None).map(|()| {
-            "a root of its own: system directories read-only, private /proc, /tmp and /dev/shm"
-                .into()
-        }),
-    ));
-    features.push(line(
-        Feature::Seccomp,
-        run(
-            Layers {
-                seccomp: true,
-                ..Layers::default()
-            },
-            None,
-        )
-        .map(|()| {
-            format!(
-                "{} system calls denied ({})",
-                seccomp::denied_count(),
-                std::env::consts::ARCH
-            )
-        }),
-    ));
-    features.push(line(Feature::Rlimits, probe_limits(uid, proc)));
+    })
+}
 
+/// The user, PID, network and mount namespaces, in that order.
+fn probe_namespaces(run: &Probe<'_>, uid: libc::uid_t) -> [FeatureSupport; 4] {
+    let user = user_layers();
+    [
+        line(
+            Feature::UserNamespace,
+            run(user, None).map(|()| format!("uid {uid} mapped to itself")),
+        ),
+        line(
+            Feature::PidNamespace,
+            run(
+                Layers {
+                    pid_ns: true,
+                    ..user
+                },
+                None,
+            )
+            .map(|()| "new PID namespace, PID 1 ran".into()),
+        ),
+        line(
+            Feature::NetworkNamespace,
+            run(
+                Layers {
+                    net_ns: true,
+                    ..user
+                },
+                None,
+            )
+            .map(|()| "new empty network namespace".into()),
+        ),
+        line(
+            Feature::MountNamespace,
+            run(proc_layers(), None).map(|()| {
+                "a root of its own: system directories read-only, private /proc, /tmp and /dev/shm"
+                    .into()
+            }),
+        ),
+    ]
+}
+
+fn probe_seccomp(run: &Probe<'_>) -> Result<String, String> {
+    run(
+        Layers {
+            seccomp: true,
+            ..Layers::default()
+        },
+        None,
+    )
+    .map(|()| {
+        format!(
+            "{} system calls denied ({})",
+            seccomp::denied_count(),
+            std::env::consts::ARCH
+        )
+    })
+}
+
+/// Every layer at once, as every command runs.
+fn probe_full(run: &Probe<'_>) -> Result<String, String> {
     let full = Layers {
         user_ns: true,
         pid_ns: true,
@@ -292,14 +325,7 @@ fn probe_all() -> SupportReport {
         seccomp: true,
         limits: Some(Limits::default()),
     };
-    features.push(line(
-        Feature::FullSandbox,
-        run(full, Some(&system_only)).map(|()| "`true` ran inside every layer".into()),
-    ));
-    SupportReport {
-        kernel: kernel_release(),
-        features,
-    }
+    run(full, Some(&system_only())).map(|()| "`true` ran inside every layer".into())
 }
 
 /// RLIMIT_NPROC does not bind root (the kernel exempts uid 0), so for a root

@@ -80,7 +80,6 @@ mod containment;
 mod env;
 mod exec;
 mod features;
-mod intermediate;
 mod jobs;
 mod landlock_rules;
 pub mod launcher;

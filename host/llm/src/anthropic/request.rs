@@ -279,8 +279,8 @@ impl Serialize for ResultContent<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::parsed;
     use crate::types::{Message, ToolDefinition};
-    use crate::wire::parsed;
     use serde_json::json;
     #[test]
     fn body_maps_the_conversation_with_cache_breakpoints() {

@@ -262,18 +262,11 @@ impl StreamDecoder for Decoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Mutex;
+    use crate::test_support::decode_stream;
 
+    /// This provider's decoder, as the shared fixture drives it.
     fn decode(body: &str, chunk_size: usize) -> (Result<Response, AttemptError>, Vec<StreamEvent>) {
-        let seen = Mutex::new(Vec::new());
-        let sink = |event: StreamEvent| seen.lock().expect("lock").push(event);
-        let mut decoder = Decoder::new("fallback".into());
-        let mut result = Ok(());
-        for chunk in body.as_bytes().chunks(chunk_size) {
-            result = result.and_then(|_| decoder.feed(chunk, &sink));
-        }
-        let response = result.and_then(|_| decoder.finish(&sink));
-        (response, seen.into_inner().expect("lock"))
+        decode_stream(Decoder::new("fallback".into()), body, chunk_size)
     }
 
     const STREAM: &str = concat!(

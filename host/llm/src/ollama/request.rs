@@ -204,8 +204,8 @@ impl Serialize for Images<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::parsed;
     use crate::types::{Message, ToolDefinition};
-    use crate::wire::parsed;
     use serde_json::json;
 
     #[test]

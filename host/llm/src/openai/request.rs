@@ -345,8 +345,8 @@ impl Serialize for DataUrl<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::parsed;
     use crate::types::{Message, ToolDefinition};
-    use crate::wire::parsed;
     use serde_json::{Value, json};
 
     fn wire_body(request: &Request) -> Value {

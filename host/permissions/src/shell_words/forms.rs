@@ -2,7 +2,10 @@
 //! runs code where the walker does not look, a command's program name, the
 //! script of `bash -c`/`eval`, and the command a wrapper runs.
 
-use super::*;
+use brush_parser::ast;
+
+use super::parts::{Unanalyzable, Visit, WordText};
+use super::vocabulary::{MAX_NESTING, SHELLS, WRAPPERS, one_of};
 
 /// Whether `src` nests brackets or backquotes deeper than the parser can
 /// safely follow (quotes are not considered: this only ever refuses more).

@@ -13,13 +13,13 @@ use std::ptr;
 
 use libc::{c_int, c_uint};
 
-use crate::child::errno;
+use super::sys::errno;
 use crate::plan::Plan;
 
 /// The intermediate: relay the grandchild's fate, or kill it when the host
 /// is gone. Never returns.
-pub(crate) unsafe fn run(plan: &Plan, child: libc::pid_t, guard: c_int) -> ! {
-    // SAFETY: see `crate::child::enter`: single-threaded forked child.
+pub(super) unsafe fn run(plan: &Plan, child: libc::pid_t, guard: c_int) -> ! {
+    // SAFETY: see `super::enter`: single-threaded forked child.
     unsafe {
         // Signals could only interrupt us; SIGKILL still works.
         let mut all: libc::sigset_t = std::mem::zeroed();
@@ -73,7 +73,7 @@ pub(crate) unsafe fn run(plan: &Plan, child: libc::pid_t, guard: c_int) -> ! {
 
 /// Exits the way the grandchild did, so the host sees its code or signal.
 unsafe fn relay(status: c_int) -> ! {
-    // SAFETY: see `crate::child::enter`: single-threaded forked child.
+    // SAFETY: see `super::enter`: single-threaded forked child.
     unsafe {
         if libc::WIFEXITED(status) {
             libc::_exit(libc::WEXITSTATUS(status));
@@ -102,7 +102,7 @@ unsafe fn relay(status: c_int) -> ! {
 unsafe fn close_all_except(mut keep: [c_int; 3]) {
     keep.sort_unstable();
     let mut next: c_uint = 0;
-    // SAFETY: see `crate::child::enter`: single-threaded forked child.
+    // SAFETY: see `super::enter`: single-threaded forked child.
     unsafe {
         for fd in keep {
             if fd < 0 {
@@ -119,7 +119,7 @@ unsafe fn close_all_except(mut keep: [c_int; 3]) {
 }
 
 unsafe fn close_range(first: c_uint, last: c_uint) {
-    // SAFETY: see `crate::child::enter`: single-threaded forked child.
+    // SAFETY: see `super::enter`: single-threaded forked child.
     unsafe {
         if libc::syscall(libc::SYS_close_range, first, last, 0 as c_uint) != 0 {
             // Linux < 5.9: one by one, up to a sane bound.

@@ -1,0 +1,31 @@
+//! System-call helpers of the child that keep `errno` for the error a
+//! failed step reports.
+
+use std::ffi::CStr;
+use std::io;
+
+use libc::c_int;
+
+/// The calling thread's `errno`.
+pub(super) fn errno() -> c_int {
+    io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+/// Writes `data` to the file at `path` in one `write`, keeping errno.
+pub(super) unsafe fn write_file(path: &CStr, data: &[u8]) -> bool {
+    // SAFETY: plain syscalls on a NUL-terminated path and a live buffer.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return false;
+        }
+        let n = libc::write(fd, data.as_ptr().cast(), data.len());
+        let saved = errno();
+        libc::close(fd);
+        if n != data.len() as isize {
+            *libc::__errno_location() = if n < 0 { saved } else { libc::EIO };
+            return false;
+        }
+        true
+    }
+}
