@@ -16,7 +16,6 @@
 use kaizen_app::permission_flags::PermissionArgs;
 use kaizen_app::plugin_loading::Selection;
 use kaizen_app::session_builder::{Collaborators, Ready, SessionBuilder, SessionRequest, Start};
-use kaizen_plugins::interaction::NoUser;
 use kaizen_protocol::{
     Approval, ApprovalFuture, ApprovalRequest, Approver, CancellationToken, Event, Observer,
 };
@@ -92,11 +91,8 @@ async fn main() -> anyhow::Result<()> {
         recall_for: Some(task.clone()),
     };
     let collaborators = Collaborators {
-        interaction: Arc::new(NoUser),
-        ask_trust: None,
         approver: Some(Arc::new(ReadsOnly)),
-        steps: None,
-        inbox: None,
+        ..Collaborators::nobody()
     };
     let Ready {
         session,

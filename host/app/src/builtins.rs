@@ -6,8 +6,6 @@ use kaizen_plugins::{
     Capabilities, HttpCredential, Location, Origin, Pin, PluginSource, Precompiled,
     ProcessCapability,
 };
-use kaizen_sandbox::Containment;
-use std::path::{Path, PathBuf};
 
 /// `(name, plugin.toml, component, BLAKE3 of the component, the component
 /// compiled at build time)` per built-in.
@@ -36,7 +34,7 @@ pub fn sources() -> Vec<PluginSource> {
 
 /// The built-in planners: loaded for a run only when it uses one.
 /// `self-consistency` is written in Python and carried as source
-/// ([`from_source`]).
+/// (`kits::from_source`).
 pub const PLANNERS: &[&str] = &[
     "react",
     "plan-execute-verify",
@@ -44,38 +42,6 @@ pub const PLANNERS: &[&str] = &[
     "reflexion",
     "self-consistency",
 ];
-
-/// The built-in `name` that kaizen carries as source, built with its kit
-/// (each step confined by `containment`) now unless an earlier run built
-/// it (a wait on the first run); `None` when `name` is not one.
-pub async fn from_source(
-    home: &Path,
-    name: &str,
-    containment: &Containment,
-) -> anyhow::Result<Option<PluginSource>> {
-    let built = crate::kits::from_source::build(home, name, containment).await?;
-    Ok(built.map(source_in))
-}
-
-/// The built-ins carried as source that an earlier run built, for a
-/// listing (which does not build them).
-pub fn already_built(home: &Path) -> anyhow::Result<Vec<PluginSource>> {
-    let mut sources = Vec::new();
-    for name in crate::kits::from_source::names() {
-        if let Some(dir) = crate::kits::from_source::already_built(home, name)? {
-            sources.push(source_in(dir));
-        }
-    }
-    Ok(sources)
-}
-
-fn source_in(dir: PathBuf) -> PluginSource {
-    PluginSource {
-        origin: Origin::Builtin,
-        location: Location::Dir(dir),
-        pin: Pin::Unpinned,
-    }
-}
 
 /// A source for every built-in plugin but the hooks `enabled` does not
 /// name and the planners other than `planner`.

@@ -5,7 +5,7 @@
 
 use crate::builtins;
 use crate::context_config::ContextSection;
-use crate::mcp_servers::McpServerEntry;
+use crate::mcp_config::McpServerEntry;
 use crate::memory_setup::MemorySection;
 use crate::model_config::{FallbacksSection, model_roles};
 use crate::planner_setup::{PlannerSection, PlannersSection};
@@ -44,7 +44,7 @@ pub struct Setup {
     /// snapshot, for loading; removed when the last handle goes.
     pub workspace_copies: Option<Arc<tempfile::TempDir>>,
     /// The OS sandbox's settings from config (read directories, limits,
-    /// degraded mode); [`crate::plugin_loading::plugin_host`] completes them
+    /// degraded mode); `plugin_host::plugin_host` completes them
     /// into the session's containment.
     pub sandbox: Containment,
     /// How sessions are kept (the project's file over the user's).
@@ -92,7 +92,7 @@ pub struct Setup {
 impl Setup {
     /// The config's sandbox settings with the session's directories: the
     /// workspace and the added directories (read-write ones writable).
-    /// [`crate::plugin_loading::plugin_host`] adds what is hidden and
+    /// `plugin_host::plugin_host` adds what is hidden and
     /// protected.
     pub fn session_containment(&self) -> Containment {
         let mut containment = self.sandbox.clone();

@@ -3,7 +3,7 @@
 //! the files into what a run uses.
 
 use crate::context_config::ContextSection;
-use crate::mcp_servers::McpServerEntry;
+use crate::mcp_config::McpServerEntry;
 use crate::memory_setup::MemorySection;
 use crate::model_config::{
     FallbacksSection, ModelsSection, PluginLlmSection, SubAgentModelsSection,
@@ -23,10 +23,7 @@ mod granting;
 
 pub use granting::{PluginsSection, SandboxSection};
 
-/// The project's configuration file, at the workspace root.
-pub const PROJECT_CONFIG: &str = "kaizen.toml";
-/// The user's configuration file, under `KAIZEN_HOME`.
-pub const USER_CONFIG: &str = "config.toml";
+pub use crate::section::{PROJECT_CONFIG, USER_CONFIG};
 
 /// One configuration file.
 #[derive(Debug, Default, Deserialize)]

@@ -9,8 +9,12 @@
 //! and why, so that adding a section never means writing a trust rule by
 //! hand.
 
-use crate::config_file::PROJECT_CONFIG;
 use std::path::{Component, Path, PathBuf};
+
+/// The project's configuration file, at the workspace root.
+pub const PROJECT_CONFIG: &str = "kaizen.toml";
+/// The user's configuration file, under `KAIZEN_HOME`.
+pub const USER_CONFIG: &str = "config.toml";
 
 /// Who may set a section, and so what a workspace's file can do with it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,27 +7,22 @@
 //! result.
 
 use crate::config::Setup;
-use crate::guard_setup;
+use crate::guard_setup::{self, PermissionSetup};
 use crate::permission_flags::PermissionArgs;
 use crate::planner_setup::{PlannerChoice, planner_for};
 use crate::plugin_loading::{self, Selection};
 use crate::session;
-use crate::trust::{AskTrust, TrustStatus};
-use anyhow::Context as _;
-use kaizen_llm::{
-    FallbackProvider, HttpSettings, Provider, ProviderFactory, Recorder, ReplayProvider, Usage,
-    process_env, select_provider,
-};
-use kaizen_plugins::PluginSet;
-use kaizen_plugins::interaction::Interaction;
+use crate::trust::AskTrust;
+use kaizen_llm::{Provider, Usage};
+use kaizen_plugins::interaction::{Interaction, NoUser};
+use kaizen_plugins::{PluginHost, PluginSet};
 use kaizen_protocol::{Approver, Observer, PermissionMode};
 use kaizen_runtime::{
-    Agent, AgentConfig, Guard, Inbox, SessionRecorder, SessionState, StepExecutor, new_session_id,
+    Agent, AgentConfig, Guard, Inbox, SessionRecorder, SessionState, StepExecutor,
 };
 use kaizen_session_store::SessionStore;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// A failure before the loop could start, with its exit code.
@@ -51,6 +46,12 @@ impl<E: Into<anyhow::Error>> From<E> for SetupError {
 pub fn usage(error: anyhow::Error) -> SetupError {
     SetupError { code: 2, error }
 }
+
+mod stages;
+
+use stages::{
+    open_session, pricing_for, provider_for, recall, recorded, sandbox_warnings, with_fallbacks,
+};
 
 /// How the session starts.
 pub enum Start {
@@ -117,6 +118,21 @@ pub struct Collaborators<'a> {
     pub steps: Option<Arc<dyn StepExecutor>>,
     /// Messages that arrive while the run works.
     pub inbox: Option<Inbox>,
+}
+
+impl Collaborators<'_> {
+    /// Nobody to answer: plugins are told no user is available, calls
+    /// that ask are refused, the workspace is trusted only as recorded,
+    /// steps run in process.
+    pub fn nobody() -> Self {
+        Self {
+            interaction: Arc::new(NoUser),
+            ask_trust: None,
+            approver: None,
+            steps: None,
+            inbox: None,
+        }
+    }
 }
 
 /// A session ready to run, with what the front end still decides: its
@@ -195,20 +211,13 @@ impl<'a> SessionBuilder<'a> {
         let (setup, mut plugins) = (loaded.setup, loaded.plugins);
         let recalled = recall(&setup, &mut plugins, request.recall_for.as_deref());
         let provider = recorded(with_fallbacks(primary, &setup, &model), &request)?;
-        for failure in &plugins.failed {
-            tracing::warn!("{}", failure.summary());
-        }
-        let guard = guard_setup::build(
+        let guard = guard_stage(
             &setup,
-            loaded.host.sandbox(),
+            &loaded.host,
             loaded.permissions,
             &plugins,
             with.approver,
-        )
-        .map_err(usage)?;
-        for note in &guard.notes {
-            eprintln!("kaizen: {note}");
-        }
+        )?;
         let (store, state, seq) = open_session(&setup, request.start, &model)?;
         let recorder = session::recorder(&store, &state, seq, session::policy(&setup.sessions))?;
         let mut config = AgentConfig::new(&model, &setup.policy.workspace);
@@ -245,7 +254,7 @@ impl<'a> SessionBuilder<'a> {
         let pricing = pricing_for(&setup, provider.name());
         let session = Session {
             warnings: sandbox_warnings(&setup, &plugins),
-            guard: Arc::new(guard.guard),
+            guard,
             setup,
             plugins,
             provider,
@@ -259,6 +268,69 @@ impl<'a> SessionBuilder<'a> {
             config,
         })
     }
+}
+
+/// A session's tools without a model: what `kaizen mcp serve` offers an
+/// MCP client, every call through the session's guard.
+pub struct ToolSession {
+    /// Configuration and flags merged.
+    pub setup: Setup,
+    /// The loaded plugins and the tool registry.
+    pub plugins: PluginSet,
+    /// Permissions, hooks and the approver.
+    pub guard: Arc<Guard>,
+}
+
+/// The stages a session's tools need (configuration and trust,
+/// permissions, plugins, the guard) for the workspace and plugins of
+/// `selection` under `permissions`, working with `with` (its step
+/// executor and inbox are not used: no model runs).
+pub async fn tool_session(
+    selection: &Selection,
+    permissions: &PermissionArgs,
+    with: Collaborators<'_>,
+) -> Result<ToolSession, SetupError> {
+    let loaded = plugin_loading::load_with(
+        selection,
+        with.interaction,
+        with.ask_trust,
+        permissions,
+        Some(None),
+    )
+    .await?;
+    let guard = guard_stage(
+        &loaded.setup,
+        &loaded.host,
+        loaded.permissions,
+        &loaded.plugins,
+        with.approver,
+    )?;
+    Ok(ToolSession {
+        setup: loaded.setup,
+        plugins: loaded.plugins,
+        guard,
+    })
+}
+
+/// The guard: the permission rules and mode, hooks (the plugins' and the
+/// configured command hooks, run in `host`'s sandbox) and `approver`;
+/// plugins that failed to load and the guard's notes are told.
+fn guard_stage(
+    setup: &Setup,
+    host: &PluginHost,
+    permissions: PermissionSetup,
+    plugins: &PluginSet,
+    approver: Option<Arc<dyn Approver>>,
+) -> Result<Arc<Guard>, SetupError> {
+    for failure in &plugins.failed {
+        tracing::warn!("{}", failure.summary());
+    }
+    let guard =
+        guard_setup::build(setup, host.sandbox(), permissions, plugins, approver).map_err(usage)?;
+    for note in &guard.notes {
+        eprintln!("kaizen: {note}");
+    }
+    Ok(Arc::new(guard.guard))
 }
 
 impl Session {
@@ -285,151 +357,6 @@ impl Session {
         }
         self.recorder.problems()
     }
-}
-
-/// What earlier sessions learned, for `task`, and the Memory tool in
-/// `plugins`' registry; `None` without a task, or when memory is off or
-/// its store is damaged (which costs the run its memory, not the run).
-fn recall(setup: &Setup, plugins: &mut PluginSet, task: Option<&str>) -> Option<String> {
-    let task = task?;
-    crate::memory_setup::for_run(
-        &setup.kaizen_home,
-        &setup.memory,
-        &setup.policy.workspace,
-        setup.trust == TrustStatus::Trusted,
-        task,
-        &mut plugins.registry,
-    )
-    .unwrap_or_else(|err| {
-        eprintln!("kaizen: warning: the run goes on without its memory: {err:#}");
-        None
-    })
-}
-
-/// The session store (redacting the provider keys and the host's HTTP
-/// credentials), and the session's state and where its log ends: new
-/// (its metadata made unless made before) or continued.
-fn open_session(
-    setup: &Setup,
-    start: Start,
-    model: &str,
-) -> Result<(SessionStore, SessionState, u64), SetupError> {
-    let secret_vars: Vec<String> = setup
-        .policy
-        .http_credentials
-        .iter()
-        .map(|credential| credential.env.clone())
-        .collect();
-    let store = session::configure(session::open_store()?, &setup.sessions, &secret_vars);
-    let (state, seq) = match start {
-        Start::Continue { state, seq } => (*state, seq),
-        Start::New {
-            id,
-            made_before,
-            task,
-        } => {
-            let state = SessionState::new(id.unwrap_or_else(new_session_id), model);
-            if !made_before {
-                session::create(&store, &state, &task, &setup.policy.workspace)?;
-            }
-            (state, 0)
-        }
-    };
-    Ok((store, state, seq))
-}
-
-/// What model calls cost, by the setup's prices for `provider`; a model
-/// with no known price costs 0, with a warning the first time.
-fn pricing_for(setup: &Setup, provider: &str) -> Pricing {
-    let prices = setup.prices.clone();
-    let provider = provider.to_string();
-    let warned = AtomicBool::new(false);
-    Box::new(move |model: &str, usage: &Usage| {
-        prices.cost_for(&provider, model, usage).unwrap_or_else(|| {
-            if !warned.swap(true, Ordering::Relaxed) {
-                tracing::warn!(
-                    "no price is known for model `{model}`; its cost is counted as 0 and --budget-usd cannot bound it"
-                );
-            }
-            0.0
-        })
-    })
-}
-
-/// What the user must hear about the OS sandbox every run: when the user's
-/// config lets programs run without a kernel feature this machine lacks
-/// (`allow-degraded`), and a loaded plugin may run programs, which layers
-/// they run without.
-fn sandbox_warnings(setup: &Setup, plugins: &PluginSet) -> Vec<String> {
-    let runs_programs = plugins
-        .loaded
-        .iter()
-        .any(|plugin| plugin.grant.process.is_some());
-    if !setup.sandbox.allow_degraded || !runs_programs {
-        return Vec::new();
-    }
-    let report = kaizen_sandbox::support();
-    let missing: Vec<String> = report
-        .features
-        .iter()
-        .filter(|line| !line.supported)
-        .map(|line| format!("{} ({})", line.feature, line.detail))
-        .collect();
-    if missing.is_empty() {
-        return Vec::new();
-    }
-    vec![format!(
-        "the OS sandbox is degraded: programs run without {} (allowed by [sandbox] \
-         allow-degraded in the user's config); they are less isolated than SECURITY.md describes",
-        missing.join("; ")
-    )]
-}
-
-/// `primary`, falling back along the config's `[fallbacks]` chains when
-/// there are any (a replay never falls back).
-fn with_fallbacks(primary: Box<dyn Provider>, setup: &Setup, model: &str) -> Box<dyn Provider> {
-    let chains = crate::model_config::chains(&setup.fallbacks, &setup.models, model);
-    if chains.is_empty() {
-        return primary;
-    }
-    let make: ProviderFactory = Box::new(|model: &str| {
-        select_provider(Some(model), None, &process_env, &HttpSettings::default())
-    });
-    Box::new(FallbackProvider::new(primary, chains, make))
-}
-
-/// `provider`, its responses recorded when the request asks: outside the
-/// fallbacks, so that a replay gets the answers whichever model gave them.
-fn recorded(
-    provider: Box<dyn Provider>,
-    request: &SessionRequest,
-) -> Result<Box<dyn Provider>, SetupError> {
-    Ok(match &request.record {
-        Some(path) => Box::new(
-            Recorder::new(provider, path)
-                .with_context(|| format!("--record {}", path.display()))?,
-        ),
-        None => provider,
-    })
-}
-
-/// The model name and a provider: a replay, or one chosen from the request
-/// and the environment.
-fn provider_for(request: &SessionRequest) -> Result<(String, Box<dyn Provider>), SetupError> {
-    if let Some(path) = &request.replay {
-        let replay = ReplayProvider::open(path)
-            .map_err(|err| usage(anyhow::anyhow!("--replay {}: {err}", path.display())))?;
-        let model = request.model.clone().unwrap_or_else(|| "replay".into());
-        return Ok((model, Box::new(replay)));
-    }
-    let selection = select_provider(
-        request.model.as_deref(),
-        request.provider.as_deref(),
-        &process_env,
-        &HttpSettings::default(),
-    )
-    .map_err(|err| usage(anyhow::anyhow!("{err}")))?;
-    Ok((selection.model, selection.provider))
 }
 
 /// Refuses limits that cannot work (`timeout` seconds, `budget_usd`,

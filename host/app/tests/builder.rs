@@ -6,7 +6,6 @@
 use kaizen_app::permission_flags::PermissionArgs;
 use kaizen_app::plugin_loading::Selection;
 use kaizen_app::session_builder::{Collaborators, Ready, SessionBuilder, SessionRequest, Start};
-use kaizen_plugins::interaction::NoUser;
 use kaizen_protocol::{
     Approval, ApprovalFuture, ApprovalRequest, Approver, CancellationToken, Event, Observer, Status,
 };
@@ -96,11 +95,8 @@ async fn an_embedder_builds_runs_watches_and_approves_a_session() {
     };
     let approver = Arc::new(Refuses::default());
     let collaborators = Collaborators {
-        interaction: Arc::new(NoUser),
-        ask_trust: None,
         approver: Some(approver.clone()),
-        steps: None,
-        inbox: None,
+        ..Collaborators::nobody()
     };
     let Ready {
         session,

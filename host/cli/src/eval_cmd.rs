@@ -150,7 +150,7 @@ pub async fn eval(options: EvalOptions) -> anyhow::Result<u8> {
         options.planners.clone()
     };
     let containment =
-        kaizen_app::plugin_loading::state_containment(&kaizen_app::config::kaizen_home()?)?;
+        kaizen_app::plugin_host::state_containment(&kaizen_app::config::kaizen_home()?)?;
     let mut rows = Vec::new();
     for task in &tasks {
         for planner in &planners {

@@ -3,12 +3,11 @@
 
 use crate::PermissionArgs;
 use anyhow::Context as _;
-use kaizen_app::guard_setup;
 use kaizen_app::mcp_servers;
 use kaizen_app::plugin_loading::Selection;
+use kaizen_app::session_builder::{Collaborators, ToolSession, tool_session};
 use kaizen_mcp::client::{McpServer, McpTool, ServerState, Transport, start_all};
 use kaizen_mcp::{HttpOptions, ToolServer, serve_http, serve_stdio};
-use kaizen_plugins::interaction::NoUser;
 use kaizen_protocol::Silent;
 use kaizen_runtime::{DirectSession, new_session_id};
 use kaizen_tools::ToolRegistry;
@@ -26,27 +25,16 @@ pub async fn serve(
     flags: &PermissionArgs,
     http: Option<SocketAddr>,
 ) -> anyhow::Result<()> {
-    let loaded =
-        kaizen_app::plugin_loading::load_with(selection, Arc::new(NoUser), None, flags, Some(None))
-            .await?;
-    for failure in &loaded.plugins.failed {
-        tracing::warn!("{}", failure.summary());
-    }
-    let guard = guard_setup::build(
-        &loaded.setup,
-        loaded.host.sandbox(),
-        loaded.permissions,
-        &loaded.plugins,
-        None,
-    )?;
-    for note in &guard.notes {
-        eprintln!("kaizen: {note}");
-    }
-    let mut plugins = loaded.plugins;
+    let ToolSession {
+        setup,
+        mut plugins,
+        guard,
+    } = tool_session(selection, flags, Collaborators::nobody())
+        .await
+        .map_err(|failure| failure.error)?;
     let tools = Arc::new(std::mem::take(&mut plugins.registry));
     let plugins = Arc::new(plugins);
-    let guard = Arc::new(guard.guard);
-    let workspace = loaded.setup.workspace.clone();
+    let workspace = setup.workspace.clone();
     // Background shells and stateful instances end with their MCP session.
     let session = move || {
         let plugins = plugins.clone();
@@ -56,7 +44,7 @@ pub async fn serve(
     match http {
         None => serve_stdio(session()).await,
         Some(addr) => {
-            let bearer = bearer_token(&loaded.setup.mcp.serve_token_env)?;
+            let bearer = bearer_token(&setup.mcp.serve_token_env)?;
             let options = HttpOptions { addr, bearer };
             serve_http(session, options, |bound| {
                 eprintln!("kaizen: serving MCP at http://{bound}/mcp");

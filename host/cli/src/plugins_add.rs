@@ -5,7 +5,8 @@
 
 use anyhow::{Context as _, bail};
 use kaizen_app::config::Setup;
-use kaizen_app::plugin_loading::{checking_host, plugin_dir};
+use kaizen_app::kits::plugin_dir;
+use kaizen_app::plugin_host::checking_host;
 use kaizen_plugins::{
     Digest, LOCK_FILE, Location, LockEntry, MANIFEST_FILE, Manifest, Origin, Pin, PluginLock,
     PluginSource, plugin_dirs, signature_path,

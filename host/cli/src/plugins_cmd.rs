@@ -2,7 +2,8 @@
 
 use kaizen_app::config::Setup;
 use kaizen_app::config::kaizen_home;
-use kaizen_app::plugin_loading::{Selection, checking_host, load};
+use kaizen_app::plugin_host::checking_host;
+use kaizen_app::plugin_loading::{Selection, load};
 use kaizen_plugins::{
     Capabilities, EffectiveGrant, LoadedPlugin, Origin, PluginSet, SignaturePolicy,
 };

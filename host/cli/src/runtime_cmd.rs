@@ -6,13 +6,11 @@ use crate::local_runtime::{self, LocalRuntime};
 use crate::output::{OutputFormat, Printer};
 use crate::run_options::RunOptions;
 use kaizen_app::config::Setup;
+use kaizen_app::external_sessions::keep_session;
 use kaizen_app::session::{self, Choice};
 use kaizen_app::session_builder::{SetupError, usage};
 use kaizen_app::trust::TrustStatus;
-use kaizen_protocol::{
-    CancellationToken, PassedOver, PermissionMode, RUNTIME_NAME, RunResult, TokensUsed,
-};
-use kaizen_runtime::new_session_id;
+use kaizen_protocol::{CancellationToken, PassedOver, PermissionMode, RUNTIME_NAME};
 use kaizen_runtimes::selector::{self, AUTO};
 use kaizen_runtimes::{
     Availability, ExecutionContext, History, Limits, PastRun, Resume, RuntimeAdapter, RuntimeError,
@@ -176,61 +174,6 @@ fn resumed_session(
         .get_or_insert_with(|| PathBuf::from(&meta.cwd));
     options.session = Choice::New;
     Ok(Some(meta))
-}
-
-/// Keeps an external runtime's run as a Kaizen session (a new one, or the
-/// resumed one, updated), so that `kaizen sessions` lists it and `kaizen
-/// run --resume` continues it; the result names that session, and the
-/// runtime's own id goes in the session's metadata.
-fn keep_session(
-    result: &mut RunResult,
-    resumed: Option<SessionMeta>,
-    context: &ExecutionContext,
-) -> anyhow::Result<()> {
-    let store = session::open_store()?;
-    let theirs = Some(result.session_id.clone()).filter(|id| !id.is_empty());
-    let id = match resumed {
-        Some(meta) => {
-            store.update_meta(&meta.id, |meta| {
-                meta.status = result.status.as_str().to_string();
-                meta.cycles += result.cycles_used;
-                meta.cost_usd += result.cost_usd;
-                meta.runtime_tokens = Some(add(meta.runtime_tokens, result.tokens_used));
-                if theirs.is_some() {
-                    meta.runtime_session.clone_from(&theirs);
-                }
-            })?;
-            meta.id
-        }
-        None => {
-            let mut meta = SessionMeta::new(
-                new_session_id(),
-                &context.task,
-                &result.model_used,
-                context.workspace.display().to_string(),
-            );
-            meta.status = result.status.as_str().to_string();
-            meta.cycles = result.cycles_used;
-            meta.cost_usd = result.cost_usd;
-            meta.runtime = Some(result.runtime_name.clone());
-            meta.runtime_session = theirs;
-            meta.runtime_tokens = Some(result.tokens_used);
-            store.create(&meta)?;
-            meta.id
-        }
-    };
-    result.session_id = id;
-    Ok(())
-}
-
-/// `so_far` and `more` together.
-fn add(so_far: Option<TokensUsed>, more: TokensUsed) -> TokensUsed {
-    let so_far = so_far.unwrap_or_default();
-    TokensUsed {
-        input: so_far.input + more.input,
-        output: so_far.output + more.output,
-        total: so_far.total + more.total,
-    }
 }
 
 /// What every runtime is told about the task.

@@ -12,6 +12,7 @@ use crate::output::{OutputFormat, Printer};
 use crate::run_cmd::{self, Finished};
 use crate::run_options::RunOptions;
 use kaizen_app::session::{self, Choice};
+use kaizen_app::workspace_roots::{confined_workspace, workspace_roots};
 use kaizen_cluster::{Asker, RestateSteps, TurnFuture, TurnRequest, TurnRunner, TurnStart};
 use kaizen_protocol::{CancellationToken, RunResult};
 use std::net::SocketAddr;
@@ -100,49 +101,6 @@ pub async fn serve(args: WorkerArgs) -> u8 {
     }
 }
 
-/// The directories turns may work in, canonical: `roots`, else the
-/// current directory.
-fn workspace_roots(roots: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
-    let here =
-        std::env::current_dir().map_err(|err| format!("reading the current directory: {err}"))?;
-    let roots = match roots.is_empty() {
-        true => vec![here.clone()],
-        false => roots.to_vec(),
-    };
-    roots
-        .iter()
-        .map(|root| {
-            here.join(root)
-                .canonicalize()
-                .map_err(|err| format!("--root {}: {err}", root.display()))
-        })
-        .collect()
-}
-
-/// The workspace of a turn asking for `cwd`, if it lies in one of
-/// `roots`: a request cannot send the worker's keys and grants to work
-/// anywhere on its machine.
-fn confined_workspace(cwd: Option<&str>, roots: &[PathBuf]) -> Result<PathBuf, String> {
-    let here =
-        std::env::current_dir().map_err(|err| format!("reading the current directory: {err}"))?;
-    let asked = cwd.map_or_else(|| here.clone(), |cwd| here.join(cwd));
-    let real = asked
-        .canonicalize()
-        .map_err(|err| format!("the workspace {} cannot be used: {err}", asked.display()))?;
-    if roots.iter().any(|root| real.starts_with(root)) {
-        return Ok(real);
-    }
-    Err(format!(
-        "the workspace {} is outside the directories this worker serves ({}); start the worker with --root for it",
-        real.display(),
-        roots
-            .iter()
-            .map(|root| root.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    ))
-}
-
 /// Runs turns with this process's configuration, in workspaces inside
 /// `roots`.
 struct Worker {
@@ -152,7 +110,7 @@ struct Worker {
 impl TurnRunner for Worker {
     fn log_end(&self, id: &str) -> Result<Option<u64>, String> {
         let store = session::open_store().map_err(|err| format!("{err:#}"))?;
-        if store.dir(id).is_err() {
+        if !matches!(store.exists(id), Ok(true)) {
             return Ok(None);
         }
         kaizen_runtime::restore(&store, id)
@@ -235,7 +193,7 @@ async fn run_turn(
     // again, step by step, as the journal gives the steps back. A session
     // this turn creates that an earlier run made is taken back to nothing
     // but kept, with the stream its submitter is part-way through.
-    let made_before = start.seq.is_none() && store.dir(&session).is_ok();
+    let made_before = start.seq.is_none() && matches!(store.exists(&session), Ok(true));
     if let Some(seq) = start.seq.or(made_before.then_some(0)) {
         kaizen_runtime::rewind_log(&store, &session, seq).map_err(|err| err.to_string())?;
     }

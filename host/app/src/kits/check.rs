@@ -5,7 +5,7 @@
 
 use super::Project;
 use crate::builtins;
-use crate::plugin_loading::checking_host;
+use crate::plugin_host::checking_host;
 use anyhow::bail;
 use kaizen_plugins::{
     GrantPolicy, Location, Origin, Pin, PluginSet, PluginSource, SignaturePolicy,
@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 /// Loads the project's component and prints what it provides; an error
 /// says why a session could not load it.
 pub async fn report(project: &Project) -> anyhow::Result<()> {
-    let home = crate::config::kaizen_home()?;
+    let home = crate::home::kaizen_home()?;
     let host = checking_host(&home, &SignaturePolicy::default())?;
     let name = &project.manifest.plugin.name;
     let mut policy = GrantPolicy::new(&project.dir);

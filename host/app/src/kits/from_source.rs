@@ -7,7 +7,7 @@
 use super::toolchain::installed;
 use super::{Kit, Lang, Project, copy_tree, embedded, python, toolchain};
 use anyhow::Context as _;
-use kaizen_plugins::Manifest;
+use kaizen_plugins::{Location, Manifest, Origin, Pin, PluginSource};
 use kaizen_sandbox::Containment;
 use std::path::{Path, PathBuf};
 
@@ -82,4 +82,36 @@ pub async fn build(
         format!("the built-in `{name}` is built on first use, which needs python3 and PyPI once")
     })
     .map(Some)
+}
+
+/// The built-in `name` that kaizen carries as source, built with its kit
+/// (each step confined by `containment`) now unless an earlier run built
+/// it (a wait on the first run); `None` when `name` is not one.
+pub async fn source(
+    home: &Path,
+    name: &str,
+    containment: &Containment,
+) -> anyhow::Result<Option<PluginSource>> {
+    let built = build(home, name, containment).await?;
+    Ok(built.map(source_in))
+}
+
+/// The built-ins carried as source that an earlier run built, for a
+/// listing (which does not build them).
+pub fn built_sources(home: &Path) -> anyhow::Result<Vec<PluginSource>> {
+    let mut sources = Vec::new();
+    for name in names() {
+        if let Some(dir) = already_built(home, name)? {
+            sources.push(source_in(dir));
+        }
+    }
+    Ok(sources)
+}
+
+fn source_in(dir: PathBuf) -> PluginSource {
+    PluginSource {
+        origin: Origin::Builtin,
+        location: Location::Dir(dir),
+        pin: Pin::Unpinned,
+    }
 }

@@ -14,7 +14,7 @@ mod rust;
 mod toolchain;
 
 use anyhow::{Context as _, bail};
-use kaizen_plugins::{Manifest, valid_plugin_name};
+use kaizen_plugins::{MANIFEST_FILE, Manifest, valid_plugin_name};
 use kaizen_sandbox::Containment;
 use std::path::{Path, PathBuf};
 
@@ -165,14 +165,14 @@ pub fn new_project(name: &str, lang: Lang, dir: Option<&Path>) -> anyhow::Result
 
 /// The project in `dir`, its language and the kits.
 fn open(dir: &Path) -> anyhow::Result<(Project, Lang, Kit)> {
-    let dir = crate::plugin_loading::plugin_dir(dir)?;
+    let dir = plugin_dir(dir)?;
     let manifest = Manifest::load(&dir).map_err(|err| anyhow::anyhow!("{err}"))?;
     let lang = Lang::of_project(&dir)?;
-    let home = crate::config::kaizen_home()?;
+    let home = crate::home::kaizen_home()?;
     let kit = Kit {
         root: embedded::extracted(&home.join("kits"))?,
         toolchains: toolchain::cache_dir(&home)?,
-        containment: crate::plugin_loading::state_containment(&home)?,
+        containment: crate::plugin_host::state_containment(&home)?,
     };
     let project = Project {
         output: manifest.component_path(&dir),
@@ -268,6 +268,21 @@ pub fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The canonical path of the plugin directory `path`, which must hold a
+/// manifest.
+pub fn plugin_dir(path: &Path) -> anyhow::Result<PathBuf> {
+    let dir = path
+        .canonicalize()
+        .with_context(|| format!("{} does not exist", path.display()))?;
+    if !dir.join(MANIFEST_FILE).is_file() {
+        anyhow::bail!(
+            "{} has no {MANIFEST_FILE}: give a plugin project's directory (`kaizen plugins new NAME --lang LANG` makes one)",
+            dir.display()
+        );
+    }
+    Ok(dir)
 }
 
 #[cfg(test)]
