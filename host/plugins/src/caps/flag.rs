@@ -31,3 +31,36 @@ pub(crate) fn describe(name: &str, on: &bool) -> Vec<String> {
         Vec::new()
     }
 }
+
+/// The [`HostCapability`](super::HostCapability) methods every plain-`true`
+/// capability shares (`union`, `intersect`, `is_granted`,
+/// `describe_request`, `describe_grant`), written inside its `impl`.
+macro_rules! flag_methods {
+    () => {
+        fn union(a: &bool, b: &bool) -> bool {
+            $crate::caps::flag::union(a, b)
+        }
+
+        fn intersect(
+            _cx: &$crate::caps::GrantContext<'_>,
+            requested: &bool,
+            granted: &bool,
+            out: &mut $crate::caps::EffectiveGrant,
+        ) -> bool {
+            $crate::caps::flag::intersect(Self::NAME, requested, granted, out)
+        }
+
+        fn is_granted(grant: &bool) -> bool {
+            *grant
+        }
+
+        fn describe_request(request: &bool) -> Vec<String> {
+            $crate::caps::flag::describe(Self::NAME, request)
+        }
+
+        fn describe_grant(grant: &bool) -> Vec<String> {
+            $crate::caps::flag::describe(Self::NAME, grant)
+        }
+    };
+}
+pub(crate) use flag_methods;

@@ -1,7 +1,7 @@
 //! `agent`: a plugin runs sub-agents through the call's
 //! [`SubAgentLink`], within the session's tools and budget.
 
-use super::{EffectiveGrant, GrantContext, HostCapability, LoadContext, StoreContext, flag};
+use super::{HostCapability, LoadContext, StoreContext, flag};
 use crate::bindings::agent;
 use crate::call::CallSetup;
 use crate::state::PluginState;
@@ -20,30 +20,7 @@ impl HostCapability for Agent {
     /// Where the current tool call may start sub-agents.
     type State = SubAgentLink;
 
-    fn union(a: &bool, b: &bool) -> bool {
-        flag::union(a, b)
-    }
-
-    fn intersect(
-        _cx: &GrantContext<'_>,
-        requested: &bool,
-        granted: &bool,
-        out: &mut EffectiveGrant,
-    ) -> bool {
-        flag::intersect(Self::NAME, requested, granted, out)
-    }
-
-    fn is_granted(grant: &bool) -> bool {
-        *grant
-    }
-
-    fn describe_request(request: &bool) -> Vec<String> {
-        flag::describe(Self::NAME, request)
-    }
-
-    fn describe_grant(grant: &bool) -> Vec<String> {
-        flag::describe(Self::NAME, grant)
-    }
+    flag::flag_methods!();
 
     fn link(linker: &mut Linker<PluginState>) -> wasmtime::Result<()> {
         agent::add_to_linker::<_, HasSelf<PluginState>>(linker, |state| state)

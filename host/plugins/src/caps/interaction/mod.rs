@@ -4,7 +4,7 @@
 
 pub mod handler;
 
-use super::{EffectiveGrant, GrantContext, HostCapability, LoadContext, StoreContext, flag};
+use super::{GrantContext, HostCapability, LoadContext, StoreContext, flag};
 use crate::bindings::interaction;
 use crate::discovery::Origin;
 use crate::state::PluginState;
@@ -28,35 +28,12 @@ impl HostCapability for InteractionCap {
     type Shared = Arc<dyn Interaction>;
     type State = Arc<dyn Interaction>;
 
-    fn union(a: &bool, b: &bool) -> bool {
-        flag::union(a, b)
-    }
+    flag::flag_methods!();
 
     /// Every plugin but a workspace's own (which must be granted it by name
     /// or `*`) may ask.
     fn default_grant(cx: &GrantContext<'_>) -> bool {
         cx.origin != Origin::Workspace
-    }
-
-    fn intersect(
-        _cx: &GrantContext<'_>,
-        requested: &bool,
-        granted: &bool,
-        out: &mut EffectiveGrant,
-    ) -> bool {
-        flag::intersect(Self::NAME, requested, granted, out)
-    }
-
-    fn is_granted(grant: &bool) -> bool {
-        *grant
-    }
-
-    fn describe_request(request: &bool) -> Vec<String> {
-        flag::describe(Self::NAME, request)
-    }
-
-    fn describe_grant(grant: &bool) -> Vec<String> {
-        flag::describe(Self::NAME, grant)
     }
 
     fn link(linker: &mut Linker<PluginState>) -> wasmtime::Result<()> {

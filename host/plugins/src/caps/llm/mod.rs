@@ -3,7 +3,7 @@
 //! and counts the cost. Served during a tool's call, a planner's calls and
 //! a hook's events.
 
-use super::{EffectiveGrant, GrantContext, HostCapability, LoadContext, StoreContext, flag};
+use super::{HostCapability, LoadContext, StoreContext, flag};
 use crate::bindings::llm;
 use crate::call::CallSetup;
 use crate::state::PluginState;
@@ -24,30 +24,7 @@ impl HostCapability for Llm {
     /// Where the current call's completions go.
     type State = CompletionLink;
 
-    fn union(a: &bool, b: &bool) -> bool {
-        flag::union(a, b)
-    }
-
-    fn intersect(
-        _cx: &GrantContext<'_>,
-        requested: &bool,
-        granted: &bool,
-        out: &mut EffectiveGrant,
-    ) -> bool {
-        flag::intersect(Self::NAME, requested, granted, out)
-    }
-
-    fn is_granted(grant: &bool) -> bool {
-        *grant
-    }
-
-    fn describe_request(request: &bool) -> Vec<String> {
-        flag::describe(Self::NAME, request)
-    }
-
-    fn describe_grant(grant: &bool) -> Vec<String> {
-        flag::describe(Self::NAME, grant)
-    }
+    flag::flag_methods!();
 
     fn link(linker: &mut Linker<PluginState>) -> wasmtime::Result<()> {
         llm::add_to_linker::<_, HasSelf<PluginState>>(linker, |state| state)

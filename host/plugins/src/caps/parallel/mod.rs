@@ -4,7 +4,7 @@
 //! calling call's context and each has the plugin's limits; they cannot
 //! fan out again.
 
-use super::{EffectiveGrant, GrantContext, HostCapability, LoadContext, StoreContext, flag};
+use super::{HostCapability, LoadContext, StoreContext, flag};
 use crate::bindings::parallel;
 use crate::call::CallSetup;
 use crate::runtime::PluginRuntime;
@@ -41,30 +41,7 @@ impl HostCapability for Parallel {
     /// How the current call may fan out; none for calls made that way.
     type State = Option<FanOut>;
 
-    fn union(a: &bool, b: &bool) -> bool {
-        flag::union(a, b)
-    }
-
-    fn intersect(
-        _cx: &GrantContext<'_>,
-        requested: &bool,
-        granted: &bool,
-        out: &mut EffectiveGrant,
-    ) -> bool {
-        flag::intersect(Self::NAME, requested, granted, out)
-    }
-
-    fn is_granted(grant: &bool) -> bool {
-        *grant
-    }
-
-    fn describe_request(request: &bool) -> Vec<String> {
-        flag::describe(Self::NAME, request)
-    }
-
-    fn describe_grant(grant: &bool) -> Vec<String> {
-        flag::describe(Self::NAME, grant)
-    }
+    flag::flag_methods!();
 
     fn link(linker: &mut Linker<PluginState>) -> wasmtime::Result<()> {
         parallel::add_to_linker::<_, HasSelf<PluginState>>(linker, |state| state)
