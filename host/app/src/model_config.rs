@@ -8,66 +8,75 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The `[models]` table: a model name by role (`planner = "gpt-4o-mini"`).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(transparent)]
-pub struct ModelsSection(pub BTreeMap<String, String>);
+/// A table of model names, checked by `$check`, that a trusted
+/// workspace's file extends: `[models]` and `[sub-agent-models]`.
+macro_rules! model_table {
+    ($(#[$doc:meta])* $name:ident, $key:literal, $check:path) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Default, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(pub BTreeMap<String, String>);
 
-impl Section for ModelsSection {
-    const KEY: &'static str = "[models]";
-    const SCOPE: Scope = Scope::Trusted;
+        impl Section for $name {
+            const KEY: &'static str = $key;
+            const SCOPE: Scope = Scope::Trusted;
 
-    fn is_set(&self) -> bool {
-        !self.0.is_empty()
-    }
-
-    fn merge(&mut self, over: Self) {
-        self.0.extend(over.0);
-    }
-
-    fn check(&self, file: &Path) -> anyhow::Result<()> {
-        for (role, model) in &self.0 {
-            if role == "main" {
-                anyhow::bail!(
-                    "{}: [models] main: the main model is the session's; choose it with --model",
-                    file.display()
-                );
+            fn is_set(&self) -> bool {
+                !self.0.is_empty()
             }
-            check_role(file, "[models]", role)?;
-            if model.trim().is_empty() {
-                anyhow::bail!("{}: [models] {role} is empty; name a model", file.display());
+
+            fn merge(&mut self, over: Self) {
+                self.0.extend(over.0);
+            }
+
+            fn check(&self, file: &Path) -> anyhow::Result<()> {
+                $check(file, &self.0)
             }
         }
-        Ok(())
-    }
+    };
 }
 
-/// The `[sub-agent-models]` table: a model name by sub-agent type
-/// (`Explore = "gpt-4o-mini"`), over the `sub-agent` role's.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(transparent)]
-pub struct SubAgentModelsSection(pub BTreeMap<String, String>);
+model_table!(
+    /// The `[models]` table: a model name by role (`planner = "gpt-4o-mini"`).
+    ModelsSection,
+    "[models]",
+    check_models
+);
 
-impl Section for SubAgentModelsSection {
-    const KEY: &'static str = "[sub-agent-models]";
-    const SCOPE: Scope = Scope::Trusted;
+model_table!(
+    /// The `[sub-agent-models]` table: a model name by sub-agent type
+    /// (`Explore = "gpt-4o-mini"`), over the `sub-agent` role's.
+    SubAgentModelsSection,
+    "[sub-agent-models]",
+    check_sub_agent_models
+);
 
-    fn is_set(&self) -> bool {
-        !self.0.is_empty()
-    }
-
-    fn merge(&mut self, over: Self) {
-        self.0.extend(over.0);
-    }
-
-    fn check(&self, file: &Path) -> anyhow::Result<()> {
-        match self.0.iter().find(|(_, model)| model.trim().is_empty()) {
-            Some((kind, _)) => anyhow::bail!(
-                "{}: [sub-agent-models] {kind} is empty; name a model",
+/// Refuses `[models]` entries for `main` (the session's model) or for a
+/// role that does not exist, and empty model names.
+fn check_models(file: &Path, models: &BTreeMap<String, String>) -> anyhow::Result<()> {
+    for (role, model) in models {
+        if role == "main" {
+            anyhow::bail!(
+                "{}: [models] main: the main model is the session's; choose it with --model",
                 file.display()
-            ),
-            None => Ok(()),
+            );
         }
+        check_role(file, "[models]", role)?;
+        if model.trim().is_empty() {
+            anyhow::bail!("{}: [models] {role} is empty; name a model", file.display());
+        }
+    }
+    Ok(())
+}
+
+/// Refuses empty model names in `[sub-agent-models]`.
+fn check_sub_agent_models(file: &Path, models: &BTreeMap<String, String>) -> anyhow::Result<()> {
+    match models.iter().find(|(_, model)| model.trim().is_empty()) {
+        Some((kind, _)) => anyhow::bail!(
+            "{}: [sub-agent-models] {kind} is empty; name a model",
+            file.display()
+        ),
+        None => Ok(()),
     }
 }
 

@@ -66,10 +66,12 @@ compact = false
 enabled = false
 "#;
 
-fn merged(trusted: bool) -> (ConfigFile, Vec<String>) {
+/// The user's file (`user`) with a workspace's (`project`) over it, in a
+/// workspace that is `trusted` or not; the notes on what was left out.
+fn effective_of(user: &str, project: &str, trusted: bool) -> (ConfigFile, Vec<String>) {
     let file = Path::new("/ws/kaizen.toml");
-    let project = ConfigFile::parse(EVERYTHING, file).unwrap();
-    let user = ConfigFile::parse("[plugins]\nmax-memory-mib = 128\n", Path::new("/u")).unwrap();
+    let project = ConfigFile::parse(project, file).unwrap();
+    let user = ConfigFile::parse(user, Path::new("/u")).unwrap();
     let mut notes = Vec::new();
     let mut admission = Admission {
         trusted,
@@ -87,6 +89,10 @@ fn merged(trusted: bool) -> (ConfigFile, Vec<String>) {
     )
     .unwrap();
     (config, notes)
+}
+
+fn merged(trusted: bool) -> (ConfigFile, Vec<String>) {
+    effective_of("[plugins]\nmax-memory-mib = 128\n", EVERYTHING, trusted)
 }
 
 const USER_ONLY: [&str; 9] = [
@@ -165,24 +171,10 @@ fn a_trusted_workspace_still_cannot_set_what_is_the_users() {
 
 #[test]
 fn a_workspace_cannot_raise_a_limit_the_user_set() {
-    let file = Path::new("/ws/kaizen.toml");
-    let project = ConfigFile::parse("[plugins]\nmax-memory-mib = 4096\n", file).unwrap();
-    let user = ConfigFile::parse("[plugins]\nmax-memory-mib = 128\n", Path::new("/u")).unwrap();
-    let mut notes = Vec::new();
-    let mut admission = Admission {
-        trusted: true,
-        workspace: Path::new("/ws"),
-        notes: &mut notes,
-    };
-    let home = Path::new("/home/u/.kaizen");
-    let (config, _) = ConfigFile::effective(
-        user,
-        &home.join(USER_CONFIG),
-        home,
-        project,
-        file,
-        &mut admission,
-    )
-    .unwrap();
+    let (config, _) = effective_of(
+        "[plugins]\nmax-memory-mib = 128\n",
+        "[plugins]\nmax-memory-mib = 4096\n",
+        true,
+    );
     assert_eq!(config.plugins.max_memory_mib, Some(128));
 }
