@@ -17,6 +17,7 @@
 //! from disk. Plugin sources are remembered the same way, so an unchanged
 //! component is not even read to find its hash.
 
+use crate::atomic_write::{tempfile_name, write_atomically};
 use crate::verified::VerifiedFiles;
 use anyhow::Context as _;
 use std::borrow::Cow;
@@ -208,21 +209,6 @@ impl ComponentCache {
     }
 }
 
-/// Writes `bytes` to `path` in `dir` whole or not at all: a temp file,
-/// fsync, rename.
-pub(crate) fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = tempfile_name(dir, ".tmp");
-    let written = fs::File::create(&tmp).and_then(|mut file| {
-        file.write_all(bytes)?;
-        file.sync_all()
-    });
-    written
-        .and_then(|()| fs::rename(&tmp, path))
-        .inspect_err(|_| {
-            let _ = fs::remove_file(&tmp);
-        })
-}
-
 /// The keyed BLAKE3 of `payload` as the compile of the component whose
 /// content hash is `content_hash`.
 fn keyed(key: &[u8; KEY_LEN], content_hash: &blake3::Hash, payload: &[u8]) -> blake3::Hash {
@@ -307,18 +293,6 @@ fn load_or_create_key(path: &Path) -> anyhow::Result<[u8; KEY_LEN]> {
         }
         Err(err) => Err(err).with_context(|| format!("writing {}", path.display())),
     }
-}
-
-/// A fresh name in `dir` for a temporary file starting with `prefix`.
-fn tempfile_name(dir: &Path, prefix: &str) -> PathBuf {
-    dir.join(format!(
-        "{prefix}-{}-{:x}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default()
-    ))
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 //! [`kaizen_tools::Tool`]s and nothing else.
 
 mod always;
+mod atomic_write;
 mod bindings;
 mod cache;
 mod call;

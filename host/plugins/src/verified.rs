@@ -12,7 +12,7 @@
 //! written sets a newer change time, which user space cannot set back, so
 //! the record no longer matches and the file is verified anew.
 
-use crate::cache::write_atomically;
+use crate::atomic_write::write_atomically;
 use std::fs;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};

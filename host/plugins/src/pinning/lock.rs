@@ -127,7 +127,7 @@ impl PluginLock {
         let body = toml::to_string(&lock).map_err(std::io::Error::other)?;
         let path = root.join(LOCK_FILE);
         std::fs::create_dir_all(root)?;
-        crate::cache::write_atomically(root, &path, format!("{HEADER}\n{body}").as_bytes())?;
+        crate::atomic_write::write_atomically(root, &path, format!("{HEADER}\n{body}").as_bytes())?;
         Ok(path)
     }
 }
