@@ -4,14 +4,16 @@
 //! from the newest. A new `wit/vX.Y.Z` is thereby the host's version
 //! without any file repeating it.
 
-use kaizen_guest_build::{contract_versions, manifest_dir, out_dir, path_str, rerun_if_changed};
+use kaizen_guest_build::{
+    contract_versions, manifest_dir, newest_contract, out_dir, path_str, rerun_if_changed,
+};
 use std::fmt::Write as _;
 
 fn main() {
     let wit = manifest_dir().join("../../wit");
     rerun_if_changed(&wit);
     let versions = contract_versions(&wit);
-    let newest = versions.last().cloned().unwrap_or_default();
+    let newest = newest_contract(&wit);
     let newest_dir = wit.join(format!("v{newest}"));
     let mut src = String::new();
     let _ = writeln!(

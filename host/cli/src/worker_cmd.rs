@@ -110,7 +110,9 @@ struct Worker {
 impl TurnRunner for Worker {
     fn log_end(&self, id: &str) -> Result<Option<u64>, String> {
         let store = session::open_store().map_err(|err| format!("{err:#}"))?;
-        if !matches!(store.exists(id), Ok(true)) {
+        // A store that cannot be read is the turn's error, not a session
+        // that was never made (which the turn would start anew).
+        if !store.exists(id).map_err(|err| err.to_string())? {
             return Ok(None);
         }
         kaizen_runtime::restore(&store, id)
@@ -193,7 +195,8 @@ async fn run_turn(
     // again, step by step, as the journal gives the steps back. A session
     // this turn creates that an earlier run made is taken back to nothing
     // but kept, with the stream its submitter is part-way through.
-    let made_before = start.seq.is_none() && matches!(store.exists(&session), Ok(true));
+    let made_before =
+        start.seq.is_none() && store.exists(&session).map_err(|err| err.to_string())?;
     if let Some(seq) = start.seq.or(made_before.then_some(0)) {
         kaizen_runtime::rewind_log(&store, &session, seq).map_err(|err| err.to_string())?;
     }

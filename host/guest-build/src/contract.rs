@@ -32,9 +32,15 @@ pub fn contract_versions(wit: &Path) -> Vec<String> {
     versions.into_iter().map(|(_, version)| version).collect()
 }
 
-/// The newest version in `wit`.
+/// The newest version in `wit`; the build fails, naming `wit`, when it
+/// holds none (an empty version would be stamped into every manifest).
 pub fn newest_contract(wit: &Path) -> String {
-    contract_versions(wit).pop().unwrap_or_default()
+    contract_versions(wit).pop().unwrap_or_else(|| {
+        fail(format!(
+            "{} holds no contract version (a directory vX.Y.Z)",
+            wit.display()
+        ))
+    })
 }
 
 /// `X.Y.Z` as numbers; `None` for anything else.

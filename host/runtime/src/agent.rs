@@ -96,7 +96,6 @@ impl Agent<'_> {
             journal: self.journal.as_ref(),
             guard: &self.guard,
             config,
-            limits: config.limits(),
             base: payload_base(config, &self.guard, &state.session_id, &scope),
             scope,
             interrupt,

@@ -1,11 +1,9 @@
 //! How a run is bounded and where it works, with the defaults: what it
-//! is (model, workspace, instructions), its [`Limits`], and its strategies
+//! is (model, workspace, instructions), its limits, and its strategies
 //! (model roles, plugins' completions, planner, context policy, inbox,
-//! step executor).
-//!
-//! [`AgentConfig`]'s fields stay flat because embedders set them one by
-//! one (`config.max_cycles = ..`); the stages read the limits as one
-//! [`Limits`] value and the strategies from the config.
+//! step executor). The fields are flat because embedders set them one by
+//! one (`config.max_cycles = ..`); the stages read them from the config
+//! their turn holds.
 
 use crate::context::ContextPolicy;
 use crate::inbox::Inbox;
@@ -39,7 +37,7 @@ pub struct AgentConfig {
     pub model: String,
     /// The workspace (tools' working directory).
     pub workspace: PathBuf,
-    // Its limits (see [`AgentConfig::limits`]).
+    // Its limits.
     /// Most model calls in this run.
     pub max_cycles: u32,
     /// Most USD this run may spend.
@@ -100,34 +98,4 @@ impl AgentConfig {
             steps: Arc::new(InProcess),
         }
     }
-
-    /// The numbers that bound a run, as the stages read them.
-    pub(crate) fn limits(&self) -> Limits {
-        Limits {
-            max_cycles: self.max_cycles,
-            budget_usd: self.budget_usd,
-            timeout: self.timeout,
-            max_tokens: self.max_tokens,
-            max_result_chars: self.max_result_chars,
-            interrupt_grace: self.interrupt_grace,
-        }
-    }
-}
-
-/// The numbers that bound a run, apart from its strategies: what the
-/// stages check against. A copy of [`AgentConfig`]'s limit fields.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Limits {
-    /// Most model calls in the run.
-    pub max_cycles: u32,
-    /// Most USD the run (with its sub-agents) may spend.
-    pub budget_usd: f64,
-    /// Wall-clock limit of the outermost run.
-    pub timeout: Option<Duration>,
-    /// Output token cap per model call.
-    pub max_tokens: u32,
-    /// Characters of one tool result the model sees.
-    pub max_result_chars: usize,
-    /// How long running tool calls may finish after an interrupt.
-    pub interrupt_grace: Duration,
 }

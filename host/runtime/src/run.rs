@@ -228,7 +228,7 @@ impl Cycles {
 
 /// Cycle and budget limits, checked before each model call.
 fn limit_reached(turn: &Turn<'_>, origin: &RunStart) -> Option<Ending> {
-    let limits = &turn.limits;
+    let limits = turn.config;
     let cycles = turn.state.cycles - origin.cycles;
     if cycles >= limits.max_cycles {
         return Some((

@@ -1,11 +1,11 @@
 //! The turn context: what the stages of a run share. A [`Turn`] holds the
 //! agent's collaborators by reference (provider, tools, pricing, observer,
-//! journal, guard), the run's strategies and [`Limits`], where it stands
-//! (its scope of spending and deadline, its interrupt, what hook payloads
+//! journal, guard), the run's settings (limits and strategies), where it
+//! stands (its scope of spending and deadline, its interrupt, what hook payloads
 //! carry), the session's state, and who runs the sub-agents its tool
 //! calls ask for. Each stage (`stages/`) is a function of a `&mut Turn`.
 
-use crate::agent_config::{AgentConfig, Limits};
+use crate::agent_config::AgentConfig;
 use crate::bounded::Cut;
 use crate::guard::Guard;
 use crate::hooks::PayloadBase;
@@ -54,11 +54,10 @@ pub(crate) struct Turn<'r> {
     pub journal: Option<&'r Arc<dyn Journal>>,
     /// Rules, hooks and who approves.
     pub guard: &'r Arc<Guard>,
-    /// The model, workspace and strategies (model roles, plugins'
-    /// completions, planner, context policy, inbox, step executor).
+    /// The model, workspace, limits and strategies (model roles,
+    /// plugins' completions, planner, context policy, inbox, step
+    /// executor).
     pub config: &'r AgentConfig,
-    /// The numbers that bound the run.
-    pub limits: Limits,
     /// The run's deadline and spending, shared with its sub-agents.
     pub scope: Scope,
     /// The run's interrupt.
@@ -87,7 +86,7 @@ impl Turn<'_> {
                 Status::Timeout,
                 Some(format!(
                     "the run's time limit of {} s ran out while {during}",
-                    self.limits.timeout.unwrap_or_default().as_secs_f64()
+                    self.config.timeout.unwrap_or_default().as_secs_f64()
                 )),
             ),
             Cut::Interrupted => (

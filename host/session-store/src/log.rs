@@ -49,10 +49,8 @@ impl SessionStore {
     /// [`Self::read_events`]) is cut off first, so that the next line
     /// starts clean.
     pub fn log_writer(&self, id: &str) -> Result<LogWriter> {
-        let id = self.check(id)?;
-        let path = self.at(id, Item::Log);
+        let (id, path, bytes) = self.log_bytes(id)?;
         let what = || format!("opening {path}");
-        let bytes = self.storage.read_log(id).map_err(io_error(what()))?;
         let sound = sound_length(&bytes);
         if sound < bytes.len() {
             self.storage
@@ -71,12 +69,7 @@ impl SessionStore {
     /// crash cut it) is left out and reported; a bad line before the last
     /// is corruption, and an error naming its line number.
     pub fn read_events<E: DeserializeOwned>(&self, id: &str) -> Result<EventsRead<E>> {
-        let id = self.check(id)?;
-        let path = self.at(id, Item::Log);
-        let bytes = self
-            .storage
-            .read_log(id)
-            .map_err(io_error(format!("reading {path}")))?;
+        let (_, path, bytes) = self.log_bytes(id)?;
         let lines: Vec<&[u8]> = bytes
             .split(|&b| b == b'\n')
             .filter(|line| !line.is_empty())
@@ -107,12 +100,7 @@ impl SessionStore {
     /// it at once: what a run that is run again from an earlier point
     /// (by a durable-execution engine) wrote after that point goes.
     pub fn truncate_log(&self, id: &str, keep: usize) -> Result<()> {
-        let id = self.check(id)?;
-        let path = self.at(id, Item::Log);
-        let bytes = self
-            .storage
-            .read_log(id)
-            .map_err(io_error(format!("reading {path}")))?;
+        let (id, path, bytes) = self.log_bytes(id)?;
         let end = match keep {
             0 => 0,
             keep => bytes
@@ -128,6 +116,18 @@ impl SessionStore {
                 .map_err(io_error(format!("writing {path}")))?;
         }
         Ok(())
+    }
+
+    /// Session `id` (which must exist), where its log is (for messages)
+    /// and the log's bytes as stored.
+    fn log_bytes<'i>(&self, id: &'i str) -> Result<(&'i str, String, Vec<u8>)> {
+        let id = self.check(id)?;
+        let path = self.at(id, Item::Log);
+        let bytes = self
+            .storage
+            .read_log(id)
+            .map_err(io_error(format!("reading {path}")))?;
+        Ok((id, path, bytes))
     }
 }
 

@@ -51,7 +51,7 @@ pub(crate) async fn act(turn: &mut Turn<'_>, calls: Vec<PendingCall>) -> Result<
     );
     // An interrupt lets the step finish, within a grace period, so that a
     // resumed session neither repeats nor loses it.
-    let grace = turn.limits.interrupt_grace;
+    let grace = turn.config.interrupt_grace;
     let run = bounded_with_grace(work, turn.scope.deadline, turn.interrupt, grace).await;
     let stopped = gate.stop_reason();
     drop(gate);
@@ -160,7 +160,7 @@ fn observe(turn: &Turn<'_>, outcomes: &[CallOutcome]) -> (Message, Vec<ToolCallR
     let mut records = Vec::with_capacity(outcomes.len());
     let mut blocks: Vec<Block> = Vec::with_capacity(outcomes.len());
     for outcome in outcomes {
-        let block = result_block(outcome, turn.limits.max_result_chars);
+        let block = result_block(outcome, turn.config.max_result_chars);
         let duration_ms = outcome.duration.as_millis() as u64;
         let (status, error) = match &outcome.result {
             Ok(_) => ("success", None),

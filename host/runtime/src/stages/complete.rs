@@ -44,7 +44,7 @@ async fn complete(
     let (caller, role) = (asked.caller, asked.role);
     let caps = turn.config.plugin_llm.caps_for(caller);
     check_role(caller, role, caps)?;
-    let budget = turn.limits.budget_usd;
+    let budget = turn.config.budget_usd;
     let spent = scope.spent.cost();
     if spent >= budget {
         return Err(CompletionError::BudgetExceeded(format!(
@@ -55,8 +55,8 @@ async fn complete(
     let model = turn.config.models.model_for(role, &turn.config.model);
     let max_tokens = request
         .max_tokens
-        .unwrap_or(turn.limits.max_tokens)
-        .min(turn.limits.max_tokens);
+        .unwrap_or(turn.config.max_tokens)
+        .min(turn.config.max_tokens);
     let most = (turn.pricing)(model, &worst_usage(&request, max_tokens));
     let reserved = scope
         .plugins

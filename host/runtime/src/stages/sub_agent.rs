@@ -148,7 +148,6 @@ async fn sub_agent(
         journal: journal.as_ref(),
         guard: parent.guard,
         config: &config,
-        limits: config.limits(),
         base: payload_base(&config, parent.guard, &state.session_id, &scope),
         scope,
         interrupt: parent.interrupt,

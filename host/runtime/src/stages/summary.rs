@@ -65,7 +65,7 @@ pub(crate) async fn summarize(
     instructions: Option<String>,
 ) -> Result<Result<Compacted, String>, Ending> {
     let spent = turn.scope.spent.cost();
-    let budget = turn.limits.budget_usd;
+    let budget = turn.config.budget_usd;
     if spent >= budget {
         return Ok(Err(format!(
             "the run spent ${spent:.4} of its ${budget:.4} budget"
@@ -140,7 +140,7 @@ fn summary_request(turn: &Turn<'_>, plan: &Plan, instructions: Option<String>) -
         system,
         messages: vec![text_message(prompt)],
         tools: Vec::new(),
-        max_tokens: turn.limits.max_tokens.min(SUMMARY_TOKENS),
+        max_tokens: turn.config.max_tokens.min(SUMMARY_TOKENS),
         temperature: None,
     }
 }

@@ -52,7 +52,7 @@ async fn think_n(
         system: system.to_string(),
         messages: std::mem::take(&mut turn.state.messages),
         tools: std::mem::take(tools),
-        max_tokens: turn.limits.max_tokens,
+        max_tokens: turn.config.max_tokens,
         temperature: None,
     };
     let observer = turn.observer;
