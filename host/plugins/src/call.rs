@@ -1,11 +1,10 @@
-//! What a store keeps for the call it serves ([`CallState`]), and what a
-//! call brings to it ([`CallSetup`]). A stateful instance serves many
-//! calls: each sees its own directory, notes, links and sandbox.
+//! What a call brings to the store that serves it ([`CallSetup`]), and
+//! what a call that fans out calls ([`FanOutTarget`]). A stateful instance
+//! serves many calls: each sees its own directory, notes, links and
+//! sandbox. Capabilities read both, so neither names the instances.
 
-use crate::caps::{CapStates, HostCapability, LoadedCaps, Slot};
-use crate::runtime::PluginRuntime;
-use kaizen_tools::{CallContext, CompletionLink, FileHistoryLink, SessionNotes};
-use std::path::{Path, PathBuf};
+use futures::future::BoxFuture;
+use kaizen_tools::{CallContext, CompletionLink, SessionNotes};
 use std::sync::{Arc, Weak};
 
 /// What one call brings to the store that serves it. What a call does not
@@ -15,7 +14,7 @@ pub(crate) struct CallSetup<'a> {
     pub tool: Option<&'a CallContext>,
     /// The plugin, when the call may fan out through `parallel` (a tool
     /// call not itself made that way).
-    pub fan_out: Option<&'a Weak<PluginRuntime>>,
+    pub fan_out: Option<&'a Weak<dyn FanOutTarget>>,
     /// Where the call's completions go.
     pub completions: &'a CompletionLink,
     /// The session's notes, when the call brings them.
@@ -24,7 +23,7 @@ pub(crate) struct CallSetup<'a> {
 
 impl<'a> CallSetup<'a> {
     /// A call of a tool; `fan_out` when it may fan out.
-    pub fn tool(ctx: &'a CallContext, fan_out: Option<&'a Weak<PluginRuntime>>) -> Self {
+    pub fn tool(ctx: &'a CallContext, fan_out: Option<&'a Weak<dyn FanOutTarget>>) -> Self {
         Self {
             tool: Some(ctx),
             fan_out,
@@ -54,64 +53,16 @@ impl<'a> CallSetup<'a> {
     }
 }
 
-/// The per-call part of a plugin's store: what the always-linked `session`
-/// interface serves and each capability's own part.
-pub(crate) struct CallState {
-    /// The model's id for the current tool call.
-    pub id: String,
-    /// The directory the current call works in.
-    pub cwd: Option<PathBuf>,
-    /// The notes of the session whose call the store serves.
-    pub notes: Arc<SessionNotes>,
-    /// Where files are kept before the current call changes them.
-    pub history: FileHistoryLink,
-    caps: CapStates,
-}
-
-impl CallState {
-    /// The state of a new store whose first call works in `cwd`.
-    pub fn new(caps: CapStates, cwd: Option<&Path>) -> Self {
-        Self {
-            id: String::new(),
-            cwd: cwd.map(Path::to_path_buf),
-            notes: Arc::default(),
-            history: FileHistoryLink::default(),
-            caps,
-        }
-    }
-
-    /// Takes in what `call` brings.
-    pub fn begin(&mut self, loaded: &LoadedCaps, call: &CallSetup<'_>) {
-        if let Some(ctx) = call.tool {
-            self.id.clone_from(&ctx.call_id);
-            self.cwd = Some(ctx.cwd.clone());
-            self.history = ctx.history.clone();
-        }
-        if let Some(notes) = call.notes {
-            self.notes = notes.clone();
-        }
-        self.caps.begin_call(loaded, call);
-    }
-
-    /// What the capabilities refused during the call (taken: the next
-    /// call starts with none).
-    pub fn take_refusals(&self) -> Vec<String> {
-        self.caps.take_refusals()
-    }
-
-    /// Capability `C`'s part.
-    pub fn get<C: HostCapability>(&self) -> &C::State
-    where
-        CapStates: Slot<C>,
-    {
-        Slot::<C>::slot(&self.caps)
-    }
-
-    /// Capability `C`'s part, to change.
-    pub fn get_mut<C: HostCapability>(&mut self) -> &mut C::State
-    where
-        CapStates: Slot<C>,
-    {
-        Slot::<C>::slot_mut(&mut self.caps)
-    }
+/// What a call fans out to through `parallel`: its own plugin, whose tool
+/// runs once per input, each call in a fresh instance that cannot fan out
+/// again. The plugin's instances implement it.
+pub(crate) trait FanOutTarget: Send + Sync {
+    /// Calls tool `name` with `input` in a fresh instance: the output's
+    /// text, or the error's message.
+    fn call_alone<'a>(
+        &'a self,
+        ctx: &'a CallContext,
+        name: &'a str,
+        input: String,
+    ) -> BoxFuture<'a, Result<String, String>>;
 }

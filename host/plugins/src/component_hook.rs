@@ -2,7 +2,7 @@
 //! `subscriptions` (asked once, at load) and `handle`, each event in a
 //! fresh instance with the plugin's limits.
 
-use crate::runtime::PluginRuntime;
+use crate::instance::PluginInstances;
 use kaizen_hooks::{Hook, HookCall, HookEvent, HookFuture, Priority, Subscription};
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,14 +21,14 @@ pub struct HookSettings {
 /// One hook plugin.
 pub struct ComponentHook {
     name: String,
-    runtime: Arc<PluginRuntime>,
+    instances: Arc<PluginInstances>,
     subscriptions: Vec<Subscription>,
     settings: HookSettings,
 }
 
 impl ComponentHook {
     pub(crate) fn new(
-        runtime: Arc<PluginRuntime>,
+        instances: Arc<PluginInstances>,
         subscriptions: Vec<Subscription>,
         settings: HookSettings,
     ) -> Self {
@@ -40,8 +40,8 @@ impl ComponentHook {
             None => subscriptions,
         };
         Self {
-            name: format!("plugin {}", runtime.identity.name),
-            runtime,
+            name: format!("plugin {}", instances.identity.name),
+            instances,
             subscriptions,
             settings,
         }
@@ -80,7 +80,7 @@ impl Hook for ComponentHook {
             // A component subscribed only to events its contract names, so
             // `None` does not happen; it would mean "no opinion".
             let decision = self
-                .runtime
+                .instances
                 .handle_hook(event, payload.to_string(), completions)
                 .await?;
             Ok(decision.unwrap_or_default())

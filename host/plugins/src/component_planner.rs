@@ -5,23 +5,23 @@
 
 use crate::bindings::guest_planning as wit;
 use crate::call::CallSetup;
-use crate::engine::PluginEngine;
+use crate::instance::{LiveInstance, PluginInstances, stuck_in_host, watchdog};
 use crate::outcome::describe_trap;
-use crate::runtime::{LiveInstance, PluginRuntime, stuck_in_host, watchdog};
+use crate::wasm_engine::PluginEngine;
 use kaizen_planning::{Planner, PlannerCall, PlannerFuture, ThinkContext, ThinkPlan, Verdict};
 use std::sync::Arc;
 
 /// One planner plugin.
 pub struct ComponentPlanner {
     name: String,
-    runtime: Arc<PluginRuntime>,
+    instances: Arc<PluginInstances>,
 }
 
 impl ComponentPlanner {
-    pub(crate) fn new(runtime: Arc<PluginRuntime>) -> Self {
+    pub(crate) fn new(instances: Arc<PluginInstances>) -> Self {
         Self {
-            name: runtime.identity.name.to_string(),
-            runtime,
+            name: instances.identity.name.to_string(),
+            instances,
         }
     }
 
@@ -34,12 +34,12 @@ impl ComponentPlanner {
         what: &str,
         run: impl AsyncFnOnce(&wit::Guest, &mut LiveInstance) -> wasmtime::Result<T>,
     ) -> Result<T, String> {
-        let slot = self.runtime.session_slot(&ctx.session_id);
+        let slot = self.instances.session_slot(&ctx.session_id);
         let mut kept = slot.lock().await;
         let mut live = match kept.take() {
             Some(live) => live,
             None => self
-                .runtime
+                .instances
                 .instantiate(None)
                 .await
                 .map_err(|err| err.message)?,
@@ -51,7 +51,7 @@ impl ComponentPlanner {
             ));
         };
         live.begin_call(
-            &self.runtime.identity,
+            &self.instances.identity,
             &CallSetup::planner(&call.completions, &call.notes),
         );
         let state = live.store.data_mut();
@@ -158,6 +158,6 @@ impl Planner for ComponentPlanner {
     }
 
     fn end_session(&self, session: &str) {
-        self.runtime.end_session(session);
+        self.instances.end_session(session);
     }
 }

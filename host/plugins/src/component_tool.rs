@@ -1,13 +1,13 @@
 //! A tool served by a component, as the loop sees it.
 
-use crate::runtime::PluginRuntime;
+use crate::instance::PluginInstances;
 use kaizen_tools::{CallContext, Danger, RuleSubject, Tool, ToolFuture, ToolSpec};
 use std::sync::Arc;
 
 /// One tool of a loaded plugin.
 pub struct ComponentTool {
     spec: ToolSpec,
-    runtime: Arc<PluginRuntime>,
+    instances: Arc<PluginInstances>,
     subject: Option<RuleSubject>,
     contained: bool,
 }
@@ -15,13 +15,13 @@ pub struct ComponentTool {
 impl ComponentTool {
     pub(crate) fn new(
         spec: ToolSpec,
-        runtime: Arc<PluginRuntime>,
+        instances: Arc<PluginInstances>,
         subject: Option<RuleSubject>,
         contained: bool,
     ) -> Self {
         Self {
             spec,
-            runtime,
+            instances,
             subject,
             contained,
         }
@@ -34,7 +34,7 @@ impl Tool for ComponentTool {
     }
 
     fn source(&self) -> &str {
-        &self.runtime.identity.name
+        &self.instances.identity.name
     }
 
     fn rule_subject(&self) -> Option<&RuleSubject> {
@@ -47,7 +47,7 @@ impl Tool for ComponentTool {
 
     fn call<'a>(&'a self, ctx: &'a CallContext, input: &'a serde_json::Value) -> ToolFuture<'a> {
         Box::pin(async move {
-            self.runtime
+            self.instances
                 .call(ctx, &self.spec.name, input.to_string())
                 .await
         })

@@ -5,8 +5,8 @@
 use crate::caps::filesystem::Access;
 use crate::caps::http::HttpCredential;
 use crate::caps::{Capabilities, EffectiveGrant, GrantContext};
-use crate::discovery::Origin;
 use crate::limits::{DEFAULT_MAX_MEMORY_MIB, Limits};
+use crate::origin::Origin;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -53,12 +53,7 @@ impl GrantPolicy {
     /// `--add-dir` and, except for a workspace's own plugins (which must be
     /// granted it by name or `*`), the `interaction` import.
     pub fn granted_to(&self, name: &str, origin: Origin) -> Capabilities {
-        let cx = GrantContext {
-            policy: self,
-            plugin: name,
-            origin,
-        };
-        let mut base = Capabilities::defaults(&cx);
+        let mut base = Capabilities::defaults(&self.context(name, origin));
         for key in ["*", name] {
             if let Some(grant) = self.grants.get(key) {
                 base = base.union(grant);
@@ -77,14 +72,23 @@ impl GrantPolicy {
         limits: &Limits,
     ) -> EffectiveGrant {
         let granted = self.granted_to(name, origin);
-        let cx = GrantContext {
-            policy: self,
-            plugin: name,
-            origin,
-        };
+        let cx = self.context(name, origin);
         let mut out = EffectiveGrant::intersect(&cx, requested, &granted);
         out.limits = limits.capped(self.max_memory_mib, self.max_cpu_seconds, &mut out.denied);
         out
+    }
+
+    /// What the capabilities consult of the policy for plugin `plugin`
+    /// from `origin`.
+    fn context<'a>(&'a self, plugin: &'a str, origin: Origin) -> GrantContext<'a> {
+        GrantContext {
+            workspace: &self.workspace,
+            extra_dirs: &self.extra_dirs,
+            data_root: self.data_root.as_deref(),
+            http_credentials: &self.http_credentials,
+            plugin,
+            origin,
+        }
     }
 }
 

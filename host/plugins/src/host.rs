@@ -6,16 +6,17 @@ use crate::caps::{EffectiveGrant, HostServices, LoadContext, LoadedCaps, Protect
 use crate::component_hook::{ComponentHook, HookSettings};
 use crate::component_planner::ComponentPlanner;
 use crate::component_tool::{ComponentTool, convert_spec};
+use crate::contract_versions::PLANNING_SINCE;
 use crate::discovery::{PluginSource, Precompiled};
-use crate::engine::{EngineOptions, PluginEngine};
 use crate::grant::GrantPolicy;
+use crate::instance::PluginInstances;
 use crate::interaction::{Interaction, NoUser};
 use crate::linking::{at_least, check_imports, linker_for};
 use crate::manifest::{CONTRACT_VERSION, Manifest, PluginKind, SUPPORTED_CONTRACTS};
 use crate::pinning::{Integrity, SignaturePolicy};
-use crate::runtime::PluginRuntime;
 use crate::source::{SourceParts, Wasm, read_source};
 use crate::state::PluginIdentity;
+use crate::wasm_engine::{EngineOptions, PluginEngine};
 use kaizen_hooks::{Hook, Subscription};
 use kaizen_planning::Planner;
 use kaizen_sandbox::Containment;
@@ -63,7 +64,7 @@ pub struct PluginHost {
     signatures: SignaturePolicy,
 }
 
-/// A plugin that loaded: its manifest, grant, tools and runtime.
+/// A plugin that loaded: its manifest, grant, tools and instances.
 pub struct LoadedPlugin {
     /// The parsed manifest.
     pub manifest: Manifest,
@@ -85,7 +86,7 @@ pub struct LoadedPlugin {
     /// The `kaizen:plugin` version the component was built against, read
     /// from its exports.
     pub contract: String,
-    runtime: Arc<PluginRuntime>,
+    instances: Arc<PluginInstances>,
 }
 
 impl LoadedPlugin {
@@ -96,8 +97,12 @@ impl LoadedPlugin {
             .map(|spec| {
                 // The manifest was checked at load, so its subjects parse.
                 let subject = self.manifest.rule_subject(&spec.name).ok().flatten();
-                let tool =
-                    ComponentTool::new(spec.clone(), self.runtime.clone(), subject, self.contained);
+                let tool = ComponentTool::new(
+                    spec.clone(),
+                    self.instances.clone(),
+                    subject,
+                    self.contained,
+                );
                 Arc::new(tool) as Arc<dyn Tool>
             })
             .collect()
@@ -108,7 +113,7 @@ impl LoadedPlugin {
         if !self.manifest.plugin.kinds.contains(&PluginKind::Planner) {
             return None;
         }
-        Some(Arc::new(ComponentPlanner::new(self.runtime.clone())))
+        Some(Arc::new(ComponentPlanner::new(self.instances.clone())))
     }
 
     /// The plugin as a hook, run as `settings` say; `None` unless it is of
@@ -118,7 +123,7 @@ impl LoadedPlugin {
             return None;
         }
         let hook = ComponentHook::new(
-            self.runtime.clone(),
+            self.instances.clone(),
             self.hook_subscriptions.clone(),
             settings,
         );
@@ -127,7 +132,7 @@ impl LoadedPlugin {
 
     /// Releases what the plugin keeps for `session` (a stateful instance).
     pub fn end_session(&self, session: &str) {
-        self.runtime.end_session(session);
+        self.instances.end_session(session);
     }
 }
 
@@ -297,8 +302,8 @@ impl PluginHost {
             env,
             caps,
         };
-        let runtime = PluginRuntime::new(identity, pre, manifest.plugin.stateful);
-        let (tools, hook_subscriptions) = declared(&runtime, &manifest).await.map_err(fail)?;
+        let instances = PluginInstances::new(identity, pre, manifest.plugin.stateful);
+        let (tools, hook_subscriptions) = declared(&instances, &manifest).await.map_err(fail)?;
         Ok(LoadedPlugin {
             source: source.clone(),
             contained: grant.contained(&self.services.sandbox),
@@ -309,7 +314,7 @@ impl PluginHost {
             hook_subscriptions,
             integrity,
             contract,
-            runtime,
+            instances,
         })
     }
 
@@ -367,13 +372,13 @@ fn admit(
 /// The tools and hook subscriptions the component declares, for the kinds
 /// its manifest names.
 async fn declared(
-    runtime: &PluginRuntime,
+    instances: &PluginInstances,
     manifest: &Manifest,
 ) -> Result<(Vec<ToolSpec>, Vec<Subscription>), String> {
     let name = &manifest.plugin.name;
     let mut tools = Vec::new();
     if manifest.plugin.kinds.contains(&PluginKind::Tool) {
-        let specs = runtime
+        let specs = instances
             .list_tools()
             .await
             .map_err(|err| format!("listing the tools failed: {}", err.message))?;
@@ -383,7 +388,7 @@ async fn declared(
     }
     let mut hook_subscriptions = Vec::new();
     if manifest.plugin.kinds.contains(&PluginKind::Hook) {
-        hook_subscriptions = runtime
+        hook_subscriptions = instances
             .hook_subscriptions()
             .await
             .map_err(|err| format!("asking for its hook subscriptions failed: {err}"))?;
@@ -425,9 +430,6 @@ fn check_component_bytes(wasm: &[u8], label: &str) -> Result<(), String> {
 /// in a contract version this host supports (for a planner, one since
 /// `planning` is stable); returns that version (the component's own word,
 /// whatever its manifest says).
-/// The first contract version whose `planning` the host calls.
-const PLANNING_SINCE: &str = "0.1.4";
-
 fn check_exports(
     plugin: &str,
     engine: &wasmtime::Engine,

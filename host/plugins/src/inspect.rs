@@ -108,7 +108,7 @@ async fn list_tools(
     };
     let state = PluginState::new(&identity, None).map_err(|e| e.to_string())?;
     let mut store = Store::new(engine, state);
-    store.set_epoch_deadline(crate::engine::PluginEngine::ticks_for(
+    store.set_epoch_deadline(crate::wasm_engine::PluginEngine::ticks_for(
         identity.grant.limits.cpu_time,
     ));
     let pre = linker

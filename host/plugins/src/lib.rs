@@ -16,26 +16,29 @@ mod bindings;
 mod cache;
 mod call;
 mod caps;
+mod clock;
 mod component_hook;
 mod component_planner;
 mod component_tool;
+mod contract_versions;
 mod discovery;
-mod engine;
 mod grant;
-mod hook_versions;
+mod hook_convert;
 mod host;
 mod inspect;
+mod instance;
 mod limits;
 mod linking;
 mod manifest;
+mod origin;
 mod outcome;
 mod pinning;
-mod runtime;
 mod set;
 mod source;
 mod state;
 mod tail_output;
 mod verified;
+mod wasm_engine;
 
 pub use cache::{CacheOutcome, ComponentCache};
 pub use caps::data_dir::DATA_DIR_ENV;
@@ -48,8 +51,7 @@ pub use caps::process::ProcessCapability;
 pub use caps::{Capabilities, EffectiveGrant};
 pub use component_hook::{ComponentHook, HookSettings};
 pub use component_tool::ComponentTool;
-pub use discovery::{Location, Origin, PluginSource, Precompiled, plugin_dirs, sources_in};
-pub use engine::{EPOCH_TICK, EngineOptions, PluginEngine};
+pub use discovery::{Location, PluginSource, Precompiled, plugin_dirs, sources_in};
 pub use grant::GrantPolicy;
 pub use host::{HostOptions, LoadError, LoadedPlugin, PluginHost};
 pub use inspect::{Inspection, inspect};
@@ -60,8 +62,10 @@ pub use manifest::{
     CONTRACT_VERSION, MANIFEST_FILE, Manifest, ManifestError, PluginKind, PluginSection,
     SUPPORTED_CONTRACTS, valid_plugin_name,
 };
+pub use origin::Origin;
 pub use pinning::{
     Digest, Integrity, LOCK_FILE, LockEntry, Pin, PluginLock, SignaturePolicy, TrustedKey,
     signature_path,
 };
 pub use set::{LoadFailure, PluginSet};
+pub use wasm_engine::{EPOCH_TICK, EngineOptions, PluginEngine};

@@ -5,7 +5,7 @@
 //! it, never a trap at call time.
 
 use crate::always::{self, ALWAYS_LINKED};
-use crate::caps::{EffectiveGrant, REGISTRY, filesystem};
+use crate::caps::{EffectiveGrant, REGISTRY, filesystem, link_each};
 use crate::manifest::{CONTRACT_VERSION, SUPPORTED_CONTRACTS};
 use crate::state::PluginState;
 use wasmtime::Engine;
@@ -26,9 +26,7 @@ pub(crate) fn linker_for(
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
     filesystem::link_guarded(&mut linker)?;
     always::link(&mut linker)?;
-    for entry in REGISTRY.iter().filter(|entry| (entry.granted)(grant)) {
-        (entry.link)(&mut linker)?;
-    }
+    link_each(&mut linker, |entry| (entry.granted)(grant))?;
     Ok(linker)
 }
 
@@ -119,12 +117,10 @@ pub(crate) fn inspection_linker(
             .iter()
             .any(|(name, _)| name.split_once('@').map_or(name.as_str(), |(i, _)| i) == interface)
     };
-    for entry in REGISTRY {
+    link_each(&mut linker, |entry| {
         let wasi = entry.imports.iter().any(|i| !i.starts_with(KAIZEN));
-        if wasi && entry.imports.iter().any(|i| imported(i)) {
-            (entry.link)(&mut linker)?;
-        }
-    }
+        wasi && entry.imports.iter().any(|i| imported(i))
+    })?;
     for (import, item) in &imports {
         if let ComponentItem::ComponentInstance(instance) = item
             && import.starts_with(KAIZEN)

@@ -1,15 +1,20 @@
 //! What a plugin's store holds: its WASI context, the limits and the
 //! clock that bound a call, and the call's state (with each capability's
-//! part).
+//! part). The capabilities link against it through [`CapStore`].
 
-use crate::call::CallState;
-use crate::caps::{EffectiveGrant, LoadedCaps, StoreContext};
+use crate::call::CallSetup;
+use crate::caps::http::{self, Http};
+use crate::caps::{
+    CapStates, CapStore, CapView, EffectiveGrant, HostCapability, LoadedCaps, Slot, StoreContext,
+};
+use crate::clock::CallClock;
 use crate::tail_output::TailOutput;
-use std::path::Path;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use kaizen_tools::{FileHistoryLink, SessionNotes};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtxView, WasiHttpView};
 
 /// How much of a plugin's output (stdout and stderr) is kept for error
 /// messages.
@@ -90,6 +95,85 @@ impl WasiView for PluginState {
     }
 }
 
+impl CapStore for PluginState {
+    type Caps = CapStates;
+
+    fn view<C: HostCapability>(&mut self) -> CapView<'_, C>
+    where
+        CapStates: Slot<C>,
+    {
+        let Self {
+            name,
+            wasi,
+            table,
+            clock,
+            call,
+            ..
+        } = self;
+        CapView {
+            plugin: name,
+            call_id: &call.id,
+            cwd: call.cwd.as_deref(),
+            clock,
+            wasi,
+            table,
+            state: call.caps.slot_mut(),
+        }
+    }
+}
+
+impl WasiHttpView for PluginState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        http::ctx_view(self.view::<Http>())
+    }
+}
+
+/// The per-call part of a plugin's store: what the always-linked `session`
+/// interface serves and each capability's own part.
+pub(crate) struct CallState {
+    /// The model's id for the current tool call.
+    pub id: String,
+    /// The directory the current call works in.
+    pub cwd: Option<PathBuf>,
+    /// The notes of the session whose call the store serves.
+    pub notes: Arc<SessionNotes>,
+    /// Where files are kept before the current call changes them.
+    pub history: FileHistoryLink,
+    caps: CapStates,
+}
+
+impl CallState {
+    /// The state of a new store whose first call works in `cwd`.
+    fn new(caps: CapStates, cwd: Option<&Path>) -> Self {
+        Self {
+            id: String::new(),
+            cwd: cwd.map(Path::to_path_buf),
+            notes: Arc::default(),
+            history: FileHistoryLink::default(),
+            caps,
+        }
+    }
+
+    /// Takes in what `call` brings.
+    pub fn begin(&mut self, loaded: &LoadedCaps, call: &CallSetup<'_>) {
+        if let Some(ctx) = call.tool {
+            self.id.clone_from(&ctx.call_id);
+            self.cwd = Some(ctx.cwd.clone());
+            self.history = ctx.history.clone();
+        }
+        if let Some(notes) = call.notes {
+            self.notes = notes.clone();
+        }
+        self.caps.begin_call(loaded, call);
+    }
+
+    /// What the capabilities refused during the call (taken: the next
+    /// call starts with none).
+    pub fn take_refusals(&self) -> Vec<String> {
+        self.caps.take_refusals()
+    }
+}
+
 /// Bounds the plugin's linear memory, summed over all its memories (a
 /// component may have several), and counts of instances and tables. A
 /// refused growth is recorded so the error can name the limit.
@@ -152,102 +236,5 @@ impl wasmtime::ResourceLimiter for MemoryLimiter {
 
     fn memories(&self) -> usize {
         16
-    }
-}
-
-/// Measures the guest's share of a call: wall time minus time spent
-/// waiting on the person at the terminal. Shared with the call's watchdog,
-/// which stops calls stuck in a host wait (an HTTP response that never
-/// comes) where the epoch deadline cannot reach them.
-pub(crate) struct CallClock {
-    shared: Arc<ClockShared>,
-    /// Set when the limit stopped the call.
-    pub exceeded: bool,
-}
-
-/// The part of a [`CallClock`] the watchdog reads.
-pub(crate) struct ClockShared {
-    limit: Duration,
-    times: Mutex<ClockTimes>,
-}
-
-struct ClockTimes {
-    started: Instant,
-    excluded: Duration,
-    waiting_since: Option<Instant>,
-}
-
-impl CallClock {
-    fn new(limit: Duration) -> Self {
-        Self {
-            shared: Arc::new(ClockShared {
-                limit,
-                times: Mutex::new(ClockTimes {
-                    started: Instant::now(),
-                    excluded: Duration::ZERO,
-                    waiting_since: None,
-                }),
-            }),
-            exceeded: false,
-        }
-    }
-
-    /// Starts timing a new call.
-    pub fn restart(&mut self) {
-        let mut times = self.shared.lock();
-        times.started = Instant::now();
-        times.excluded = Duration::ZERO;
-        times.waiting_since = None;
-        self.exceeded = false;
-    }
-
-    /// From now until [`Self::end_wait`], time does not count.
-    pub fn begin_wait(&self) {
-        self.shared.lock().waiting_since = Some(Instant::now());
-    }
-
-    /// Ends a wait begun with [`Self::begin_wait`].
-    pub fn end_wait(&self) {
-        let mut times = self.shared.lock();
-        if let Some(since) = times.waiting_since.take() {
-            times.excluded += since.elapsed();
-        }
-    }
-
-    /// The limit.
-    pub fn limit(&self) -> Duration {
-        self.shared.limit
-    }
-
-    /// Time left, or `None` once the limit is spent.
-    pub fn remaining(&self) -> Option<Duration> {
-        self.shared.remaining()
-    }
-
-    /// A handle for the watchdog.
-    pub fn shared(&self) -> Arc<ClockShared> {
-        self.shared.clone()
-    }
-}
-
-impl ClockShared {
-    fn lock(&self) -> std::sync::MutexGuard<'_, ClockTimes> {
-        self.times.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// The limit.
-    pub fn limit(&self) -> Duration {
-        self.limit
-    }
-
-    /// Time left, or `None` once the limit is spent. While a wait is in
-    /// progress the clock stands still.
-    pub fn remaining(&self) -> Option<Duration> {
-        let times = self.lock();
-        let now = times.waiting_since.unwrap_or_else(Instant::now);
-        let used = now
-            .saturating_duration_since(times.started)
-            .saturating_sub(times.excluded);
-        self.limit.checked_sub(used).filter(|left| !left.is_zero())
     }
 }

@@ -15,7 +15,9 @@
 /// - `EffectiveGrant`, what a plugin may use, one field each;
 /// - `LoadedCaps` (per plugin) and `CapStates` (per store), one field each,
 ///   with a [`Slot`] impl per capability for typed access;
-/// - `REGISTRY`, one [`Entry`] each, in the same order.
+/// - `REGISTRY`, one [`Entry`] each, in the same order, and `link_each`,
+///   which links those a filter picks into any [`CapStore`] whose parts
+///   are `CapStates`.
 macro_rules! capabilities {
     ($( $(#[$doc:meta])* $field:ident: $cap:ident($req:ty => $grant:ty), )*) => {
         /// A set of capabilities: the `[capabilities]` table of a manifest, or
@@ -62,10 +64,6 @@ macro_rules! capabilities {
 
         $(
             impl Slot<$cap> for CapStates {
-                fn slot(&self) -> &<$cap as HostCapability>::State {
-                    &self.$field
-                }
-
                 fn slot_mut(&mut self) -> &mut <$cap as HostCapability>::State {
                     &mut self.$field
                 }
@@ -81,10 +79,25 @@ macro_rules! capabilities {
                     since: <$cap as HostCapability>::SINCE,
                     env_var: <$cap as HostCapability>::ENV_VAR,
                     granted: |grant| <$cap as HostCapability>::is_granted(&grant.$field),
-                    link: <$cap as HostCapability>::link,
                 },
             )*
         ];
+
+        /// Links each capability whose [`Entry`] `wanted` picks, in
+        /// [`REGISTRY`]'s order.
+        pub(crate) fn link_each<T: CapStore<Caps = CapStates>>(
+            linker: &mut Linker<T>,
+            wanted: impl Fn(&Entry) -> bool,
+        ) -> wasmtime::Result<()> {
+            let links: [fn(&mut Linker<T>) -> wasmtime::Result<()>; FIELD_COUNT] =
+                [$( <$cap as HostCapability>::link::<T> ),*];
+            for (entry, link) in REGISTRY.iter().zip(links) {
+                if wanted(entry) {
+                    link(linker)?;
+                }
+            }
+            Ok(())
+        }
 
         /// The field of each capability, in [`REGISTRY`]'s order.
         #[cfg(test)]

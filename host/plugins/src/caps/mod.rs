@@ -17,6 +17,7 @@
 #[macro_use]
 mod generate;
 mod registry;
+mod store;
 
 pub(crate) mod agent;
 pub(crate) mod data_dir;
@@ -30,22 +31,23 @@ pub(crate) mod parallel;
 pub(crate) mod process;
 
 use crate::call::CallSetup;
-use crate::discovery::Origin;
-use crate::grant::GrantPolicy;
 use crate::interaction::Interaction;
-use crate::state::PluginState;
+use crate::origin::Origin;
 use kaizen_sandbox::Containment;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::fmt::Debug;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use wasmtime::component::Linker;
 use wasmtime_wasi::WasiCtxBuilder;
 
+use filesystem::Access;
 pub use filesystem::ProtectedPaths;
-pub(crate) use registry::{CapStates, LoadedCaps, REGISTRY, Slot};
+use http::HttpCredential;
+pub(crate) use registry::{CapStates, LoadedCaps, REGISTRY, link_each};
 pub use registry::{Capabilities, EffectiveGrant};
+pub(crate) use store::{CapStore, CapView, HasCap, Slot};
 
 /// One capability of the plugin host.
 ///
@@ -54,7 +56,7 @@ pub use registry::{Capabilities, EffectiveGrant};
 /// interfaces that need it, state shared by a plugin's stores, and a part
 /// of each store's state. Methods with defaults are for capabilities that
 /// need them (only `http` sets headers, only `data-dir` a directory).
-pub(crate) trait HostCapability {
+pub(crate) trait HostCapability: Sized + 'static {
     /// Its key under `[capabilities]` and `[grants.NAME]`, and its name in
     /// listings and load errors.
     const NAME: &'static str;
@@ -77,7 +79,7 @@ pub(crate) trait HostCapability {
     /// What every store of a plugin shares, made when the plugin loads.
     type Shared: Send + Sync;
     /// Its part of a store's state ([`CapStates`]).
-    type State: Send;
+    type State: Send + 'static;
 
     /// Checks what serde cannot (path forms, patterns, names).
     fn check(_request: &Self::Request) -> Result<(), String> {
@@ -137,7 +139,10 @@ pub(crate) trait HostCapability {
 
     /// Adds its interfaces to a linker; called when the plugin has the
     /// capability.
-    fn link(_linker: &mut Linker<PluginState>) -> wasmtime::Result<()> {
+    fn link<T: CapStore>(_linker: &mut Linker<T>) -> wasmtime::Result<()>
+    where
+        T::Caps: Slot<Self>,
+    {
         Ok(())
     }
 
@@ -161,10 +166,19 @@ pub(crate) trait HostCapability {
     fn end_session(_shared: &Self::Shared, _session: &str) {}
 }
 
-/// What intersections and default grants may consult.
+/// What intersections and default grants may consult: the parts of the
+/// operator's `GrantPolicy` that capabilities read (the policy itself holds
+/// capability types, so it is built above them).
 pub(crate) struct GrantContext<'a> {
-    /// The operator's policy.
-    pub policy: &'a GrantPolicy,
+    /// The session's workspace; `$WORKSPACE` in rules resolves to it.
+    pub workspace: &'a Path,
+    /// Directories added with `--add-dir` or config, granted to every plugin.
+    pub extra_dirs: &'a [(PathBuf, Access)],
+    /// Where plugins granted `data-dir` get their directory, if the host
+    /// keeps plugin data.
+    pub data_root: Option<&'a Path>,
+    /// Headers the host adds to plugins' requests for given hosts.
+    pub http_credentials: &'a [HttpCredential],
     /// The plugin being granted.
     pub plugin: &'a str,
     /// Where the plugin came from.

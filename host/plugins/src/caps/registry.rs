@@ -16,10 +16,9 @@ use super::interaction::InteractionCap;
 use super::llm::Llm;
 use super::parallel::Parallel;
 use super::process::{Process, ProcessCapability};
-use super::{Admission, GrantContext, HostCapability, LoadContext, StoreContext};
+use super::{Admission, CapStore, GrantContext, HostCapability, LoadContext, Slot, StoreContext};
 use crate::call::CallSetup;
 use crate::limits::EffectiveLimits;
-use crate::state::PluginState;
 use kaizen_sandbox::Containment;
 use std::path::PathBuf;
 use wasmtime::component::Linker;
@@ -50,7 +49,8 @@ capabilities! {
     data_dir: DataDir(bool => Option<PathBuf>),
 }
 
-/// One capability as load-time checks and linking see it.
+/// One capability as load-time checks and linking see it ([`link_each`]
+/// links it).
 pub(crate) struct Entry {
     /// [`HostCapability::NAME`].
     pub name: &'static str,
@@ -62,16 +62,6 @@ pub(crate) struct Entry {
     pub env_var: Option<&'static str>,
     /// Whether a grant includes it.
     pub granted: fn(&EffectiveGrant) -> bool,
-    /// [`HostCapability::link`].
-    pub link: fn(&mut Linker<PluginState>) -> wasmtime::Result<()>,
-}
-
-/// Typed access to capability `C`'s part of a store's state.
-pub(crate) trait Slot<C: HostCapability> {
-    /// `C`'s state.
-    fn slot(&self) -> &C::State;
-    /// `C`'s state, to change.
-    fn slot_mut(&mut self) -> &mut C::State;
 }
 
 #[cfg(test)]

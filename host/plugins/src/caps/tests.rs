@@ -1,6 +1,7 @@
 use super::*;
-use crate::discovery::Origin;
+use crate::grant::GrantPolicy;
 use crate::limits::Limits;
+use crate::origin::Origin;
 
 fn request(text: &str) -> Capabilities {
     toml::from_str(text).unwrap()

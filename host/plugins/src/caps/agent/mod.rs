@@ -1,12 +1,11 @@
 //! `agent`: a plugin runs sub-agents through the call's
 //! [`SubAgentLink`], within the session's tools and budget.
 
-use super::{HostCapability, LoadContext, StoreContext, flag};
+use super::{CapStore, CapView, HasCap, HostCapability, LoadContext, Slot, StoreContext, flag};
 use crate::bindings::agent;
 use crate::call::CallSetup;
-use crate::state::PluginState;
 use kaizen_tools::SubAgentLink;
-use wasmtime::component::{HasSelf, Linker};
+use wasmtime::component::Linker;
 
 /// The `agent` capability.
 pub(crate) struct Agent;
@@ -22,8 +21,11 @@ impl HostCapability for Agent {
 
     flag::flag_methods!();
 
-    fn link(linker: &mut Linker<PluginState>) -> wasmtime::Result<()> {
-        agent::add_to_linker::<_, HasSelf<PluginState>>(linker, |state| state)
+    fn link<T: CapStore>(linker: &mut Linker<T>) -> wasmtime::Result<()>
+    where
+        T::Caps: Slot<Self>,
+    {
+        agent::add_to_linker::<T, HasCap<Self>>(linker, T::view::<Self>)
     }
 
     fn load(_cx: &LoadContext<'_>) {}
@@ -39,14 +41,14 @@ impl HostCapability for Agent {
     }
 }
 
-impl agent::Host for PluginState {
+impl agent::Host for CapView<'_, Agent> {
     async fn run(&mut self, req: agent::AgentRequest) -> Result<agent::AgentResult, String> {
         let request = kaizen_tools::SubAgentRequest {
             description: req.description,
             prompt: req.prompt,
             subagent_type: req.subagent_type,
         };
-        let run = self.call.get::<Agent>().run(&self.call.id, request);
+        let run = self.state.run(self.call_id, request);
         // The sub-agent's time is bounded by the session, not the plugin's
         // CPU allowance.
         self.clock.begin_wait();

@@ -36,7 +36,7 @@ impl HostCapability for DataDir {
         if !*requested {
             return None;
         }
-        match (&cx.policy.data_root, granted) {
+        match (cx.data_root, granted) {
             (Some(root), true) => return Some(root.join(cx.plugin)),
             (None, true) => out
                 .denied

@@ -7,8 +7,10 @@ mod guarded;
 
 pub use guard::{ProtectedPaths, existing_matches};
 
-use super::{EffectiveGrant, GrantContext, HostCapability, LoadContext, StoreContext};
-use crate::state::PluginState;
+use super::{
+    CapStore, CapView, EffectiveGrant, GrantContext, HostCapability, LoadContext, Slot,
+    StoreContext,
+};
 use guard::FsGuard;
 use guarded::{GuardedFs, HasGuardedFs};
 use serde::{Deserialize, Serialize};
@@ -94,7 +96,7 @@ impl HostCapability for Filesystem {
             path: "$WORKSPACE".into(),
             access: Access::ReadWrite,
         };
-        let extra = cx.policy.extra_dirs.iter().map(|(dir, access)| FsRule {
+        let extra = cx.extra_dirs.iter().map(|(dir, access)| FsRule {
             path: dir.to_string_lossy().into_owned(),
             access: *access,
         });
@@ -210,8 +212,8 @@ impl HostCapability for Filesystem {
 /// `path` with `$WORKSPACE` resolved to the session's workspace.
 fn resolve(cx: &GrantContext<'_>, path: &str) -> PathBuf {
     match path.strip_prefix("$WORKSPACE") {
-        Some("") => cx.policy.workspace.clone(),
-        Some(rest) => cx.policy.workspace.join(rest.trim_start_matches('/')),
+        Some("") => cx.workspace.to_path_buf(),
+        Some(rest) => cx.workspace.join(rest.trim_start_matches('/')),
         None => PathBuf::from(path),
     }
 }
@@ -252,10 +254,14 @@ fn writable_dirs(grant: &EffectiveGrant) -> Vec<PathBuf> {
 
 /// Links `wasi:filesystem/types` behind the plugin's guard, over
 /// wasmtime-wasi's own (which must be linked already).
-pub(crate) fn link_guarded(linker: &mut Linker<PluginState>) -> anyhow::Result<()> {
+pub(crate) fn link_guarded<T: CapStore>(linker: &mut Linker<T>) -> anyhow::Result<()>
+where
+    T::Caps: Slot<Filesystem>,
+{
     linker.allow_shadowing(true);
-    wasmtime_wasi::p2::bindings::filesystem::types::add_to_linker::<_, HasGuardedFs>(
-        linker, guarded_fs,
+    wasmtime_wasi::p2::bindings::filesystem::types::add_to_linker::<T, HasGuardedFs>(
+        linker,
+        |store| guarded_fs(store.view::<Filesystem>()),
     )?;
     linker.allow_shadowing(false);
     Ok(())
@@ -263,15 +269,15 @@ pub(crate) fn link_guarded(linker: &mut Linker<PluginState>) -> anyhow::Result<(
 
 /// The filesystem as the plugin reaches it: wasmtime-wasi's, behind the
 /// plugin's guard.
-fn guarded_fs(state: &mut PluginState) -> GuardedFs<'_> {
-    let PluginState {
-        wasi, table, call, ..
-    } = state;
+fn guarded_fs(view: CapView<'_, Filesystem>) -> GuardedFs<'_> {
+    let CapView {
+        wasi, table, state, ..
+    } = view;
     GuardedFs {
         inner: WasiFilesystemCtxView {
             ctx: wasi.filesystem(),
             table,
         },
-        guard: call.get::<Filesystem>(),
+        guard: state,
     }
 }

@@ -9,14 +9,16 @@ mod rule;
 pub use credential::HttpCredential;
 pub use rule::HostPattern;
 
-use super::{EffectiveGrant, GrantContext, HostCapability, LoadContext, StoreContext};
-use crate::state::PluginState;
+use super::{
+    CapStore, CapView, EffectiveGrant, GrantContext, HostCapability, LoadContext, Slot,
+    StoreContext,
+};
 use credential::InjectedHeader;
 use kaizen_sandbox::Containment;
 use policy::HttpPolicy;
 use std::sync::Arc;
 use wasmtime::component::Linker;
-use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView};
 
 /// The variable in which a plugin with an HTTP grant finds its allow-list:
 /// patterns separated by spaces.
@@ -64,7 +66,6 @@ impl HostCapability for Http {
     ) -> Vec<HostPattern> {
         let allow = intersect_patterns(requested, granted, &mut out.denied);
         out.http_credentials = cx
-            .policy
             .http_credentials
             .iter()
             .filter(|cred| cred.applies(cx.plugin, &allow))
@@ -96,7 +97,11 @@ impl HostCapability for Http {
         (!allow.is_empty()).then(|| allow.join(" "))
     }
 
-    fn link(linker: &mut Linker<PluginState>) -> wasmtime::Result<()> {
+    /// `wasi:http` reaches the store through [`ctx_view`].
+    fn link<T: CapStore>(linker: &mut Linker<T>) -> wasmtime::Result<()>
+    where
+        T::Caps: Slot<Self>,
+    {
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)
     }
 
@@ -171,14 +176,14 @@ fn describe<T: ToString>(patterns: &[T]) -> Vec<String> {
     vec![format!("http {}", hosts.join(", "))]
 }
 
-impl WasiHttpView for PluginState {
-    fn http(&mut self) -> WasiHttpCtxView<'_> {
-        let PluginState { table, call, .. } = self;
-        let http = call.get_mut::<Http>();
-        WasiHttpCtxView {
-            ctx: &mut http.ctx,
-            table,
-            hooks: &mut http.policy,
-        }
+/// What `wasi:http` reaches of a store: its context, the store's
+/// resources, and the plugin's policy on every request. A store's
+/// `WasiHttpView` gives this (wasmtime-wasi-http links against that trait).
+pub(crate) fn ctx_view(view: CapView<'_, Http>) -> WasiHttpCtxView<'_> {
+    let CapView { table, state, .. } = view;
+    WasiHttpCtxView {
+        ctx: &mut state.ctx,
+        table,
+        hooks: &mut state.policy,
     }
 }

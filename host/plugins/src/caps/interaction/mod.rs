@@ -4,14 +4,15 @@
 
 pub mod handler;
 
-use super::{GrantContext, HostCapability, LoadContext, StoreContext, flag};
+use super::{
+    CapStore, CapView, GrantContext, HasCap, HostCapability, LoadContext, Slot, StoreContext, flag,
+};
 use crate::bindings::interaction;
-use crate::discovery::Origin;
-use crate::state::PluginState;
+use crate::origin::Origin;
 use handler::Interaction;
 use std::sync::Arc;
 use std::time::Duration;
-use wasmtime::component::{HasSelf, Linker};
+use wasmtime::component::Linker;
 
 /// Longest a question to the user may stay unanswered.
 const ASK_TIMEOUT: Duration = Duration::from_secs(30 * 60);
@@ -36,8 +37,11 @@ impl HostCapability for InteractionCap {
         cx.origin != Origin::Workspace
     }
 
-    fn link(linker: &mut Linker<PluginState>) -> wasmtime::Result<()> {
-        interaction::add_to_linker::<_, HasSelf<PluginState>>(linker, |state| state)
+    fn link<T: CapStore>(linker: &mut Linker<T>) -> wasmtime::Result<()>
+    where
+        T::Caps: Slot<Self>,
+    {
+        interaction::add_to_linker::<T, HasCap<Self>>(linker, T::view::<Self>)
     }
 
     fn load(cx: &LoadContext<'_>) -> Arc<dyn Interaction> {
@@ -52,7 +56,7 @@ impl HostCapability for InteractionCap {
     }
 }
 
-impl interaction::Host for PluginState {
+impl interaction::Host for CapView<'_, InteractionCap> {
     async fn ask(
         &mut self,
         questions: Vec<interaction::Question>,
@@ -60,19 +64,17 @@ impl interaction::Host for PluginState {
         if let Some(problem) = invalid_questions(&questions) {
             return Err(interaction::InteractionError::Invalid(problem));
         }
-        let handler = self.call.get::<InteractionCap>().clone();
+        let handler = self.state.clone();
         // Waiting for a person is not the plugin's time.
         self.clock.begin_wait();
-        let answer = tokio::time::timeout(ASK_TIMEOUT, handler.ask(&self.name, questions)).await;
+        let answer = tokio::time::timeout(ASK_TIMEOUT, handler.ask(self.plugin, questions)).await;
         self.clock.end_wait();
         answer.unwrap_or(Err(interaction::InteractionError::NoUser))
     }
 
     async fn progress(&mut self, message: String, fraction: Option<f32>) {
         let fraction = fraction.map(|f| f.clamp(0.0, 1.0));
-        self.call
-            .get::<InteractionCap>()
-            .progress(&self.name, &message, fraction);
+        self.state.progress(self.plugin, &message, fraction);
     }
 }
 

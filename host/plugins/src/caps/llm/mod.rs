@@ -3,12 +3,11 @@
 //! and counts the cost. Served during a tool's call, a planner's calls and
 //! a hook's events.
 
-use super::{HostCapability, LoadContext, StoreContext, flag};
+use super::{CapStore, CapView, HasCap, HostCapability, LoadContext, Slot, StoreContext, flag};
 use crate::bindings::llm;
 use crate::call::CallSetup;
-use crate::state::PluginState;
 use kaizen_tools::{CompletionError, CompletionLink, CompletionRequest, PromptMessage};
-use wasmtime::component::{HasSelf, Linker};
+use wasmtime::component::Linker;
 
 /// The `llm` capability.
 pub(crate) struct Llm;
@@ -26,8 +25,11 @@ impl HostCapability for Llm {
 
     flag::flag_methods!();
 
-    fn link(linker: &mut Linker<PluginState>) -> wasmtime::Result<()> {
-        llm::add_to_linker::<_, HasSelf<PluginState>>(linker, |state| state)
+    fn link<T: CapStore>(linker: &mut Linker<T>) -> wasmtime::Result<()>
+    where
+        T::Caps: Slot<Self>,
+    {
+        llm::add_to_linker::<T, HasCap<Self>>(linker, T::view::<Self>)
     }
 
     fn load(_cx: &LoadContext<'_>) {}
@@ -41,7 +43,7 @@ impl HostCapability for Llm {
     }
 }
 
-impl llm::Host for PluginState {
+impl llm::Host for CapView<'_, Llm> {
     async fn complete(
         &mut self,
         req: llm::CompletionRequest,
@@ -69,10 +71,7 @@ impl llm::Host for PluginState {
             max_tokens: req.max_tokens,
             temperature: req.temperature,
         };
-        let call = self
-            .call
-            .get::<Llm>()
-            .complete(&self.name, &self.call.id, request);
+        let call = self.state.complete(self.plugin, self.call_id, request);
         // The model's time is bounded by the session, not the plugin's CPU
         // allowance.
         self.clock.begin_wait();

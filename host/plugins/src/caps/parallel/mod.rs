@@ -4,15 +4,13 @@
 //! calling call's context and each has the plugin's limits; they cannot
 //! fan out again.
 
-use super::{HostCapability, LoadContext, StoreContext, flag};
+use super::{CapStore, CapView, HasCap, HostCapability, LoadContext, Slot, StoreContext, flag};
 use crate::bindings::parallel;
-use crate::call::CallSetup;
-use crate::runtime::PluginRuntime;
-use crate::state::PluginState;
+use crate::call::{CallSetup, FanOutTarget};
 use futures::StreamExt;
 use kaizen_tools::CallContext;
 use std::sync::{Arc, Weak};
-use wasmtime::component::{HasSelf, Linker};
+use wasmtime::component::Linker;
 
 /// The most calls that run at once, whatever the machine.
 const MAX_WIDTH: usize = 8;
@@ -24,7 +22,7 @@ pub(crate) const MAX_INPUTS: usize = 256;
 /// What a call needs to fan out: its plugin and its context.
 #[derive(Clone)]
 pub(crate) struct FanOut {
-    runtime: Weak<PluginRuntime>,
+    target: Weak<dyn FanOutTarget>,
     ctx: CallContext,
 }
 
@@ -43,8 +41,11 @@ impl HostCapability for Parallel {
 
     flag::flag_methods!();
 
-    fn link(linker: &mut Linker<PluginState>) -> wasmtime::Result<()> {
-        parallel::add_to_linker::<_, HasSelf<PluginState>>(linker, |state| state)
+    fn link<T: CapStore>(linker: &mut Linker<T>) -> wasmtime::Result<()>
+    where
+        T::Caps: Slot<Self>,
+    {
+        parallel::add_to_linker::<T, HasCap<Self>>(linker, T::view::<Self>)
     }
 
     fn load(cx: &LoadContext<'_>) -> bool {
@@ -57,8 +58,8 @@ impl HostCapability for Parallel {
 
     fn begin_call(state: &mut Option<FanOut>, granted: &bool, call: &CallSetup<'_>) {
         if let Some(ctx) = call.tool {
-            *state = call.fan_out.filter(|_| *granted).map(|runtime| FanOut {
-                runtime: runtime.clone(),
+            *state = call.fan_out.filter(|_| *granted).map(|target| FanOut {
+                target: target.clone(),
                 ctx: ctx.clone(),
             });
         }
@@ -72,34 +73,31 @@ pub(crate) fn width() -> usize {
         .min(MAX_WIDTH)
 }
 
-impl PluginRuntime {
-    /// Calls tool `name` once per input, [`width`] at a time, each in a
-    /// fresh instance on its own task; results in input order.
-    pub(crate) async fn call_each(
-        self: Arc<Self>,
-        ctx: &CallContext,
-        name: &str,
-        inputs: Vec<String>,
-    ) -> Vec<Result<String, String>> {
-        let calls = inputs.into_iter().map(|input| {
-            let runtime = self.clone();
-            let ctx = ctx.clone();
-            let name = name.to_string();
-            async move {
-                let call =
-                    tokio::spawn(async move { runtime.call_alone(&ctx, &name, input).await });
-                call.await
-                    .unwrap_or_else(|err| Err(format!("the call could not finish: {err}")))
-            }
-        });
-        futures::stream::iter(calls)
-            .buffered(width())
-            .collect()
-            .await
-    }
+/// Calls tool `name` of `target` once per input, [`width`] at a time, each
+/// in a fresh instance on its own task; results in input order.
+async fn call_each(
+    target: Arc<dyn FanOutTarget>,
+    ctx: &CallContext,
+    name: &str,
+    inputs: Vec<String>,
+) -> Vec<Result<String, String>> {
+    let calls = inputs.into_iter().map(|input| {
+        let target = target.clone();
+        let ctx = ctx.clone();
+        let name = name.to_string();
+        async move {
+            let call = tokio::spawn(async move { target.call_alone(&ctx, &name, input).await });
+            call.await
+                .unwrap_or_else(|err| Err(format!("the call could not finish: {err}")))
+        }
+    });
+    futures::stream::iter(calls)
+        .buffered(width())
+        .collect()
+        .await
 }
 
-impl parallel::Host for PluginState {
+impl parallel::Host for CapView<'_, Parallel> {
     async fn width(&mut self) -> u32 {
         width() as u32
     }
@@ -117,16 +115,16 @@ impl parallel::Host for PluginState {
             );
             return inputs.iter().map(|_| Err(why.clone())).collect();
         }
-        let fan_out = self.call.get::<Parallel>();
-        let runtime = fan_out.as_ref().and_then(|fan| fan.runtime.upgrade());
-        let (Some(runtime), Some(fan)) = (runtime, fan_out.clone()) else {
+        let fan_out = &*self.state;
+        let target = fan_out.as_ref().and_then(|fan| fan.target.upgrade());
+        let (Some(target), Some(fan)) = (target, fan_out.clone()) else {
             let why = "this call was itself made through `parallel` and cannot fan out again";
             return inputs.iter().map(|_| Err(why.to_string())).collect();
         };
         // The calls have their own limits; waiting for them is not this
         // call's time.
         self.clock.begin_wait();
-        let results = runtime.call_each(&fan.ctx, &name, inputs).await;
+        let results = call_each(target, &fan.ctx, &name, inputs).await;
         self.clock.end_wait();
         results
     }

@@ -3,7 +3,7 @@
 
 use super::Process;
 use crate::bindings::process;
-use crate::state::PluginState;
+use crate::caps::CapView;
 use kaizen_sandbox::{Command, ProcessError, Sandbox};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -66,9 +66,9 @@ fn process_timeout(timeout_ms: Option<u64>) -> Duration {
         .min(MAX_PROCESS_TIMEOUT)
 }
 
-impl PluginState {
+impl CapView<'_, Process> {
     fn process_access(&self) -> Result<&ProcessAccess, process::ProcessError> {
-        self.call.get::<Process>().as_ref().ok_or_else(|| {
+        self.state.as_ref().ok_or_else(|| {
             process::ProcessError::Failed(
                 "the process capability is not available in this call".into(),
             )
@@ -76,7 +76,7 @@ impl PluginState {
     }
 }
 
-impl process::Host for PluginState {
+impl process::Host for CapView<'_, Process> {
     async fn run(
         &mut self,
         cmd: process::Command,
@@ -85,7 +85,10 @@ impl process::Host for PluginState {
         let command = Command {
             program: cmd.program,
             args: cmd.args,
-            cwd: cmd.cwd.map(PathBuf::from).or_else(|| self.call.cwd.clone()),
+            cwd: cmd
+                .cwd
+                .map(PathBuf::from)
+                .or_else(|| self.cwd.map(Path::to_path_buf)),
             env: cmd.env,
             stdin: cmd.stdin,
             timeout: Some(process_timeout(cmd.timeout_ms)),

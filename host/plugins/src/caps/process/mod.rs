@@ -4,15 +4,16 @@
 mod host;
 mod sandboxes;
 
-use super::{EffectiveGrant, GrantContext, HostCapability, LoadContext, StoreContext};
+use super::{
+    CapStore, EffectiveGrant, GrantContext, HasCap, HostCapability, LoadContext, Slot, StoreContext,
+};
 use crate::bindings::process;
 use crate::call::CallSetup;
-use crate::state::PluginState;
 use host::ProcessAccess;
 use kaizen_sandbox::Containment;
 use sandboxes::SessionSandboxes;
 use serde::{Deserialize, Serialize};
-use wasmtime::component::{HasSelf, Linker};
+use wasmtime::component::Linker;
 
 /// Running programs in the OS sandbox.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -113,8 +114,11 @@ impl HostCapability for Process {
             .is_some_and(|process| process.network || sandbox.degraded())
     }
 
-    fn link(linker: &mut Linker<PluginState>) -> wasmtime::Result<()> {
-        process::add_to_linker::<_, HasSelf<PluginState>>(linker, |state| state)
+    fn link<T: CapStore>(linker: &mut Linker<T>) -> wasmtime::Result<()>
+    where
+        T::Caps: Slot<Self>,
+    {
+        process::add_to_linker::<T, HasCap<Self>>(linker, T::view::<Self>)
     }
 
     fn load(cx: &LoadContext<'_>) -> Option<SessionSandboxes> {

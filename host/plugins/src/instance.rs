@@ -1,13 +1,17 @@
-//! Running a loaded plugin's tools: a fresh instance per call, or one per
-//! session for a stateful plugin; limits armed on every call; any trap
-//! discards the instance so the next call starts clean.
+//! A loaded plugin's wasm component instances, and calls into them: a
+//! fresh instance per call, or one per session for a stateful plugin;
+//! limits armed on every call; any trap discards the instance so the next
+//! call starts clean.
 
-use crate::bindings::{guest_hooks, guest_planning, guest_tools, v0_1_0};
-use crate::call::CallSetup;
-use crate::engine::PluginEngine;
-use crate::hook_versions;
+use crate::bindings::{guest_planning, guest_tools};
+use crate::call::{CallSetup, FanOutTarget};
+use crate::clock::ClockShared;
+use crate::contract_versions::{HooksExport, HooksIndices};
+use crate::hook_convert;
 use crate::outcome::{convert_error, convert_output, describe_trap};
-use crate::state::{ClockShared, PluginIdentity, PluginState};
+use crate::state::{PluginIdentity, PluginState};
+use crate::wasm_engine::PluginEngine;
+use futures::future::BoxFuture;
 use kaizen_hooks::{HookDecision, HookEvent, Subscription};
 use kaizen_tools::{CallContext, CompletionLink, ToolError, ToolOutput};
 use std::collections::HashMap;
@@ -26,16 +30,6 @@ pub(crate) struct LiveInstance {
     pub planning: Option<guest_planning::Guest>,
 }
 
-/// A component's `hooks` export, in the contract version it was built
-/// against.
-#[derive(Clone)]
-pub(crate) enum HooksExport {
-    /// 0.1.1 and later (the same types).
-    Current(guest_hooks::Guest),
-    /// 0.1.0: fewer events and decision fields.
-    V0_1_0(v0_1_0::guest_hooks::Guest),
-}
-
 impl LiveInstance {
     /// Gives the store what `call` brings.
     pub(crate) fn begin_call(&mut self, identity: &PluginIdentity, call: &CallSetup<'_>) {
@@ -43,16 +37,11 @@ impl LiveInstance {
     }
 }
 
-/// Where a component's `hooks` export is, by version.
-enum HooksIndices {
-    Current(guest_hooks::GuestIndices),
-    V0_1_0(v0_1_0::guest_hooks::GuestIndices),
-}
-
 pub(crate) type SessionSlot = Arc<tokio::sync::Mutex<Option<LiveInstance>>>;
 
-/// Everything needed to instantiate and call one plugin.
-pub(crate) struct PluginRuntime {
+/// One plugin's instances: everything needed to make and call them, and
+/// those kept between calls.
+pub(crate) struct PluginInstances {
     pub identity: PluginIdentity,
     pre: InstancePre<PluginState>,
     tools_indices: Option<guest_tools::GuestIndices>,
@@ -64,10 +53,10 @@ pub(crate) struct PluginRuntime {
     /// also makes one plugin's events go one at a time.
     hook_instance: tokio::sync::Mutex<Option<LiveInstance>>,
     /// Itself, for calls that fan out through `parallel`.
-    me: Weak<PluginRuntime>,
+    me: Weak<dyn FanOutTarget>,
 }
 
-impl PluginRuntime {
+impl PluginInstances {
     pub fn new(
         identity: PluginIdentity,
         pre: InstancePre<PluginState>,
@@ -75,18 +64,7 @@ impl PluginRuntime {
     ) -> Arc<Self> {
         let tools_indices = guest_tools::GuestIndices::new(&pre).ok();
         let planning_indices = guest_planning::GuestIndices::new(&pre).ok();
-        // Looked up by semver, a newer name finds a 0.1.0 export too, whose
-        // types do not match: the version comes from the export's own name.
-        let hooks_version = hooks_export_version(&pre);
-        let hooks_indices = match hooks_version.as_deref() {
-            None => None,
-            Some("0.1.0") => v0_1_0::guest_hooks::GuestIndices::new(&pre)
-                .ok()
-                .map(HooksIndices::V0_1_0),
-            Some(_) => guest_hooks::GuestIndices::new(&pre)
-                .ok()
-                .map(HooksIndices::Current),
-        };
+        let hooks_indices = HooksIndices::find(&pre);
         Arc::new_cyclic(|me| Self {
             identity,
             pre,
@@ -96,7 +74,7 @@ impl PluginRuntime {
             stateful,
             sessions: Mutex::default(),
             hook_instance: tokio::sync::Mutex::default(),
-            me: me.clone(),
+            me: me.clone() as Weak<dyn FanOutTarget>,
         })
     }
 
@@ -145,16 +123,11 @@ impl PluginRuntime {
             None => None,
         };
         let hooks = match &self.hooks_indices {
-            Some(HooksIndices::Current(indices)) => Some(HooksExport::Current(
+            Some(indices) => Some(
                 indices
                     .load(&mut store, &instance)
                     .map_err(|e| trap(e, &store))?,
-            )),
-            Some(HooksIndices::V0_1_0(indices)) => Some(HooksExport::V0_1_0(
-                indices
-                    .load(&mut store, &instance)
-                    .map_err(|e| trap(e, &store))?,
-            )),
+            ),
             None => None,
         };
         let planning = match &self.planning_indices {
@@ -197,16 +170,8 @@ impl PluginRuntime {
         let trap = |err: wasmtime::Error, live: &LiveInstance| {
             describe_trap(plugin, "subscriptions()", &err, live.store.data()).message
         };
-        match hooks {
-            HooksExport::Current(hooks) => {
-                let declared = hooks.call_subscriptions(&mut live.store).await;
-                hook_versions::subscriptions(plugin, declared.map_err(|e| trap(e, &live))?)
-            }
-            HooksExport::V0_1_0(hooks) => {
-                let declared = hooks.call_subscriptions(&mut live.store).await;
-                hook_versions::subscriptions_v0_1_0(plugin, declared.map_err(|e| trap(e, &live))?)
-            }
-        }
+        let declared = hooks.subscriptions(&mut live.store).await;
+        hook_convert::subscriptions(plugin, declared.map_err(|e| trap(e, &live))?)
     }
 
     /// Hands one event to the component's `handle`, in a fresh instance
@@ -250,26 +215,15 @@ impl PluginRuntime {
         store.set_epoch_deadline(PluginEngine::ticks_for(store.data().clock.limit()));
         let clock = store.data().clock.shared();
         let plugin = &self.identity.name;
-        let answer = match hooks {
-            HooksExport::Current(hooks) => {
-                let Some(event) = hook_versions::to_wit(event) else {
-                    return (Ok(None), true);
-                };
-                let call = hooks.call_handle(&mut *store, event, payload);
-                watchdog(call, &clock)
-                    .await
-                    .map(|result| result.map(hook_versions::decision))
-            }
-            HooksExport::V0_1_0(hooks) => {
-                let Some(event) = hook_versions::to_wit_v0_1_0(event) else {
-                    return (Ok(None), true);
-                };
-                let call = hooks.call_handle(&mut *store, event, payload);
-                watchdog(call, &clock)
-                    .await
-                    .map(|result| result.map(hook_versions::decision_v0_1_0))
-            }
+        // An event the component's contract version lacks is not sent.
+        let Some(call) =
+            hook_convert::to_wit(event).and_then(|event| hooks.handle(&mut *store, event, payload))
+        else {
+            return (Ok(None), true);
         };
+        let answer = watchdog(call, &clock)
+            .await
+            .map(|result| result.map(hook_convert::decision));
         let Some(result) = answer else {
             return (
                 Err(stuck_in_host(plugin, "handle()", clock.limit()).message),
@@ -337,25 +291,6 @@ impl PluginRuntime {
         result
     }
 
-    /// Calls tool `name` in a fresh instance that cannot fan out: one of
-    /// the calls a `parallel` call-each makes. The output's text, or the
-    /// error's message.
-    pub(crate) async fn call_alone(
-        &self,
-        ctx: &CallContext,
-        name: &str,
-        input: String,
-    ) -> Result<String, String> {
-        let mut live = self
-            .instantiate(Some(&ctx.cwd))
-            .await
-            .map_err(|err| err.message)?;
-        match self.call_on(&mut live, ctx, name, &input, false).await.0 {
-            Ok(output) => Ok(output.joined_text()),
-            Err(err) => Err(err.message),
-        }
-    }
-
     /// Runs one call (which may fan out through `parallel` when the grant
     /// allows and `may_fan_out`); the flag says whether the instance may be
     /// reused.
@@ -412,16 +347,26 @@ impl PluginRuntime {
     }
 }
 
-/// The contract version of the component's `hooks` export, if it has one.
-fn hooks_export_version(pre: &InstancePre<PluginState>) -> Option<String> {
-    let engine = pre.engine();
-    pre.component()
-        .component_type()
-        .exports(engine)
-        .find_map(|(name, _)| {
-            name.strip_prefix("kaizen:plugin/hooks@")
-                .map(str::to_string)
+/// The calls a `parallel` call-each makes: each in a fresh instance that
+/// cannot fan out.
+impl FanOutTarget for PluginInstances {
+    fn call_alone<'a>(
+        &'a self,
+        ctx: &'a CallContext,
+        name: &'a str,
+        input: String,
+    ) -> BoxFuture<'a, Result<String, String>> {
+        Box::pin(async move {
+            let mut live = self
+                .instantiate(Some(&ctx.cwd))
+                .await
+                .map_err(|err| err.message)?;
+            match self.call_on(&mut live, ctx, name, &input, false).await.0 {
+                Ok(output) => Ok(output.joined_text()),
+                Err(err) => Err(err.message),
+            }
         })
+    }
 }
 
 /// Runs `call` until it finishes, or returns `None` once the clock has
