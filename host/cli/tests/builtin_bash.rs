@@ -50,26 +50,12 @@ async fn exit_codes_and_stderr_are_reported() {
         .await;
     assert_eq!(run.results[0], "out\nerr\nExit code 3");
     assert_eq!(run.results[1], "(no output)");
-    assert!(
-        run.results[2].contains("command not found"),
-        "{}",
-        run.results[2]
-    );
-    assert!(
-        run.results[2].ends_with("Exit code 127"),
-        "{}",
-        run.results[2]
-    );
-    assert!(
-        run.results[3].contains("syntax error"),
-        "{}",
-        run.results[3]
-    );
-    assert!(
-        run.results[3].ends_with("Exit code 2"),
-        "{}",
-        run.results[3]
-    );
+    let missing = &run.results[2];
+    assert!(missing.contains("command not found"), "{missing}");
+    assert!(missing.ends_with("Exit code 127"), "{missing}");
+    let broken = &run.results[3];
+    assert!(broken.contains("syntax error"), "{broken}");
+    assert!(broken.ends_with("Exit code 2"), "{broken}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

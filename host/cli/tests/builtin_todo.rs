@@ -11,7 +11,7 @@ mod common;
 
 use common::run::Run;
 use common::workspace::Workspace;
-use kaizen_model_server::{ModelServer, Reply, Script, Wire};
+use kaizen_model_server::{Reply, Script};
 use serde_json::{Value, json};
 
 fn todo(content: &str, status: &str) -> Value {
@@ -20,6 +20,12 @@ fn todo(content: &str, status: &str) -> Value {
 
 fn todo_write(todos: &[Value]) -> (&'static str, Value) {
     ("TodoWrite", json!({ "todos": todos }))
+}
+
+/// The model's call of [`todo_write`].
+fn todo_reply(todos: &[Value]) -> Reply {
+    let (name, input) = todo_write(todos);
+    Reply::tool(name, &input.to_string())
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -103,43 +109,21 @@ async fn the_list_is_part_of_the_session_and_reported_as_it_changes() {
     let first = [todo("Plan", "in_progress"), todo("Build", "pending")];
     let second = [todo("Plan", "completed"), todo("Build", "in_progress")];
     let script = Script::new()
-        .reply(Reply::tool(
-            "TodoWrite",
-            &json!({ "todos": first }).to_string(),
-        ))
+        .reply(todo_reply(&first))
         // A refused list leaves the session's list as it was.
-        .reply(Reply::tool(
-            "TodoWrite",
-            &json!({ "todos": [todo("A", "in_progress"), todo("B", "in_progress")] }).to_string(),
-        ))
-        .reply(Reply::tool(
-            "TodoWrite",
-            &json!({ "todos": second }).to_string(),
-        ))
+        .reply(todo_reply(&[
+            todo("A", "in_progress"),
+            todo("B", "in_progress"),
+        ]))
+        .reply(todo_reply(&second))
         .reply(Reply::text("Planned and building."));
-    let server = ModelServer::start(script).await.unwrap();
-    let out = run
-        .kaizen(
-            Some((&server, Wire::OpenAi)),
-            &[
-                "--model",
-                "gpt-4o-mini",
-                "--output-format",
-                "stream-json",
-                "Plan it",
-            ],
-        )
+    let ran = run
+        .scripted(script)
+        .model("gpt-4o-mini")
+        .stream_json(&["Plan it"])
         .await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    assert_eq!(ran.code(), Some(0), "{}", ran.stderr());
+    let events = ran.events();
     let lists: Vec<&Value> = events
         .iter()
         .filter(|event| event["type"] == "todos")

@@ -11,43 +11,43 @@
 mod common;
 
 use common::run::{
-    SESSION_EVENTS, bash, every_event_session, result_of, scripted_run, tool_results,
+    Run, SESSION_EVENTS, bash, call_fields, completed, every_event_session, result_of, tool_results,
 };
 use kaizen_model_server::{Recorded, Reply};
 use serde_json::{Value, json};
-use std::path::Path;
 use std::process::Output;
 
-async fn run(
-    home: &Path,
-    workspace: &Path,
-    replies: Vec<Reply>,
-    args: &[&str],
-) -> (Output, Vec<Recorded>) {
-    scripted_run(home, workspace, replies, args, &[]).await
+/// A home and a workspace where the test hook plugins act (they stay
+/// quiet where `.test-hooks-on` is missing).
+fn hooks_on() -> Run {
+    let run = Run::builtins_only();
+    std::fs::write(run.ws().join(".test-hooks-on"), "").unwrap();
+    run
 }
 
-fn plugin_args(names: &[&str]) -> Vec<String> {
-    names
+/// A session in `run` answering `replies`, with the test plugins `names`
+/// loaded.
+async fn with_plugins(run: &Run, replies: Vec<Reply>, names: &[&str]) -> (Output, Vec<Recorded>) {
+    let plugins: Vec<String> = names
         .iter()
-        .flat_map(|name| {
-            [
-                "--plugins".to_string(),
-                kaizen_test_artifacts::plugin_dir(name)
-                    .display()
-                    .to_string(),
-            ]
+        .map(|name| {
+            kaizen_test_artifacts::plugin_dir(name)
+                .display()
+                .to_string()
         })
-        .collect()
+        .collect();
+    let args: Vec<&str> = plugins
+        .iter()
+        .flat_map(|dir| ["--plugins", dir.as_str()])
+        .collect();
+    run.scripted_run(replies, &args).await
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn rust_and_python_hook_components_deny_rewrite_and_annotate() {
-    let home = tempfile::tempdir().unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    let workspace = ws.path().canonicalize().unwrap();
+    let run = hooks_on();
+    let workspace = run.ws();
     std::fs::write(workspace.join(".hidden-file"), "x").unwrap();
-    std::fs::write(workspace.join(".test-hooks-on"), "").unwrap();
     let replies = vec![
         bash("rm -rf build"),
         bash("ls"),
@@ -58,16 +58,8 @@ async fn rust_and_python_hook_components_deny_rewrite_and_annotate() {
         Reply::text("All finished."),
         Reply::text("All finished. DONE"),
     ];
-    let plugins = plugin_args(&["guard-hook", "py-hook"]);
-    let args: Vec<&str> = plugins.iter().map(String::as_str).collect();
-    let (output, requests) = run(home.path(), &workspace, replies, &args).await;
-    let result = result_of(&output);
-    assert_eq!(
-        result["status"],
-        "complete",
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let (output, requests) = with_plugins(&run, replies, &["guard-hook", "py-hook"]).await;
+    let result = completed(&output);
     assert_eq!(result["output"], "All finished. DONE");
     let results = tool_results(&requests[6].body);
     assert_eq!(results.len(), 6, "{results:?}");
@@ -98,14 +90,8 @@ async fn rust_and_python_hook_components_deny_rewrite_and_annotate() {
         results[4]
     );
     assert!(results[5].contains("input schema"), "{}", results[5]);
-    let statuses: Vec<&str> = result["tool_calls"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|call| call["status"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        statuses,
+        call_fields(&result, "status"),
         ["denied", "success", "success", "success", "denied", "error"]
     );
     let denials: Vec<&Value> = result["permission_denials"]
@@ -145,20 +131,13 @@ async fn rust_and_python_hook_components_deny_rewrite_and_annotate() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_crashing_hook_is_skipped_unless_required_then_it_refuses_the_call() {
-    let plugins = plugin_args(&["guard-hook"]);
-    let args: Vec<&str> = plugins.iter().map(String::as_str).collect();
     for required in [false, true] {
-        let home = tempfile::tempdir().unwrap();
-        let ws = tempfile::tempdir().unwrap();
-        let workspace = ws.path().canonicalize().unwrap();
-        std::fs::write(workspace.join(".test-hooks-on"), "").unwrap();
-        std::fs::write(
-            home.path().join("config.toml"),
-            format!("[hooks.plugins.guard-hook]\nrequired = {required}\npriority = \"CRITICAL\"\n"),
-        )
-        .unwrap();
+        let run = hooks_on();
+        run.set_config(format!(
+            "[hooks.plugins.guard-hook]\nrequired = {required}\npriority = \"CRITICAL\"\n"
+        ));
         let replies = vec![bash("trap-the-hook"), Reply::text("DONE")];
-        let (output, requests) = run(home.path(), &workspace, replies, &args).await;
+        let (output, requests) = with_plugins(&run, replies, &["guard-hook"]).await;
         let result = result_of(&output);
         let text = tool_results(&requests[1].body).join("\n");
         if required {
@@ -179,27 +158,18 @@ async fn a_crashing_hook_is_skipped_unless_required_then_it_refuses_the_call() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_builtin_redact_and_audit_hooks_mask_secrets_and_keep_a_verifiable_log() {
     const KEY: &str = "AKIAIOSFODNN7EXAMPLQ";
-    let home = tempfile::tempdir().unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    let workspace = ws.path().canonicalize().unwrap();
-    std::fs::write(
-        home.path().join("config.toml"),
+    let run = Run::builtins_only();
+    let home = run.home.path();
+    run.set_config(
         "[hooks]\nbuiltins = [\"redact\", \"audit\"]\n[permissions]\ndeny = [\"Bash(rm:*)\"]\n",
-    )
-    .unwrap();
+    );
     let replies = vec![
         bash(&format!("echo aws_key={KEY}; echo done")),
         bash("rm -rf build"),
         Reply::text("Finished."),
     ];
-    let (output, requests) = run(home.path(), &workspace, replies, &[]).await;
-    let result = result_of(&output);
-    assert_eq!(
-        result["status"],
-        "complete",
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let (output, requests) = run.scripted_run(replies, &[]).await;
+    completed(&output);
     let results = tool_results(&requests[2].body);
     assert!(
         results[0].contains("[REDACTED:aws-access-key-id]") && results[0].contains("done"),
@@ -211,7 +181,7 @@ async fn the_builtin_redact_and_audit_hooks_mask_secrets_and_keep_a_verifiable_l
     assert!(!results[0].contains(KEY), "{}", results[0]);
 
     // The log: every step, the refusal, the redacted text; the chain holds.
-    let log_dir = home.path().join("data/audit");
+    let log_dir = home.join("data/audit");
     let logs: Vec<_> = std::fs::read_dir(&log_dir).unwrap().flatten().collect();
     assert_eq!(logs.len(), 1);
     let log_path = logs[0].path();
@@ -244,13 +214,7 @@ async fn the_builtin_redact_and_audit_hooks_mask_secrets_and_keep_a_verifiable_l
         log.contains("\"denied\":true") && log.contains("Bash(rm:*)"),
         "{log}"
     );
-    let verify = || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_kaizen"))
-            .args(["audit", "verify"])
-            .env("KAIZEN_HOME", home.path())
-            .output()
-            .unwrap()
-    };
+    let verify = || common::at_home(home, &["audit", "verify"]);
     let ok = verify();
     let text = String::from_utf8_lossy(&ok.stdout);
     assert!(
@@ -286,14 +250,10 @@ async fn the_builtin_redact_and_audit_hooks_mask_secrets_and_keep_a_verifiable_l
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_component_hook_sees_every_event_of_a_session() {
-    let home = tempfile::tempdir().unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    let workspace = ws.path().canonicalize().unwrap();
-    std::fs::write(workspace.join(".test-hooks-on"), "").unwrap();
-    let replies = every_event_session(home.path(), &workspace);
-    let plugins = plugin_args(&["guard-hook"]);
-    let args: Vec<&str> = plugins.iter().map(String::as_str).collect();
-    let (output, _) = run(home.path(), &workspace, replies, &args).await;
+    let run = hooks_on();
+    let workspace = run.ws();
+    let replies = every_event_session(run.home.path(), &workspace);
+    let (output, _) = with_plugins(&run, replies, &["guard-hook"]).await;
     let result = result_of(&output);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(result["status"], "complete", "{stderr}");

@@ -11,11 +11,10 @@
 
 mod common;
 
-use common::run::{call_fields, result_of, scripted_run, tool_results};
+use common::run::{Run, call_fields, completed, result_of, scripted_run, tool_results};
 use kaizen_model_server::{Recorded, Reply};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use tempfile::TempDir;
 
 /// The reference servers, pinned.
 const SERVERS: [&str; 2] = [
@@ -45,10 +44,11 @@ const MISBEHAVING: &str = concat!(
     "/tests/mcp/misbehaving_server.py"
 );
 
-/// A home whose config names the reference servers (`everything`, `fs`)
-/// and the misbehaving one (`bad`, with a one-second call timeout).
-fn home_with_servers(workspace: &Path) -> TempDir {
-    let home = tempfile::tempdir().unwrap();
+/// A workspace, and a home whose config names the reference servers
+/// (`everything`, `fs`, serving the workspace) and the misbehaving one
+/// (`bad`, with a one-second call timeout).
+fn with_servers() -> Run {
+    let run = Run::builtins_only();
     let npm = npm_prefix();
     let config = format!(
         r#"
@@ -73,10 +73,10 @@ tool_timeout_sec = 1
         bad = MISBEHAVING,
         tests = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp"),
         npm = npm.display().to_string(),
-        workspace = workspace.display().to_string(),
+        workspace = run.ws().display().to_string(),
     );
-    std::fs::write(home.path().join("config.toml"), config).unwrap();
-    home
+    run.set_config(config);
+    run
 }
 
 fn call(name: &str, arguments: Value) -> Reply {
@@ -88,23 +88,10 @@ fn last_results(requests: &[Recorded]) -> Vec<String> {
     tool_results(&requests.last().expect("a request").body)
 }
 
-/// The result object of a run that must have completed.
-fn completed(out: &std::process::Output) -> Value {
-    let result = result_of(out);
-    assert_eq!(
-        result["status"],
-        "complete",
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    result
-}
-
 #[tokio::test]
 async fn a_run_uses_the_reference_servers_tools_in_the_sandbox() {
-    let ws = tempfile::tempdir().unwrap();
-    let root = ws.path().canonicalize().unwrap();
-    let home = home_with_servers(&root);
+    let run = with_servers();
+    let root = run.ws();
     std::fs::write(root.join("notes.txt"), "the answer is 42\n").unwrap();
     let outside = tempfile::tempdir().unwrap();
     let secret = outside.path().canonicalize().unwrap().join("secret.txt");
@@ -123,7 +110,7 @@ async fn a_run_uses_the_reference_servers_tools_in_the_sandbox() {
         call("mcp__everything__echo", json!({"wrong": 1})),
         Reply::text("The notes say 42. DONE"),
     ];
-    let (out, requests) = scripted_run(home.path(), &root, replies, &[], &[]).await;
+    let (out, requests) = run.scripted_run(replies, &[]).await;
     completed(&out);
     // The model was offered the servers' tools under their MCP names.
     let offered: Vec<&str> = requests[0].body["tools"]
@@ -155,9 +142,8 @@ async fn a_run_uses_the_reference_servers_tools_in_the_sandbox() {
 
 #[tokio::test]
 async fn hanging_crashing_and_malformed_servers_leave_the_run_standing() {
-    let ws = tempfile::tempdir().unwrap();
-    let root = ws.path().canonicalize().unwrap();
-    let home = home_with_servers(&root);
+    let run = with_servers();
+    let root = run.ws();
     let echo = |text: &str| call("mcp__bad__echo", json!({"text": text}));
     let replies = vec![
         call("mcp__bad__hang", json!({})),
@@ -169,7 +155,7 @@ async fn hanging_crashing_and_malformed_servers_leave_the_run_standing() {
         echo("after two crashes"),
         Reply::text("Survived. DONE"),
     ];
-    let (out, requests) = scripted_run(home.path(), &root, replies, &[], &[]).await;
+    let (out, requests) = run.scripted_run(replies, &[]).await;
     completed(&out);
     let results = last_results(&requests);
     assert!(
@@ -200,10 +186,8 @@ async fn hanging_crashing_and_malformed_servers_leave_the_run_standing() {
 
 #[tokio::test]
 async fn permission_rules_and_hooks_apply_to_mcp_tools() {
-    let ws = tempfile::tempdir().unwrap();
-    let root = ws.path().canonicalize().unwrap();
-    let home = home_with_servers(&root);
-    let config = home.path().join("config.toml");
+    let run = with_servers();
+    let config = run.home.path().join("config.toml");
     let mut text = std::fs::read_to_string(&config).unwrap();
     text.insert_str(0, "[hooks]\nbuiltins = [\"redact\"]\n");
     std::fs::write(&config, text).unwrap();
@@ -217,7 +201,7 @@ async fn permission_rules_and_hooks_apply_to_mcp_tools() {
         Reply::text("DONE"),
     ];
     let args = ["--disallowedTools", "mcp__everything"];
-    let (out, requests) = scripted_run(home.path(), &root, replies, &args, &[]).await;
+    let (out, requests) = run.scripted_run(replies, &args).await;
     let result = result_of(&out);
     let statuses = call_fields(&result, "status");
     assert_eq!(statuses, ["denied", "success", "success"], "{result}");
@@ -234,10 +218,9 @@ async fn permission_rules_and_hooks_apply_to_mcp_tools() {
 
 #[test]
 fn mcp_list_shows_each_servers_state_grant_and_tools() {
-    let ws = tempfile::tempdir().unwrap();
-    let root = ws.path().canonicalize().unwrap();
-    let home = home_with_servers(&root);
-    let mut config = std::fs::read_to_string(home.path().join("config.toml")).unwrap();
+    let run = with_servers();
+    let root = run.ws();
+    let mut config = std::fs::read_to_string(run.home.path().join("config.toml")).unwrap();
     config.push_str(
         "\n[mcp_servers.missing]\ncommand = \"no-such-mcp-server\"\n\n\
          [mcp_servers.secretive]\ncommand = \"node\"\nenv_vars = [\"OPENAI_API_KEY\"]\n\n\
@@ -251,7 +234,7 @@ fn mcp_list_shows_each_servers_state_grant_and_tools() {
          [mcp_servers.filtered]\ncommand = \"python3\"\nargs = [{MISBEHAVING:?}]\n\
          read = [{tests:?}]\nenabled_tools = [\"echo\", \"crash\"]\ndisabled_tools = [\"crash\"]\n"
     ));
-    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    run.set_config(config);
     // An untrusted workspace's servers do not start.
     std::fs::write(
         root.join(".mcp.json"),
@@ -259,7 +242,7 @@ fn mcp_list_shows_each_servers_state_grant_and_tools() {
     )
     .unwrap();
     // A provider key under another name is refused by its value.
-    let out = common::command(home.path(), &root, ["mcp", "list", "--json"])
+    let out = common::command(run.home.path(), &root, ["mcp", "list", "--json"])
         .env("ANTHROPIC_API_KEY", "provider-key-of-this-test")
         .env("MY_TOKEN", "provider-key-of-this-test")
         .output()
@@ -335,14 +318,11 @@ fn mcp_list_shows_each_servers_state_grant_and_tools() {
         }}"#,
     )
     .unwrap();
-    let trusted = std::process::Command::new(env!("CARGO_BIN_EXE_kaizen"))
-        .arg("trust")
-        .arg(&root)
-        .env("KAIZEN_HOME", home.path())
-        .output()
-        .unwrap();
-    common::succeeded(&trusted);
-    let out = common::kaizen(home.path(), &root, &["mcp", "list", "--json"]);
+    common::succeeded(&common::at_home(
+        run.home.path(),
+        &["trust", root.to_str().unwrap()],
+    ));
+    let out = common::kaizen(run.home.path(), &root, &["mcp", "list", "--json"]);
     let listed: Value = serde_json::from_str(&common::succeeded(&out)).unwrap();
     let repo = listed["servers"]
         .as_array()
@@ -403,15 +383,13 @@ async fn a_run_uses_remote_servers_over_streamable_http_with_the_hosts_token() {
         .env("KZ_SERVE_TOKEN", TOKEN),
     );
 
-    let ws = tempfile::tempdir().unwrap();
-    let root = ws.path().canonicalize().unwrap();
-    let home = tempfile::tempdir().unwrap();
+    let run = Run::builtins_only();
     let config = format!(
         "[mcp_servers.far]\nurl = \"http://127.0.0.1:{port}/mcp\"\n\n\
          [mcp_servers.kz]\nurl = {kaizen_url:?}\nbearer_token_env_var = \"KZ_CLIENT_TOKEN\"\n\
          enabled_tools = [\"Glob\"]\n"
     );
-    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    run.set_config(config);
     let replies = vec![
         call("mcp__far__echo", json!({"message": "over http"})),
         call("mcp__kz__Glob", json!({"pattern": "*.txt"})),
@@ -421,7 +399,7 @@ async fn a_run_uses_remote_servers_over_streamable_http_with_the_hosts_token() {
     let args = ["--permission-mode", "bypassPermissions"];
     // The client's token comes from the host's environment.
     let env = [("KZ_CLIENT_TOKEN", Path::new(TOKEN))];
-    let (out, requests) = scripted_run(home.path(), &root, replies, &args, &env).await;
+    let (out, requests) = scripted_run(run.home.path(), &run.ws(), replies, &args, &env).await;
     completed(&out);
     let results = last_results(&requests);
     assert!(results[0].contains("over http"), "{}", results[0]);

@@ -10,29 +10,17 @@
 
 mod common;
 
-use common::run::{NETWORK_BASH, Run, bash, result_of, run_command, scripted_run, tool_results};
+use common::run::{
+    NETWORK_BASH, Run, bash, call_fields, completed, offered_tools, replies, result_of,
+    tool_results,
+};
 use common::terminal::Terminal;
-use kaizen_model_server::{ModelServer, Recorded, Reply, Script, Wire};
+use kaizen_model_server::{ModelServer, Reply, Script, Wire};
 use serde_json::{Value, json};
-use std::path::Path;
-use std::process::Output;
 
-async fn run_json(
-    home: &Path,
-    ws: &Path,
-    replies: Vec<Reply>,
-    args: &[&str],
-) -> (Output, Vec<Recorded>) {
-    scripted_run(home, ws, replies, args, &[]).await
-}
-
-fn statuses(result: &Value) -> Vec<String> {
-    result["tool_calls"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|call| call["status"].as_str().unwrap().to_string())
-        .collect()
+/// The statuses of a result's tool calls, in call order.
+fn statuses(result: &Value) -> Vec<&str> {
+    call_fields(result, "status")
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -99,16 +87,11 @@ async fn on_a_terminal_the_user_allows_once_always_or_refuses_with_a_reason() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn without_a_terminal_an_ask_is_refused_naming_what_would_allow_it() {
-    let home = tempfile::tempdir().unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    std::fs::write(home.path().join("config.toml"), NETWORK_BASH).unwrap();
-    let (output, requests) = run_json(
-        home.path(),
-        ws.path(),
-        vec![bash("echo hi"), Reply::text("Finished.")],
-        &[],
-    )
-    .await;
+    let run = Run::builtins_only();
+    run.set_config(NETWORK_BASH);
+    let (output, requests) = run
+        .scripted_run(vec![bash("echo hi"), Reply::text("Finished.")], &[])
+        .await;
     let result = result_of(&output);
     assert_eq!(statuses(&result), ["denied"]);
     let text = tool_results(&requests[1].body).join("\n");
@@ -125,19 +108,14 @@ async fn without_a_terminal_an_ask_is_refused_naming_what_would_allow_it() {
 #[tokio::test(flavor = "multi_thread")]
 async fn deny_rules_on_paths_hold_for_the_file_tools_and_for_bash() {
     const SECRET: &str = "sk-live-DO-NOT-LEAK-4242";
-    let home = tempfile::tempdir().unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    let root = ws.path().canonicalize().unwrap();
+    let run = Run::builtins_only();
+    let root = run.ws();
     std::fs::write(root.join(".env"), format!("API_KEY={SECRET}\n")).unwrap();
     std::fs::create_dir_all(root.join("config/deep")).unwrap();
     std::fs::write(root.join("config/deep/.env"), format!("TOKEN={SECRET}\n")).unwrap();
     std::fs::create_dir(root.join("docs")).unwrap();
     std::fs::write(root.join("docs/guide.md"), "# Guide\n").unwrap();
-    std::fs::write(
-        home.path().join("config.toml"),
-        "[permissions]\ndeny = [\"Read(.env)\", \"Edit(docs/**)\"]\n",
-    )
-    .unwrap();
+    run.set_config("[permissions]\ndeny = [\"Read(.env)\", \"Edit(docs/**)\"]\n");
     let replies = vec![
         Reply::tool("Read", &json!({"file_path": root.join(".env")}).to_string()),
         bash("cat .env; cat config/deep/.env; echo end"),
@@ -153,14 +131,8 @@ async fn deny_rules_on_paths_hold_for_the_file_tools_and_for_bash() {
         ),
         Reply::text("Finished."),
     ];
-    let (output, requests) = run_json(home.path(), &root, replies, &[]).await;
-    let result = result_of(&output);
-    assert_eq!(
-        result["status"],
-        "complete",
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let (output, requests) = run.scripted_run(replies, &[]).await;
+    let result = completed(&output);
     let results = tool_results(&requests.last().unwrap().body);
     for (i, text) in results.iter().enumerate() {
         assert!(!text.contains(SECRET), "call {i} leaked the secret: {text}");
@@ -188,77 +160,47 @@ async fn deny_rules_on_paths_hold_for_the_file_tools_and_for_bash() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn modes_and_flags_decide_as_claude_code_spells_them() {
-    let home = tempfile::tempdir().unwrap();
-    let ws = tempfile::tempdir().unwrap();
+    let run = Run::builtins_only();
     let script = || vec![bash("echo hi"), bash("ls"), Reply::text("Finished.")];
 
-    let (output, requests) = run_json(
-        home.path(),
-        ws.path(),
-        script(),
-        &["--permission-mode", "plan"],
-    )
-    .await;
+    let (output, requests) = run
+        .scripted_run(script(), &["--permission-mode", "plan"])
+        .await;
     let result = result_of(&output);
     assert_eq!(statuses(&result), ["denied", "denied"]);
     assert!(tool_results(&requests[2].body)[0].contains("plan mode"));
 
-    let (output, requests) = run_json(
-        home.path(),
-        ws.path(),
-        script(),
-        &["--disallowedTools", "Bash"],
-    )
-    .await;
+    let (output, requests) = run
+        .scripted_run(script(), &["--disallowedTools", "Bash"])
+        .await;
     let result = result_of(&output);
-    let offered: Vec<&str> = requests[0].body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tool| tool["function"]["name"].as_str().unwrap())
-        .collect();
+    let offered = offered_tools(&requests[0].body);
     assert!(
         !offered.contains(&"Bash") && offered.contains(&"Read"),
         "{offered:?}"
     );
     assert_eq!(statuses(&result), ["denied", "denied"]);
 
-    std::fs::write(home.path().join("config.toml"), NETWORK_BASH).unwrap();
-    let (output, _) = run_json(
-        home.path(),
-        ws.path(),
-        script(),
-        &["--allowedTools", "Bash(echo:*) Read"],
-    )
-    .await;
+    run.set_config(NETWORK_BASH);
+    let (output, _) = run
+        .scripted_run(script(), &["--allowedTools", "Bash(echo:*) Read"])
+        .await;
     assert_eq!(statuses(&result_of(&output)), ["success", "denied"]);
 
-    let (output, requests) = run_json(
-        home.path(),
-        ws.path(),
-        script(),
-        &["--permission-mode", "dontAsk"],
-    )
-    .await;
+    let (output, requests) = run
+        .scripted_run(script(), &["--permission-mode", "dontAsk"])
+        .await;
     assert_eq!(statuses(&result_of(&output)), ["denied", "denied"]);
     assert!(tool_results(&requests[2].body)[0].contains("never asks"));
 
-    let (output, _) = run_json(
-        home.path(),
-        ws.path(),
-        script(),
-        &["--permission-mode", "bypassPermissions"],
-    )
-    .await;
+    let (output, _) = run
+        .scripted_run(script(), &["--permission-mode", "bypassPermissions"])
+        .await;
     assert_eq!(statuses(&result_of(&output)), ["success", "success"]);
 
-    let (output, _) = run_json(
-        home.path(),
-        ws.path(),
-        script(),
-        &["--permission-mode", "yolo"],
-    )
-    .await;
+    let (output, _) = run
+        .scripted_run(script(), &["--permission-mode", "yolo"])
+        .await;
     assert_eq!(
         output.status.code(),
         Some(2),
@@ -274,28 +216,13 @@ async fn modes_and_flags_decide_as_claude_code_spells_them() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn stream_json_reports_each_decision() {
-    let home = tempfile::tempdir().unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    let mut script = Script::new();
-    for reply in [bash("echo hi"), Reply::text("Finished.")] {
-        script = script.reply(reply);
-    }
-    let server = ModelServer::start(script).await.unwrap();
-    let args = [
-        "--model",
-        "gpt-4o-mini",
-        "--output-format",
-        "stream-json",
-        "--disallowedTools",
-        "Bash(echo:*)",
-    ];
-    let mut cmd = run_command(home.path(), ws.path(), Some((&server, Wire::OpenAi)), &args);
-    cmd.arg("Do the task.");
-    let output = cmd.output().unwrap();
-    let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let script = replies(vec![bash("echo hi"), Reply::text("Finished.")]);
+    let events = Run::builtins_only()
+        .scripted(script)
+        .model("gpt-4o-mini")
+        .stream_json(&["--disallowedTools", "Bash(echo:*)", "Do the task."])
+        .await
+        .events();
     let decision = events
         .iter()
         .find(|event| event["type"] == "permission_decision")

@@ -8,9 +8,9 @@
 
 mod common;
 
-use common::run::{KEY, Run, call_fields, result_ids_sent, result_of, results_sent};
+use common::run::{KEY, Run, call_fields, offered_tools, result_ids_sent, result_of, results_sent};
 use kaizen_model_server::{Fault, ModelServer, Reply, Script, Wire};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::path::Path;
 
 fn fs(op: &str, path: &str, content: &str) -> String {
@@ -29,26 +29,14 @@ async fn a_multi_step_task_edits_a_file_through_plugins() {
                 .with_usage(1200, 60),
         )
         .reply(Reply::text("Fixed the typo in greeting.txt.").with_usage(1300, 20));
-    let server = ModelServer::start(script).await.unwrap();
-    let out = run
-        .kaizen(
-            Some((&server, Wire::OpenAi)),
-            &[
-                "--model",
-                "gpt-4o-mini",
-                "--output-format",
-                "json",
-                "Fix the typo in greeting.txt",
-            ],
-        )
+    let ran = run
+        .scripted(script)
+        .model("gpt-4o-mini")
+        .json(&["Fix the typo in greeting.txt"])
         .await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let result = result_of(&out);
+    let (out, server) = (&ran.output, &ran.server);
+    assert_eq!(out.status.code(), Some(0), "{}", ran.stderr());
+    let result = ran.result();
     assert_eq!(result["status"], "complete");
     assert_eq!(result["output"], "Fixed the typo in greeting.txt.");
     assert_eq!(result["cycles_used"], 3);
@@ -68,18 +56,13 @@ async fn a_multi_step_task_edits_a_file_through_plugins() {
         "hello world\n"
     );
     // The model was shown the file it read.
-    assert_eq!(results_sent(&server, 1)[0], "helo world\n");
+    assert_eq!(results_sent(server, 1)[0], "helo world\n");
     // The request was a real streaming OpenAI request with the tools.
     let first = &server.requests()[0];
     assert_eq!(first.path, "/v1/chat/completions");
     assert!(first.stream);
     assert_eq!(first.headers["authorization"], format!("Bearer {KEY}"));
-    let tools: Vec<&str> = first.body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
+    let tools = offered_tools(&first.body);
     assert!(
         tools.contains(&"FsProbe") && tools.contains(&"Glob"),
         "{tools:?}"
@@ -100,20 +83,14 @@ async fn tool_errors_are_fed_back_and_several_calls_answer_in_order() {
                 .with_tool("Greet", r#"{"name": "Ada"}"#),
         )
         .reply(Reply::text("Handled."));
-    let server = ModelServer::start(script).await.unwrap();
-    let out = run
-        .kaizen(
-            Some((&server, Wire::OpenAi)),
-            &["--model", "gpt-4o", "--output-format", "json", "go"],
-        )
-        .await;
-    let result = result_of(&out);
+    let ran = run.scripted(script).model("gpt-4o").json(&["go"]).await;
+    let result = ran.result();
     assert_eq!(result["status"], "complete", "{result}");
     assert_eq!(
-        result_ids_sent(&server, 1),
+        result_ids_sent(&ran.server, 1),
         ["call_1", "call_2", "call_3", "call_4"]
     );
-    let sent = results_sent(&server, 1);
+    let sent = results_sent(&ran.server, 1);
     assert!(
         sent[0].contains("There is no tool named `NoSuchTool`"),
         "{sent:?}"
@@ -138,66 +115,25 @@ async fn limits_end_runs_with_their_status_and_exit_code() {
         })
     };
     let run = Run::new();
-    let server = ModelServer::start(looping()).await.unwrap();
-    let out = run
-        .kaizen(
-            Some((&server, Wire::OpenAi)),
-            &[
-                "--model",
-                "gpt-4o",
-                "--output-format",
-                "json",
-                "--max-cycles",
-                "2",
-                "loop",
-            ],
-        )
-        .await;
-    assert_eq!(out.status.code(), Some(3));
-    let result = result_of(&out);
+    let gpt_4o = |script| run.scripted(script).model("gpt-4o");
+    let ran = gpt_4o(looping()).json(&["--max-cycles", "2", "loop"]).await;
+    assert_eq!(ran.code(), Some(3));
+    let result = ran.result();
     assert_eq!(result["status"], "max_cycles");
     assert_eq!(result["cycles_used"], 2);
 
     // gpt-4o input costs dollars per million tokens: two calls pass $1.
-    let server = ModelServer::start(looping()).await.unwrap();
-    let out = run
-        .kaizen(
-            Some((&server, Wire::OpenAi)),
-            &[
-                "--model",
-                "gpt-4o",
-                "--output-format",
-                "json",
-                "--budget-usd",
-                "1",
-                "loop",
-            ],
-        )
-        .await;
-    assert_eq!(out.status.code(), Some(3));
-    assert_eq!(result_of(&out)["status"], "budget_exceeded");
+    let ran = gpt_4o(looping()).json(&["--budget-usd", "1", "loop"]).await;
+    assert_eq!(ran.code(), Some(3));
+    assert_eq!(ran.result()["status"], "budget_exceeded");
 
     let slow = Script::new().fault(Fault::Slow {
         delay_ms: 30_000,
         reply: Reply::text("too late"),
     });
-    let server = ModelServer::start(slow).await.unwrap();
-    let out = run
-        .kaizen(
-            Some((&server, Wire::OpenAi)),
-            &[
-                "--model",
-                "gpt-4o",
-                "--output-format",
-                "json",
-                "--timeout",
-                "0.5",
-                "wait",
-            ],
-        )
-        .await;
-    assert_eq!(out.status.code(), Some(3));
-    let result = result_of(&out);
+    let ran = gpt_4o(slow).json(&["--timeout", "0.5", "wait"]).await;
+    assert_eq!(ran.code(), Some(3));
+    let result = ran.result();
     assert_eq!(result["status"], "timeout");
     assert!(
         result["error_message"]
@@ -225,17 +161,11 @@ async fn provider_faults_are_retried_then_reported() {
             reply: Reply::text("cut off"),
         })
         .reply(Reply::text("made it"));
-    let server = ModelServer::start(script).await.unwrap();
-    let out = run
-        .kaizen(
-            Some((&server, Wire::OpenAi)),
-            &["--model", "gpt-4o", "--output-format", "json", "hi"],
-        )
-        .await;
-    let result = result_of(&out);
+    let ran = run.scripted(script).model("gpt-4o").json(&["hi"]).await;
+    let result = ran.result();
     assert_eq!(result["status"], "complete", "{result}");
     assert_eq!(result["output"], "made it");
-    assert_eq!(server.requests().len(), 4);
+    assert_eq!(ran.server.requests().len(), 4);
 
     let failing = (0..4).fold(Script::new(), |s, _| {
         s.fault(Fault::Status {
@@ -244,15 +174,9 @@ async fn provider_faults_are_retried_then_reported() {
             message: Some("overloaded".into()),
         })
     });
-    let server = ModelServer::start(failing).await.unwrap();
-    let out = run
-        .kaizen(
-            Some((&server, Wire::OpenAi)),
-            &["--model", "gpt-4o", "--output-format", "json", "hi"],
-        )
-        .await;
-    assert_eq!(out.status.code(), Some(1));
-    let result = result_of(&out);
+    let ran = run.scripted(failing).model("gpt-4o").json(&["hi"]).await;
+    assert_eq!(ran.code(), Some(1));
+    let result = ran.result();
     assert_eq!(result["status"], "error");
     assert!(
         result["error_message"].as_str().unwrap().contains("503"),
@@ -264,20 +188,13 @@ async fn provider_faults_are_retried_then_reported() {
         retry_after: None,
         message: None,
     });
-    let server = ModelServer::start(denied).await.unwrap();
-    let out = run
-        .kaizen(
-            Some((&server, Wire::Anthropic)),
-            &[
-                "--model",
-                "claude-sonnet-4-5",
-                "--output-format",
-                "json",
-                "hi",
-            ],
-        )
+    let ran = run
+        .scripted(denied)
+        .over(Wire::Anthropic)
+        .model("claude-sonnet-4-5")
+        .json(&["hi"])
         .await;
-    let result = result_of(&out);
+    let result = ran.result();
     assert_eq!(result["status"], "error");
     assert!(
         result["error_message"]
@@ -303,19 +220,18 @@ async fn anthropic_and_ollama_complete_a_tool_task() {
                     .with_usage(500, 40),
             )
             .reply(Reply::text("Greeted Grace.").with_usage(600, 10));
-        let server = ModelServer::start(script).await.unwrap();
-        let out = run
-            .kaizen(
-                Some((&server, wire)),
-                &["--model", model, "--output-format", "json", "greet Grace"],
-            )
+        let ran = run
+            .scripted(script)
+            .over(wire)
+            .model(model)
+            .json(&["greet Grace"])
             .await;
-        let result = result_of(&out);
+        let result = ran.result();
         assert_eq!(result["status"], "complete", "{wire:?}: {result}");
         assert_eq!(result["output"], "Greeted Grace.");
         assert_eq!(result["tool_calls"][0]["name"], "Greet");
         assert_eq!(result["tokens_used"]["output"], 50, "{wire:?}");
-        let requests = server.requests();
+        let requests = ran.server.requests();
         assert_eq!(requests.len(), 2);
         match wire {
             Wire::Anthropic => {
@@ -341,18 +257,13 @@ async fn stream_json_prints_events_as_lines_and_the_result_last() {
     let script = Script::new()
         .reply(Reply::tool("Greet", r#"{"name":"Lin"}"#))
         .reply(Reply::text("bye"));
-    let server = ModelServer::start(script).await.unwrap();
-    let out = run
-        .kaizen(
-            Some((&server, Wire::OpenAi)),
-            &["--model", "gpt-4o", "--output-format", "stream-json", "hi"],
-        )
+    let ran = run
+        .scripted(script)
+        .model("gpt-4o")
+        .stream_json(&["hi"])
         .await;
-    assert_eq!(out.status.code(), Some(0));
-    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    assert_eq!(ran.code(), Some(0));
+    let lines = ran.events();
     let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
     assert_eq!(
         types,
@@ -376,17 +287,10 @@ async fn stream_json_prints_events_as_lines_and_the_result_last() {
 #[tokio::test(flavor = "multi_thread")]
 async fn text_output_streams_the_answer() {
     let run = Run::new();
-    let server = ModelServer::start(Script::new().reply(Reply::text("All good here.")))
-        .await
-        .unwrap();
-    let out = run
-        .kaizen(
-            Some((&server, Wire::OpenAi)),
-            &["--model", "gpt-4o", "check"],
-        )
-        .await;
-    assert_eq!(out.status.code(), Some(0));
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "All good here.\n");
+    let script = Script::new().reply(Reply::text("All good here."));
+    let ran = run.scripted(script).model("gpt-4o").text(&["check"]).await;
+    assert_eq!(ran.code(), Some(0));
+    assert_eq!(ran.stdout(), "All good here.\n");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -396,27 +300,17 @@ async fn record_then_replay_needs_no_server() {
     let script = Script::new()
         .reply(Reply::tool("Greet", r#"{"name":"Rec"}"#).with_usage(10, 5))
         .reply(Reply::text("Recorded.").with_usage(20, 5));
-    let server = ModelServer::start(script).await.unwrap();
     let rec = recording.to_str().unwrap();
-    let out = run
-        .kaizen(
-            Some((&server, Wire::OpenAi)),
-            &[
-                "--model",
-                "gpt-4o",
-                "--output-format",
-                "json",
-                "--record",
-                rec,
-                "x",
-            ],
-        )
+    let ran = run
+        .scripted(script)
+        .model("gpt-4o")
+        .json(&["--record", rec, "x"])
         .await;
-    assert_eq!(result_of(&out)["status"], "complete");
+    assert_eq!(ran.result()["status"], "complete");
     let text = std::fs::read_to_string(&recording).unwrap();
     assert_eq!(text.lines().count(), 2);
     assert!(!text.contains(KEY));
-    drop(server);
+    drop(ran);
 
     let out = run
         .kaizen(None, &["--output-format", "json", "--replay", rec, "x"])
@@ -498,11 +392,9 @@ async fn bad_limits_are_usage_errors() {
 #[tokio::test(flavor = "multi_thread")]
 async fn prices_are_set_in_the_users_config_never_the_projects() {
     let run = Run::new();
-    std::fs::write(
-        run.home.path().join("config.toml"),
+    run.set_config(
         "[pricing.\"my-local-model\"]\ninput = 1000.0\noutput = 0.0\ncached_input = 0.0\n",
-    )
-    .unwrap();
+    );
     // A repository that would make the model free, and so switch the
     // budget off.
     std::fs::write(
@@ -510,35 +402,29 @@ async fn prices_are_set_in_the_users_config_never_the_projects() {
         "[pricing.\"my-local-model\"]\ninput = 0.0\noutput = 0.0\ncached_input = 0.0\n",
     )
     .unwrap();
-    let script = Script::new().reply(Reply::text("ok").with_usage(1000, 0));
-    let server = ModelServer::start(script).await.unwrap();
-    let out = run
-        .kaizen(
-            Some((&server, Wire::OpenAi)),
-            &["--model", "my-local-model", "--output-format", "json", "x"],
-        )
+    let ok = |input, output| Script::new().reply(Reply::text("ok").with_usage(input, output));
+    let ran = run
+        .scripted(ok(1000, 0))
+        .model("my-local-model")
+        .json(&["x"])
         .await;
-    let result = result_of(&out);
+    let result = ran.result();
     // 1000 tokens at $1000 per million.
     assert_eq!(result["cost_usd"], 1.0, "{result}");
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = ran.stderr();
     assert!(
         stderr.contains("[pricing] (prices are set in the user's config only)"),
         "{stderr}"
     );
 
     // An unknown model costs 0, with one warning.
-    let server = ModelServer::start(Script::new().reply(Reply::text("ok").with_usage(5, 5)))
-        .await
-        .unwrap();
-    let out = run
-        .kaizen(
-            Some((&server, Wire::OpenAi)),
-            &["--model", "mystery-model", "--output-format", "json", "x"],
-        )
+    let ran = run
+        .scripted(ok(5, 5))
+        .model("mystery-model")
+        .json(&["x"])
         .await;
-    assert_eq!(result_of(&out)["cost_usd"], 0.0);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(ran.result()["cost_usd"], 0.0);
+    let stderr = ran.stderr();
     assert_eq!(
         stderr
             .matches("no price is known for model `mystery-model`")
@@ -555,11 +441,7 @@ async fn prices_are_set_in_the_users_config_never_the_projects() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_degraded_sandbox_is_reported_in_every_run() {
     let run = Run::new();
-    std::fs::write(
-        run.home.path().join("config.toml"),
-        "[sandbox]\nallow-degraded = true\n",
-    )
-    .unwrap();
+    run.set_config("[sandbox]\nallow-degraded = true\n");
     let script = Script::new()
         .reply(Reply::tool("Bash", r#"{"command":"echo ran"}"#))
         .reply(Reply::text("done"));
@@ -602,14 +484,9 @@ async fn a_degraded_sandbox_is_reported_in_every_run() {
     );
 
     // A complete sandbox: no warning, and the field is there, empty.
-    let server = ModelServer::start(Script::new().reply(Reply::text("done")))
-        .await
-        .unwrap();
-    let out = run
-        .kaizen(
-            Some((&server, Wire::OpenAi)),
-            &["--output-format", "json", "x"],
-        )
+    let ran = run
+        .scripted(Script::new().reply(Reply::text("done")))
+        .json(&["x"])
         .await;
-    assert_eq!(result_of(&out)["warnings"], json!([]));
+    assert_eq!(ran.result()["warnings"], json!([]));
 }

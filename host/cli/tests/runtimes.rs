@@ -12,6 +12,7 @@
 
 mod common;
 
+use common::run::{events_of, result_of};
 use kaizen_model_server::{Fault, ModelServer, Recorded, Reply, Script, Wire};
 use kaizen_test_support::netns;
 use serde_json::Value;
@@ -45,8 +46,10 @@ fn clis_bin() -> PathBuf {
 }
 
 /// Runs the rest of the calling test (`name`) in a network namespace of
-/// its own: false in the outer run, which then returns.
+/// its own, with the CLIs installed first (npm cannot reach its registry
+/// in there): false in the outer run, which then returns.
 fn inside(name: &str) -> bool {
+    clis_bin();
     netns::isolated(env!("CARGO_TARGET_TMPDIR"), name)
 }
 
@@ -195,23 +198,66 @@ fn run_args<'a>(case: &'a Case, format: &'a str, extra: &[&'a str], task: &'a st
 /// The task the scripts answer.
 const TASK: &str = "Make proof.txt say kaizen-was-here, then show it.";
 
-/// The two-step task (or whatever `server` scripts) on `case`'s runtime,
-/// its result as JSON, run to its end.
-fn run_on(case: &Case, home: &Path, ws: &Path, server: &ModelServer, extra: &[&str]) -> Output {
-    let args = run_args(case, "json", extra, TASK);
-    kaizen(home, ws, server, &clis_bin(), &args)
-        .output()
-        .unwrap()
+/// One runtime's runs against a scripted server of their own, in a fresh
+/// home and workspace (see [`dirs`]).
+struct OnRuntime {
+    case: Case,
+    server: ModelServer,
+    home: TempDir,
+    ws: TempDir,
 }
 
-fn result_of(out: &Output) -> Value {
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    serde_json::from_str(stdout.trim()).unwrap_or_else(|err| {
-        panic!(
-            "not one JSON object ({err}): {stdout}\nstderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
+impl OnRuntime {
+    /// `case`'s runtime against a server answering `script`.
+    async fn start(case: Case, script: Script) -> Self {
+        let server = ModelServer::start(script).await.unwrap();
+        let (home, ws) = dirs();
+        Self {
+            case,
+            server,
+            home,
+            ws,
+        }
+    }
+
+    /// `runtime` against a server answering [`two_steps`].
+    async fn two_steps(runtime: &'static str) -> Self {
+        Self::running(runtime, COMMAND).await
+    }
+
+    /// `runtime` against a server that has it run `command` (see
+    /// [`runs`]).
+    async fn running(runtime: &'static str, command: &str) -> Self {
+        let case = case(runtime);
+        let script = runs(&case, command);
+        Self::start(case, script).await
+    }
+
+    /// `kaizen ARGS` here (see [`kaizen`]), with `path` first on `PATH`.
+    fn command_with(&self, path: &Path, args: &[&str]) -> Command {
+        kaizen(self.home.path(), self.ws.path(), &self.server, path, args)
+    }
+
+    /// `kaizen ARGS` here, with the installed CLIs on `PATH`.
+    fn command(&self, args: &[&str]) -> Command {
+        self.command_with(&clis_bin(), args)
+    }
+
+    /// [`Self::command`] run to its end.
+    fn kaizen(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+
+    /// The two-step task (or whatever the server scripts) on the case's
+    /// runtime, its result as JSON, run to its end.
+    fn run(&self, extra: &[&str]) -> Output {
+        self.kaizen(&run_args(&self.case, "json", extra, TASK))
+    }
+
+    /// The workspace file `name`.
+    fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.ws.path().join(name)).unwrap()
+    }
 }
 
 /// The keys of Kaizen's result object, the same whatever ran the task.
@@ -238,10 +284,9 @@ const RESULT_KEYS: [&str; 16] = [
 /// field, the file the command made, what the model was sent back, and
 /// that no other vendor's key reached the model.
 async fn two_step_task(runtime: &'static str) {
-    let case = case(runtime);
-    let server = ModelServer::start(two_steps(&case)).await.unwrap();
-    let (home, ws) = dirs();
-    let out = run_on(&case, home.path(), ws.path(), &server, &[]);
+    let on = OnRuntime::two_steps(runtime).await;
+    let (case, server) = (&on.case, &on.server);
+    let out = on.run(&[]);
     let result = result_of(&out);
     let said = || {
         format!(
@@ -293,10 +338,7 @@ async fn two_step_task(runtime: &'static str) {
     let selection = &result["runtime_selection"];
     assert_eq!(selection["requested"], runtime);
     assert_eq!(selection["chosen"], runtime);
-    assert_eq!(
-        std::fs::read_to_string(ws.path().join("proof.txt")).unwrap(),
-        "kaizen-was-here\n"
-    );
+    assert_eq!(on.read("proof.txt"), "kaizen-was-here\n");
     let requests = server.requests();
     assert!(requests.iter().all(|r| r.wire == case.wire));
     // What `env` printed went back to the model with the tool's result.
@@ -318,37 +360,23 @@ async fn two_step_task(runtime: &'static str) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn kaizen_runs_the_two_step_task() {
-    clis_bin();
-    if inside("kaizen_runs_the_two_step_task") {
-        two_step_task("kaizen").await;
-    }
+/// A test, `name`, of [`two_step_task`] on `runtime`, in its own network
+/// namespace.
+macro_rules! two_step_test {
+    ($name:ident, $runtime:literal) => {
+        #[tokio::test(flavor = "multi_thread")]
+        async fn $name() {
+            if inside(stringify!($name)) {
+                two_step_task($runtime).await;
+            }
+        }
+    };
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn claude_code_runs_the_two_step_task() {
-    clis_bin();
-    if inside("claude_code_runs_the_two_step_task") {
-        two_step_task("claude-code").await;
-    }
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn codex_runs_the_two_step_task() {
-    clis_bin();
-    if inside("codex_runs_the_two_step_task") {
-        two_step_task("codex").await;
-    }
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn gemini_cli_runs_the_two_step_task() {
-    clis_bin();
-    if inside("gemini_cli_runs_the_two_step_task") {
-        two_step_task("gemini-cli").await;
-    }
-}
+two_step_test!(kaizen_runs_the_two_step_task, "kaizen");
+two_step_test!(claude_code_runs_the_two_step_task, "claude-code");
+two_step_test!(codex_runs_the_two_step_task, "codex");
+two_step_test!(gemini_cli_runs_the_two_step_task, "gemini-cli");
 
 /// A command that runs until it is killed, known by its `seconds`.
 fn sleeper(seconds: u32) -> String {
@@ -368,21 +396,13 @@ fn gone(command: &str) -> bool {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn max_cycles_maps_onto_each_cli() {
-    clis_bin();
     if !inside("max_cycles_maps_onto_each_cli") {
         return;
     }
     for runtime in EXTERNAL {
-        let case = case(runtime);
-        let server = ModelServer::start(two_steps(&case)).await.unwrap();
-        let (home, ws) = dirs();
-        let out = run_on(
-            &case,
-            home.path(),
-            ws.path(),
-            &server,
-            &["--max-cycles", "1"],
-        );
+        let out = OnRuntime::two_steps(runtime)
+            .await
+            .run(&["--max-cycles", "1"]);
         let result = result_of(&out);
         assert_eq!(out.status.code(), Some(3), "{runtime}: {result:#}");
         assert_eq!(result["status"], "max_cycles", "{runtime}: {result:#}");
@@ -397,18 +417,15 @@ async fn max_cycles_maps_onto_each_cli() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_timeout_stops_the_cli_and_every_command_it_started() {
-    clis_bin();
     if !inside("a_timeout_stops_the_cli_and_every_command_it_started") {
         return;
     }
     let command = sleeper(3079);
     for runtime in EXTERNAL {
-        let case = case(runtime);
-        let server = ModelServer::start(runs(&case, &command)).await.unwrap();
-        let (home, ws) = dirs();
+        let on = OnRuntime::running(runtime, &command).await;
         // Long enough for the slowest CLI to start and run the command on
         // a loaded machine (Gemini CLI takes seconds to start).
-        let out = run_on(&case, home.path(), ws.path(), &server, &["--timeout", "10"]);
+        let out = on.run(&["--timeout", "10"]);
         let result = result_of(&out);
         assert_eq!(out.status.code(), Some(3), "{runtime}: {result:#}");
         assert_eq!(result["status"], "timeout", "{runtime}: {result:#}");
@@ -430,26 +447,18 @@ async fn a_timeout_stops_the_cli_and_every_command_it_started() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_interrupt_stops_the_cli_and_its_commands() {
-    clis_bin();
     if !inside("an_interrupt_stops_the_cli_and_its_commands") {
         return;
     }
     let command = sleeper(3080);
     for runtime in EXTERNAL {
-        let case = case(runtime);
-        let server = ModelServer::start(runs(&case, &command)).await.unwrap();
-        let (home, ws) = dirs();
-        let child = kaizen(
-            home.path(),
-            ws.path(),
-            &server,
-            &clis_bin(),
-            &run_args(&case, "json", &[], "wait"),
-        )
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        let on = OnRuntime::running(runtime, &command).await;
+        let child = on
+            .command(&run_args(&on.case, "json", &[], "wait"))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
         let child = common::KillOnDrop(child);
         let mut running = false;
         for _ in 0..600 {
@@ -549,7 +558,6 @@ fn a_missing_cli_is_reported_and_runtimes_lists_what_is_installed() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn auto_chooses_by_what_the_task_needs_and_falls_back() {
-    clis_bin();
     if !inside("auto_chooses_by_what_the_task_needs_and_falls_back") {
         return;
     }
@@ -560,15 +568,8 @@ async fn auto_chooses_by_what_the_task_needs_and_falls_back() {
 
     // The model decides: only Gemini CLI serves Gemini's models.
     let gemini = case("gemini-cli");
-    let server = ModelServer::start(two_steps(&gemini)).await.unwrap();
-    let (home, ws) = dirs();
-    let result = result_of(&run_on(
-        &auto(&gemini),
-        home.path(),
-        ws.path(),
-        &server,
-        &[],
-    ));
+    let on = OnRuntime::start(auto(&gemini), two_steps(&gemini)).await;
+    let result = result_of(&on.run(&[]));
     let selection = &result["runtime_selection"];
     assert_eq!(result["status"], "complete", "{result:#}");
     assert_eq!(selection["requested"], "auto");
@@ -591,35 +592,20 @@ async fn auto_chooses_by_what_the_task_needs_and_falls_back() {
     // A missing runtime is passed over: Claude Code ranks first on its
     // record, but is not installed.
     let claude = case("claude-code");
-    let server = ModelServer::start(two_steps(&claude)).await.unwrap();
-    let (home, ws) = dirs();
-    record_cheap_claude_code(home.path());
-    let bin = home.path().join("bin");
+    let on = OnRuntime::start(auto(&claude), two_steps(&claude)).await;
+    record_cheap_claude_code(on.home.path());
+    let bin = on.home.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     for program in ["node", "codex", "gemini"] {
         std::os::unix::fs::symlink(clis_bin().join(program), bin.join(program)).unwrap();
     }
-    let claude_auto = auto(&claude);
-    let args = run_args(&claude_auto, "json", &[], TASK);
-    let out = kaizen(home.path(), ws.path(), &server, &bin, &args)
-        .output()
-        .unwrap();
+    let args = run_args(&on.case, "json", &[], TASK);
+    let out = on.command_with(&bin, &args).output().unwrap();
     let result = result_of(&out);
     let selection = &result["runtime_selection"];
     assert_eq!(result["status"], "complete", "{result:#}");
     assert_eq!(selection["chosen"], "kaizen", "{result:#}");
-    let claude_passed = selection["passed_over"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["runtime"] == "claude-code")
-        .unwrap();
-    assert!(
-        claude_passed["why"]
-            .as_str()
-            .unwrap()
-            .contains("not on PATH")
-    );
+    assert!(why_passed_over(&result, "claude-code").contains("not on PATH"));
 
     // A runtime that fails before doing any work is passed over: Claude
     // Code's first request is refused, and Kaizen's loop does the task.
@@ -631,31 +617,28 @@ async fn auto_chooses_by_what_the_task_needs_and_falls_back() {
     let steps = two_steps(&claude);
     script.turns.extend(steps.turns);
     script.aside = steps.aside;
-    let server = ModelServer::start(script).await.unwrap();
-    let (home, ws) = dirs();
-    record_cheap_claude_code(home.path());
-    let out = run_on(&auto(&claude), home.path(), ws.path(), &server, &[]);
-    let result = result_of(&out);
-    let selection = &result["runtime_selection"];
+    let on = OnRuntime::start(auto(&claude), script).await;
+    record_cheap_claude_code(on.home.path());
+    let result = result_of(&on.run(&[]));
     assert_eq!(result["status"], "complete", "{result:#}");
     assert_eq!(result["runtime_name"], "kaizen", "{result:#}");
-    assert_eq!(
-        std::fs::read_to_string(ws.path().join("proof.txt")).unwrap(),
-        "kaizen-was-here\n"
+    assert_eq!(on.read("proof.txt"), "kaizen-was-here\n");
+    assert!(
+        why_passed_over(&result, "claude-code").contains("before doing any work"),
+        "{result:#}"
     );
-    let claude_passed = selection["passed_over"]
+}
+
+/// Why `auto` passed over `runtime`, as `result` says.
+fn why_passed_over<'a>(result: &'a Value, runtime: &str) -> &'a str {
+    result["runtime_selection"]["passed_over"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|p| p["runtime"] == "claude-code")
-        .unwrap();
-    assert!(
-        claude_passed["why"]
-            .as_str()
-            .unwrap()
-            .contains("before doing any work"),
-        "{result:#}"
-    );
+        .find(|p| p["runtime"] == runtime)
+        .unwrap()["why"]
+        .as_str()
+        .unwrap()
 }
 
 /// A past run that makes Claude Code the cheapest runtime on record.
@@ -672,26 +655,16 @@ fn record_cheap_claude_code(home: &Path) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_external_session_is_kept_and_goes_on_where_it_was() {
-    clis_bin();
     if !inside("an_external_session_is_kept_and_goes_on_where_it_was") {
         return;
     }
     for runtime in EXTERNAL {
         let case = case(runtime);
         let script = two_steps(&case).reply(Reply::text("Again.").with_usage(200, 5));
-        let server = ModelServer::start(script).await.unwrap();
-        let (home, ws) = dirs();
-        let first = result_of(&run_on(&case, home.path(), ws.path(), &server, &[]));
+        let on = OnRuntime::start(case, script).await;
+        let first = result_of(&on.run(&[]));
         let id = first["session_id"].as_str().unwrap().to_string();
-        let out = kaizen(
-            home.path(),
-            ws.path(),
-            &server,
-            &clis_bin(),
-            &["sessions", "list", "--json"],
-        )
-        .output()
-        .unwrap();
+        let out = on.kaizen(&["sessions", "list", "--json"]);
         let listed: Value = serde_json::from_str(&common::succeeded(&out)).unwrap();
         let meta = &listed[0];
         assert_eq!(meta["id"], id.as_str(), "{listed:#}");
@@ -707,10 +680,7 @@ async fn an_external_session_is_kept_and_goes_on_where_it_was() {
             &["--permission-mode", "bypassPermissions", "Once more."],
         ]
         .concat();
-        let out = kaizen(home.path(), ws.path(), &server, &clis_bin(), &args)
-            .output()
-            .unwrap();
-        let again = result_of(&out);
+        let again = result_of(&on.kaizen(&args));
         assert_eq!(again["status"], "complete", "{runtime}: {again:#}");
         assert_eq!(again["output"], "Again.");
         assert_eq!(again["runtime_name"], runtime);
@@ -719,22 +689,13 @@ async fn an_external_session_is_kept_and_goes_on_where_it_was() {
         // Only this run's tokens, though Codex reports the thread's totals.
         assert_eq!(again["tokens_used"]["input"], 200, "{runtime}: {again:#}");
         assert_eq!(again["tokens_used"]["output"], 5);
-        let last = server.requests().pop().unwrap().body.to_string();
+        let last = on.server.requests().pop().unwrap().body.to_string();
         assert!(last.contains("Once more."), "{last}");
         assert!(
             last.contains("PATH="),
             "{runtime} did not go on with its session: {last}"
         );
-        let out = kaizen(
-            home.path(),
-            ws.path(),
-            &server,
-            &clis_bin(),
-            &["sessions", "show", &id],
-        )
-        .output()
-        .unwrap();
-        let shown = common::succeeded(&out);
+        let shown = common::succeeded(&on.kaizen(&["sessions", "show", &id]));
         assert!(
             shown.contains("3 cycles") && shown.contains(runtime),
             "{shown}"
@@ -744,22 +705,13 @@ async fn an_external_session_is_kept_and_goes_on_where_it_was() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn stream_json_carries_kaizens_events_whatever_the_runtime() {
-    clis_bin();
     if !inside("stream_json_carries_kaizens_events_whatever_the_runtime") {
         return;
     }
     for runtime in ["kaizen", "codex"] {
-        let case = case(runtime);
-        let server = ModelServer::start(two_steps(&case)).await.unwrap();
-        let (home, ws) = dirs();
-        let args = run_args(&case, "stream-json", &[], TASK);
-        let out = kaizen(home.path(), ws.path(), &server, &clis_bin(), &args)
-            .output()
-            .unwrap();
-        let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|line| serde_json::from_str(line).unwrap())
-            .collect();
+        let on = OnRuntime::two_steps(runtime).await;
+        let case = &on.case;
+        let events = events_of(&on.kaizen(&run_args(case, "stream-json", &[], TASK)));
         // The events every runtime reports, in order (Kaizen's loop says
         // more: its permission decisions, an event per model call).
         let shared = ["session_start", "tool_call", "tool_result", "result"];

@@ -12,13 +12,12 @@
 
 mod common;
 
-use common::run::{KEY, result_of, run_command};
+use common::run::{KEY, Run, result_of};
 use kaizen_model_server::{ModelServer, Options, Reply, Script, Wire};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-use tempfile::TempDir;
 
 /// In each successful step's output only, never in a command: how the
 /// model tells which steps are done.
@@ -51,37 +50,44 @@ async fn server(script: Script) -> ModelServer {
     ModelServer::start_with(script, options).await.unwrap()
 }
 
-struct Place {
-    home: TempDir,
-    ws: TempDir,
-}
+/// A home and a workspace whose session's runs the tests stop, resume
+/// and fork.
+struct Place(Run);
 
 impl Place {
     fn new() -> Self {
-        Self {
-            home: tempfile::tempdir().unwrap(),
-            ws: tempfile::tempdir().unwrap(),
-        }
+        Self(Run::builtins_only())
     }
 
+    /// `kaizen run --model gpt-4o-mini --output-format json ARGS` here.
     fn run(&self, server: &ModelServer, args: &[&str]) -> Command {
         let mut all = vec!["--model", "gpt-4o-mini", "--output-format", "json"];
         all.extend_from_slice(args);
-        run_command(
-            self.home.path(),
-            self.ws.path(),
-            Some((server, Wire::OpenAi)),
-            &all,
-        )
+        self.0.command(Some((server, Wire::OpenAi)), &all)
+    }
+
+    /// [`Self::run`] run to its end.
+    fn output(&self, server: &ModelServer, args: &[&str]) -> Output {
+        self.run(server, args).output().unwrap()
+    }
+
+    /// [`Self::run`] started with its output kept, for the test to signal.
+    fn spawn(&self, server: &ModelServer, args: &[&str]) -> Child {
+        self.run(server, args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
     }
 
     /// `kaizen ARGS` with this home and no workspace flag.
     fn kaizen(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_kaizen"))
-            .args(args)
-            .env("KAIZEN_HOME", self.home.path())
-            .output()
-            .unwrap()
+        common::at_home(self.0.home.path(), args)
+    }
+
+    /// Where the sessions are kept.
+    fn sessions_dir(&self) -> PathBuf {
+        self.0.home.path().join("sessions")
     }
 
     fn sessions(&self) -> Vec<Value> {
@@ -95,7 +101,7 @@ impl Place {
     }
 
     fn steps(&self) -> Vec<usize> {
-        std::fs::read_to_string(self.ws.path().join("steps.txt"))
+        std::fs::read_to_string(self.0.workspace.path().join("steps.txt"))
             .unwrap_or_default()
             .lines()
             .map(|line| line.trim().parse().unwrap())
@@ -103,7 +109,7 @@ impl Place {
     }
 
     fn file(&self, name: &str) -> PathBuf {
-        self.ws.path().canonicalize().unwrap().join(name)
+        self.0.ws().join(name)
     }
 }
 
@@ -130,12 +136,7 @@ fn signal(child: &std::process::Child, signal: i32) {
 async fn ctrl_c_finishes_the_step_and_resume_goes_on_exactly_there() {
     let place = Place::new();
     let server = server(script(5, 0.3)).await;
-    let child = place
-        .run(&server, &["Do the five steps."])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = place.spawn(&server, &["Do the five steps."]);
     wait_for_steps(&place, 2);
     // Step 3 is running (or about to): it is finished, not cut.
     signal(&child, libc::SIGINT);
@@ -153,7 +154,7 @@ async fn ctrl_c_finishes_the_step_and_resume_goes_on_exactly_there() {
     assert_eq!(meta["status"], "interrupted");
     let done = place.steps();
 
-    let out = place.run(&server, &["--resume", &id]).output().unwrap();
+    let out = place.output(&server, &["--resume", &id]);
     let result = result_of(&out);
     assert_eq!(result["status"], "complete", "{}", stderr(&out));
     assert_eq!(result["session_id"], id.as_str());
@@ -176,7 +177,7 @@ async fn ctrl_c_finishes_the_step_and_resume_goes_on_exactly_there() {
     assert_eq!(place.sessions()[0]["status"], "complete");
 
     // A complete session has nothing to resume without a task.
-    let out = place.run(&server, &["--resume", "last"]).output().unwrap();
+    let out = place.output(&server, &["--resume", "last"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("is complete; give it a task"),
@@ -239,12 +240,7 @@ async fn killed_at_random_and_resumed_every_step_is_done_once() {
         } else {
             &["Do the twelve steps."]
         };
-        let mut child = place
-            .run(&server, args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = place.spawn(&server, args);
         if kills < KILLS {
             std::thread::sleep(Duration::from_millis(random.below(400)));
             if child.try_wait().unwrap().is_none() {
@@ -303,22 +299,16 @@ async fn killed_at_random_and_resumed_every_step_is_done_once() {
 async fn a_fork_diverges_and_leaves_its_parent_untouched() {
     let place = Place::new();
     let server = server(script(3, 0.0)).await;
-    let out = place
-        .run(&server, &["Do the three steps."])
-        .output()
-        .unwrap();
+    let out = place.output(&server, &["Do the three steps."]);
     let parent = result_of(&out)["session_id"].as_str().unwrap().to_string();
-    let parent_dir = place.home.path().join("sessions").join(&parent);
+    let parent_dir = place.sessions_dir().join(&parent);
     let before = snapshot(&parent_dir);
 
     // After cycle 1 (step 1 done), the fork does steps 2 and 3 again.
-    let out = place
-        .run(
-            &server,
-            &["--fork", &parent, "--at", "1", "Do the rest again."],
-        )
-        .output()
-        .unwrap();
+    let out = place.output(
+        &server,
+        &["--fork", &parent, "--at", "1", "Do the rest again."],
+    );
     let result = result_of(&out);
     assert_eq!(result["status"], "complete", "{}", stderr(&out));
     let child = result["session_id"].as_str().unwrap();
@@ -382,7 +372,7 @@ async fn rewind_puts_back_what_the_edit_tools_changed() {
         ))
         .reply(Reply::text("Edited."));
     let server = ModelServer::start(script).await.unwrap();
-    let out = place.run(&server, &["Edit the files."]).output().unwrap();
+    let out = place.output(&server, &["Edit the files."]);
     assert_eq!(result_of(&out)["status"], "complete", "{}", stderr(&out));
     assert!(std::fs::read_to_string(&kept).unwrap().contains("LINE TWO"));
 
@@ -425,9 +415,9 @@ async fn sessions_are_listed_shown_removed_and_keep_no_key() {
         ))
         .reply(Reply::text(format!("The key is {KEY}.")));
     let server = ModelServer::start(script).await.unwrap();
-    let out = place.run(&server, &["Show the key."]).output().unwrap();
+    let out = place.output(&server, &["Show the key."]);
     assert_eq!(result_of(&out)["status"], "complete", "{}", stderr(&out));
-    let sessions_dir = place.home.path().join("sessions");
+    let sessions_dir = place.sessions_dir();
     for (path, bytes) in snapshot(&sessions_dir) {
         assert!(
             !String::from_utf8_lossy(&bytes).contains(KEY),
@@ -483,12 +473,7 @@ async fn after_ctrl_c_nothing_the_session_started_is_left_running() {
         .reply(step(1, 1.0))
         .reply(Reply::text("never reached"));
     let server = server(script).await;
-    let child = place
-        .run(&server, &["Start a job, then step."])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = place.spawn(&server, &["Start a job, then step."]);
     let until = Instant::now() + Duration::from_secs(60);
     while common::host_processes_with(&format!("sleep {marker}")).is_empty() {
         assert!(Instant::now() < until, "the job never started");
@@ -507,17 +492,14 @@ async fn after_ctrl_c_nothing_the_session_started_is_left_running() {
 async fn a_session_killed_before_its_task_was_logged_resumes_with_that_task() {
     let place = Place::new();
     let server = server(script(1, 0.0)).await;
-    let out = place
-        .run(&server, &["The original task."])
-        .output()
-        .unwrap();
+    let out = place.output(&server, &["The original task."]);
     let id = result_of(&out)["session_id"].as_str().unwrap().to_string();
     // As if killed right after the session was created.
-    let dir = place.home.path().join("sessions").join(&id);
+    let dir = place.sessions_dir().join(&id);
     std::fs::remove_file(dir.join("events.jsonl")).unwrap();
     std::fs::remove_dir_all(dir.join("checkpoints")).unwrap();
     let before = server.requests().len();
-    let out = place.run(&server, &["--resume", "last"]).output().unwrap();
+    let out = place.output(&server, &["--resume", "last"]);
     assert_eq!(result_of(&out)["status"], "complete", "{}", stderr(&out));
     let first = &server.requests()[before];
     let text = first.body["messages"][1]["content"].to_string();

@@ -12,35 +12,15 @@
 
 mod common;
 
-use common::run::run_command;
+use common::run::Run;
 use kaizen_model_server::{ModelServer, Reply, Script, Wire};
 use serde_json::{Value, json};
-use std::process::Stdio;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use std::process::{Output, Stdio};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{ChildStdin, ChildStdout};
 
 fn user(text: &str) -> String {
     json!({"type": "user", "message": {"role": "user", "content": text}}).to_string() + "\n"
-}
-
-/// Reads events until one of `kind`; all of them, that one last. Fails
-/// after a minute without it, rather than waiting on an open pipe.
-async fn until(lines: &mut Lines<BufReader<ChildStdout>>, kind: &str) -> Vec<Value> {
-    let mut seen = Vec::new();
-    let minute = std::time::Duration::from_secs(60);
-    while let Some(line) = tokio::time::timeout(minute, lines.next_line())
-        .await
-        .unwrap_or_else(|_| panic!("no `{kind}` event within a minute"))
-        .unwrap()
-    {
-        let event: Value = serde_json::from_str(&line).unwrap();
-        let found = event["type"] == kind;
-        seen.push(event);
-        if found {
-            return seen;
-        }
-    }
-    panic!("stdout ended before a `{kind}` event: {seen:?}");
 }
 
 /// A `kaizen run --input-format stream-json --output-format stream-json
@@ -49,18 +29,63 @@ async fn until(lines: &mut Lines<BufReader<ChildStdout>>, kind: &str) -> Vec<Val
 struct Driven {
     server: ModelServer,
     /// Kept until the test ends.
-    _home: tempfile::TempDir,
-    ws: tempfile::TempDir,
+    run: Run,
     child: tokio::process::Child,
-    stdin: ChildStdin,
+    /// Until [`Driven::finish`] closes it.
+    stdin: Option<ChildStdin>,
     lines: Lines<BufReader<ChildStdout>>,
+}
+
+impl Driven {
+    /// Writes `line` to the process's stdin.
+    async fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(line.as_bytes()).await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+
+    /// Reads events until one of `kind`; all of them, that one last.
+    /// Fails after a minute without it, rather than waiting on an open
+    /// pipe.
+    async fn until(&mut self, kind: &str) -> Vec<Value> {
+        let mut seen = Vec::new();
+        let minute = std::time::Duration::from_secs(60);
+        while let Some(line) = tokio::time::timeout(minute, self.lines.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("no `{kind}` event within a minute"))
+            .unwrap()
+        {
+            let event: Value = serde_json::from_str(&line).unwrap();
+            let found = event["type"] == kind;
+            seen.push(event);
+            if found {
+                return seen;
+            }
+        }
+        panic!("stdout ended before a `{kind}` event: {seen:?}");
+    }
+
+    /// Closes stdin and waits for the process to end: its status and
+    /// stderr (its stdout is read by [`Driven::until`]).
+    async fn finish(&mut self) -> Output {
+        drop(self.stdin.take());
+        let mut stderr = Vec::new();
+        if let Some(mut pipe) = self.child.stderr.take() {
+            pipe.read_to_end(&mut stderr).await.unwrap();
+        }
+        let status = self.child.wait().await.unwrap();
+        Output {
+            status,
+            stdout: Vec::new(),
+            stderr,
+        }
+    }
 }
 
 async fn drive(script: Script, config: &str, extra: &[&str]) -> Driven {
     let server = ModelServer::start(script).await.unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    let run = Run::builtins_only();
+    run.set_config(config);
     let mut args = vec![
         "--model",
         "gpt-4o-mini",
@@ -70,19 +95,18 @@ async fn drive(script: Script, config: &str, extra: &[&str]) -> Driven {
         "stream-json",
     ];
     args.extend(extra);
-    let cmd = run_command(home.path(), ws.path(), Some((&server, Wire::OpenAi)), &args);
+    let cmd = run.command(Some((&server, Wire::OpenAi)), &args);
     let mut child = tokio::process::Command::from(cmd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let stdin = child.stdin.take().unwrap();
+    let stdin = Some(child.stdin.take().unwrap());
     let lines = BufReader::new(child.stdout.take().unwrap()).lines();
     Driven {
         server,
-        _home: home,
-        ws,
+        run,
         child,
         stdin,
         lines,
@@ -90,11 +114,6 @@ async fn drive(script: Script, config: &str, extra: &[&str]) -> Driven {
 }
 
 const BYPASS: &[&str] = &["--permission-mode", "bypassPermissions"];
-
-async fn send(stdin: &mut ChildStdin, line: &str) {
-    stdin.write_all(line.as_bytes()).await.unwrap();
-    stdin.flush().await.unwrap();
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_program_drives_and_steers_a_session_over_stdin() {
@@ -105,25 +124,17 @@ async fn a_program_drives_and_steers_a_session_over_stdin() {
         Reply::text("Second run answered."),
         Reply::tool("Bash", &sleep(2)),
     ]);
-    let Driven {
-        server,
-        _home,
-        ws: _ws,
-        child,
-        mut stdin,
-        mut lines,
-    } = drive(script, "", BYPASS).await;
+    let mut driven = drive(script, "", BYPASS).await;
 
     // The task; while its tool runs, two messages.
-    send(&mut stdin, &user("Start.")).await;
-    until(&mut lines, "tool_call").await;
-    send(&mut stdin, &user("Steer one.")).await;
-    send(
-        &mut stdin,
+    driven.send(&user("Start.")).await;
+    driven.until("tool_call").await;
+    driven.send(&user("Steer one.")).await;
+    driven.send(
         &(json!({"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "Steer two."}]}}).to_string() + "\n"),
     )
     .await;
-    let first = until(&mut lines, "result").await;
+    let first = driven.until("result").await;
     let result = first.last().unwrap();
     assert_eq!(result["status"], "complete", "{first:?}");
     assert_eq!(result["output"], "Noted both.");
@@ -141,31 +152,30 @@ async fn a_program_drives_and_steers_a_session_over_stdin() {
     );
 
     // Between runs, a message starts the next run of the same session.
-    send(&mut stdin, &user("Again.")).await;
-    let second = until(&mut lines, "result").await;
+    driven.send(&user("Again.")).await;
+    let second = driven.until("result").await;
     let result = second.last().unwrap();
     assert_eq!(result["output"], "Second run answered.");
     let session = result["session_id"].clone();
 
     // An interrupt control line while a tool runs ends the third run.
-    send(&mut stdin, &user("Sleep now.")).await;
-    until(&mut lines, "tool_call").await;
+    driven.send(&user("Sleep now.")).await;
+    driven.until("tool_call").await;
     let interrupt =
         json!({"type": "control_request", "request_id": "r1", "request": {"subtype": "interrupt"}});
-    send(&mut stdin, &(interrupt.to_string() + "\n")).await;
-    let third = until(&mut lines, "result").await;
+    driven.send(&(interrupt.to_string() + "\n")).await;
+    let third = driven.until("result").await;
     let result = third.last().unwrap();
     assert_eq!(result["status"], "interrupted", "{third:?}");
     assert_eq!(result["session_id"], session);
 
     // Stdin closed: the process ends.
-    drop(stdin);
-    let out = child.wait_with_output().await.unwrap();
+    let out = driven.finish().await;
     assert!(out.status.code().is_some(), "{out:?}");
 
     // What the model saw: the steering after the tool's result, in the
     // second call; the next run's message last in the third.
-    let requests = server.requests();
+    let requests = driven.server.requests();
     assert_eq!(requests.len(), 4);
     let messages = requests[1].body["messages"].as_array().unwrap();
     let tail: Vec<&Value> = messages[messages.len() - 3..].iter().collect();
@@ -180,8 +190,7 @@ async fn a_program_drives_and_steers_a_session_over_stdin() {
 async fn bad_lines_are_skipped_and_a_task_argument_is_refused() {
     let script = common::run::replies(vec![Reply::text("Fine.")]);
     let server = ModelServer::start(script).await.unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let ws = tempfile::tempdir().unwrap();
+    let run = Run::builtins_only();
     let args = [
         "--model",
         "gpt-4o-mini",
@@ -190,7 +199,7 @@ async fn bad_lines_are_skipped_and_a_task_argument_is_refused() {
         "--output-format",
         "json",
     ];
-    let mut cmd = run_command(home.path(), ws.path(), Some((&server, Wire::OpenAi)), &args);
+    let mut cmd = run.command(Some((&server, Wire::OpenAi)), &args);
     let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -217,7 +226,8 @@ async fn bad_lines_are_skipped_and_a_task_argument_is_refused() {
 
     let mut with_task = args.to_vec();
     with_task.push("A task.");
-    let out = run_command(home.path(), ws.path(), None, &with_task)
+    let out = run
+        .command(None, &with_task)
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -236,45 +246,38 @@ async fn the_embedding_program_answers_the_approvals() {
     ]);
     // Both calls would run in the default mode; these rules make them ask.
     let rules = "[permissions]\nask = [\"Bash(echo:*)\", \"Write\"]\n";
-    let Driven {
-        server,
-        _home,
-        ws,
-        mut child,
-        mut stdin,
-        mut lines,
-    } = drive(script, rules, &[]).await;
-    send(&mut stdin, &user("Run and write.")).await;
+    let mut driven = drive(script, rules, &[]).await;
+    driven.send(&user("Run and write.")).await;
     let answer = |id: &Value, response: Value| {
         json!({"type": "control_response", "response": {"subtype": "success", "request_id": id, "response": response}}).to_string() + "\n"
     };
-    let asked = until(&mut lines, "control_request").await;
+    let asked = driven.until("control_request").await;
     let question = asked.last().unwrap();
     assert_eq!(question["request"]["subtype"], "can_use_tool");
     assert_eq!(question["request"]["tool_name"], "Bash");
     assert_eq!(question["request"]["input"]["command"], "echo approved-run");
-    send(
-        &mut stdin,
-        &answer(&question["request_id"], json!({"behavior": "allow"})),
-    )
-    .await;
-    let asked = until(&mut lines, "control_request").await;
+    driven
+        .send(&answer(
+            &question["request_id"],
+            json!({"behavior": "allow"}),
+        ))
+        .await;
+    let asked = driven.until("control_request").await;
     let question = asked.last().unwrap();
     assert_eq!(question["request"]["tool_name"], "Write");
     assert_ne!(question["request_id"], asked.first().unwrap()["request_id"]);
     let no = json!({"behavior": "deny", "message": "Not in this workspace."});
-    send(&mut stdin, &answer(&question["request_id"], no)).await;
-    let done = until(&mut lines, "result").await;
+    driven.send(&answer(&question["request_id"], no)).await;
+    let done = driven.until("result").await;
     assert_eq!(done.last().unwrap()["status"], "complete", "{done:?}");
-    drop(stdin);
-    child.wait().await.unwrap();
+    driven.finish().await;
 
-    let requests = server.requests();
+    let requests = driven.server.requests();
     let sent = requests[1].body["messages"].to_string();
     assert!(sent.contains("approved-run"), "{sent}");
     let sent = requests[2].body["messages"].to_string();
     assert!(sent.contains("Not in this workspace."), "{sent}");
-    assert!(!ws.path().join("notes.txt").exists());
+    assert!(!driven.run.workspace.path().join("notes.txt").exists());
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -286,30 +289,22 @@ async fn a_compact_control_line_compacts_before_the_next_model_call() {
         Reply::text("Done."),
     ]);
     script.aside = Some(Reply::text("SUMMARY: ran true, then slept."));
-    let Driven {
-        server,
-        _home,
-        ws: _ws,
-        child,
-        mut stdin,
-        mut lines,
-    } = drive(script, "", BYPASS).await;
-    send(&mut stdin, &user("Run two commands.")).await;
-    until(&mut lines, "tool_call").await;
-    until(&mut lines, "tool_call").await;
+    let mut driven = drive(script, "", BYPASS).await;
+    driven.send(&user("Run two commands.")).await;
+    driven.until("tool_call").await;
+    driven.until("tool_call").await;
     let compact =
         json!({"type": "control_request", "request_id": "c1", "request": {"subtype": "compact"}});
-    send(&mut stdin, &(compact.to_string() + "\n")).await;
-    let seen = until(&mut lines, "result").await;
+    driven.send(&(compact.to_string() + "\n")).await;
+    let seen = driven.until("result").await;
     let result = seen.last().unwrap();
     assert_eq!(result["status"], "complete", "{seen:?}");
     assert_eq!(result["compactions"], 1);
     let event = seen.iter().find(|e| e["type"] == "compaction").unwrap();
     assert_eq!(event["trigger"], "manual");
     assert_eq!(event["summarized"], true);
-    drop(stdin);
-    let _ = child.wait_with_output().await;
-    let requests = server.requests();
+    driven.finish().await;
+    let requests = driven.server.requests();
     // The two steps, the summary, and the call after it.
     assert_eq!(requests.len(), 4);
     assert!(requests[2].body.get("tools").is_none());
@@ -330,7 +325,7 @@ async fn a_line_typed_at_the_terminal_while_it_works_is_queued() {
         Reply::text("Done, with the note."),
     ]);
     let server = ModelServer::start(script).await.unwrap();
-    let run = common::run::Run::builtins_only();
+    let run = Run::builtins_only();
     let cmd = run.command(
         Some((&server, Wire::OpenAi)),
         &[

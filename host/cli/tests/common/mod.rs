@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod cluster;
 pub mod run;
 pub mod session;
 pub mod terminal;
@@ -45,6 +46,16 @@ where
 /// `kaizen ARGS --cwd WORKSPACE` with its own `KAIZEN_HOME`, run to its end.
 pub fn kaizen(home: &Path, workspace: &Path, args: &[&str]) -> Output {
     command(home, workspace, args).output().unwrap()
+}
+
+/// `kaizen ARGS` with only `KAIZEN_HOME` set, for the commands that take
+/// no workspace (`sessions`, `approve`, `audit`), run to its end.
+pub fn at_home(home: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kaizen"))
+        .args(args)
+        .env("KAIZEN_HOME", home)
+        .output()
+        .unwrap()
 }
 
 /// The stdout of a command that must have succeeded.

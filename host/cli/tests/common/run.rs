@@ -2,7 +2,7 @@
 //! per run, the provider's variables pointing at the server, and what the
 //! model was sent.
 
-use kaizen_model_server::{ModelServer, Recorded, Wire};
+use kaizen_model_server::{ModelServer, Recorded, Script, Wire};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -63,6 +63,120 @@ impl Run {
             .output()
             .await
             .unwrap()
+    }
+
+    /// Writes `config` as the user's config (`$KAIZEN_HOME/config.toml`).
+    pub fn set_config(&self, config: impl AsRef<str>) {
+        std::fs::write(self.home.path().join("config.toml"), config.as_ref()).unwrap();
+    }
+
+    /// A run here against a model server of its own answering `script`,
+    /// over OpenAI's wire unless told otherwise.
+    pub fn scripted(&self, script: Script) -> ScriptedRun<'_> {
+        ScriptedRun {
+            run: self,
+            script,
+            wire: Wire::OpenAi,
+            model: None,
+        }
+    }
+
+    /// [`scripted_run`] here, in the workspace as the host sees it.
+    pub async fn scripted_run(
+        &self,
+        replies: Vec<kaizen_model_server::Reply>,
+        args: &[&str],
+    ) -> (Output, Vec<Recorded>) {
+        scripted_run(self.home.path(), &self.ws(), replies, args, &[]).await
+    }
+}
+
+/// A `kaizen run` in a [`Run`] against a scripted model server started for
+/// it alone: the model and wire to set, then the flags to run with.
+pub struct ScriptedRun<'a> {
+    run: &'a Run,
+    script: Script,
+    wire: Wire,
+    model: Option<&'a str>,
+}
+
+impl<'a> ScriptedRun<'a> {
+    /// Over `wire` instead of OpenAI's.
+    pub fn over(self, wire: Wire) -> Self {
+        Self { wire, ..self }
+    }
+
+    /// With `--model MODEL` first.
+    pub fn model(self, model: &'a str) -> Self {
+        Self {
+            model: Some(model),
+            ..self
+        }
+    }
+
+    /// `kaizen run [--model MODEL] --output-format json ARGS`.
+    pub async fn json(self, args: &[&str]) -> Ran {
+        self.formatted(Some("json"), args).await
+    }
+
+    /// `kaizen run [--model MODEL] --output-format stream-json ARGS`.
+    pub async fn stream_json(self, args: &[&str]) -> Ran {
+        self.formatted(Some("stream-json"), args).await
+    }
+
+    /// `kaizen run [--model MODEL] ARGS`: the text output.
+    pub async fn text(self, args: &[&str]) -> Ran {
+        self.formatted(None, args).await
+    }
+
+    async fn formatted(self, format: Option<&str>, args: &[&str]) -> Ran {
+        let server = ModelServer::start(self.script).await.unwrap();
+        let mut all = Vec::new();
+        if let Some(model) = self.model {
+            all.extend(["--model", model]);
+        }
+        if let Some(format) = format {
+            all.extend(["--output-format", format]);
+        }
+        all.extend(args);
+        let output = self.run.kaizen(Some((&server, self.wire)), &all).await;
+        Ran { output, server }
+    }
+}
+
+/// What a [`ScriptedRun`] printed, and the server it ran against (for the
+/// requests it got).
+pub struct Ran {
+    /// The process's exit status and output.
+    pub output: Output,
+    /// The scripted model.
+    pub server: ModelServer,
+}
+
+impl Ran {
+    /// The JSON result (see [`result_of`]).
+    pub fn result(&self) -> Value {
+        result_of(&self.output)
+    }
+
+    /// The stream-json events (see [`events_of`]).
+    pub fn events(&self) -> Vec<Value> {
+        events_of(&self.output)
+    }
+
+    /// The exit code.
+    pub fn code(&self) -> Option<i32> {
+        self.output.status.code()
+    }
+
+    /// Its stdout.
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.output.stdout).into_owned()
+    }
+
+    /// Its stderr.
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.output.stderr).into_owned()
     }
 }
 
@@ -130,6 +244,37 @@ pub fn result_of(output: &Output) -> Value {
     })
 }
 
+/// The result object of a `--output-format json` run that must have
+/// completed.
+pub fn completed(output: &Output) -> Value {
+    let result = result_of(output);
+    assert_eq!(
+        result["status"],
+        "complete",
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    result
+}
+
+/// The JSON values `--output-format stream-json` printed, one a line.
+pub fn events_of(output: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|err| panic!("{err}: {line}")))
+        .collect()
+}
+
+/// The names of the tools an OpenAI-style request body offered the model.
+pub fn offered_tools(body: &Value) -> Vec<&str> {
+    body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap())
+        .collect()
+}
+
 /// `field` (`"name"`, `"status"`) of each tool call in a result object, in
 /// call order.
 pub fn call_fields<'a>(result: &'a Value, field: &str) -> Vec<&'a str> {
@@ -187,11 +332,7 @@ pub async fn scripted_run(
     args: &[&str],
     env: &[(&str, &Path)],
 ) -> (Output, Vec<Recorded>) {
-    let mut script = kaizen_model_server::Script::new();
-    for reply in replies {
-        script = script.reply(reply);
-    }
-    let server = ModelServer::start(script).await.unwrap();
+    let server = ModelServer::start(self::replies(replies)).await.unwrap();
     let mut all = vec!["--model", "gpt-4o-mini", "--output-format", "json"];
     all.extend(args);
     let mut cmd = run_command(home, workspace, Some((&server, Wire::OpenAi)), &all);
@@ -301,10 +442,7 @@ pub async fn stream_run(
         .env("ANTHROPIC_API_KEY", KEY)
         .env("ANTHROPIC_BASE_URL", server.anthropic_base_url());
     let output = tokio::process::Command::from(cmd).output().await.unwrap();
-    let lines = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
-        .collect();
+    let lines = events_of(&output);
     StreamRun {
         output,
         lines,
@@ -315,9 +453,6 @@ pub async fn stream_run(
 }
 
 /// A script answering `replies` in turn.
-pub fn replies(replies: Vec<kaizen_model_server::Reply>) -> kaizen_model_server::Script {
-    replies.into_iter().fold(
-        kaizen_model_server::Script::new(),
-        kaizen_model_server::Script::reply,
-    )
+pub fn replies(replies: Vec<kaizen_model_server::Reply>) -> Script {
+    replies.into_iter().fold(Script::new(), Script::reply)
 }

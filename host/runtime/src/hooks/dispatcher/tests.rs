@@ -75,6 +75,43 @@ fn payload() -> Value {
     json!({"tool_name": "Bash", "tool_input": {"command": "ls"}})
 }
 
+/// Dispatches `PreToolUse` of `tool` with [`payload`], as the loop does
+/// before a call.
+async fn pre_tool_use(hooks: &HookDispatcher, tool: &str) -> Dispatch {
+    hooks
+        .dispatch(
+            HookEvent::PreToolUse,
+            Some(tool),
+            payload(),
+            &HookCall::default(),
+        )
+        .await
+}
+
+/// A hook that answers every payload with `action`.
+fn answering(
+    name: &str,
+    priority: Priority,
+    seen: &Arc<Mutex<Vec<String>>>,
+    action: HookAction,
+) -> Scripted {
+    hook(name, priority, seen, move |_| {
+        Ok(HookDecision::action(action.clone()))
+    })
+}
+
+/// A hook that denies, but only after 30 s: for the timeouts.
+fn slow_denier(seen: &Arc<Mutex<Vec<String>>>) -> Scripted {
+    let mut slow = answering(
+        "slow",
+        Priority::NORMAL,
+        seen,
+        HookAction::Deny("late".into()),
+    );
+    slow.delay = Some(Duration::from_secs(30));
+    slow
+}
+
 #[tokio::test]
 async fn hooks_run_by_priority_then_load_order() {
     let seen = Arc::default();
@@ -85,14 +122,7 @@ async fn hooks_run_by_priority_then_load_order() {
         hook("critical", Priority::CRITICAL, &seen, ok),
         hook("normal-2", Priority::NORMAL, &seen, ok),
     ]);
-    hooks
-        .dispatch(
-            HookEvent::PreToolUse,
-            Some("Bash"),
-            payload(),
-            &HookCall::default(),
-        )
-        .await;
+    pre_tool_use(&hooks, "Bash").await;
     assert_eq!(
         *seen.lock().unwrap(),
         ["critical", "normal-1", "normal-2", "low"]
@@ -103,24 +133,21 @@ async fn hooks_run_by_priority_then_load_order() {
 async fn decisions_merge_deny_over_ask_over_allow() {
     let seen = Arc::default();
     let hooks = dispatcher(vec![
-        hook("allows", Priority::HIGH, &seen, |_| {
-            Ok(HookDecision::action(HookAction::Allow))
-        }),
-        hook("asks", Priority::NORMAL, &seen, |_| {
-            Ok(HookDecision::action(HookAction::Ask("check".into())))
-        }),
-        hook("denies", Priority::LOW, &seen, |_| {
-            Ok(HookDecision::action(HookAction::Deny("no rm".into())))
-        }),
+        answering("allows", Priority::HIGH, &seen, HookAction::Allow),
+        answering(
+            "asks",
+            Priority::NORMAL,
+            &seen,
+            HookAction::Ask("check".into()),
+        ),
+        answering(
+            "denies",
+            Priority::LOW,
+            &seen,
+            HookAction::Deny("no rm".into()),
+        ),
     ]);
-    let out = hooks
-        .dispatch(
-            HookEvent::PreToolUse,
-            Some("Bash"),
-            payload(),
-            &HookCall::default(),
-        )
-        .await;
+    let out = pre_tool_use(&hooks, "Bash").await;
     assert_eq!(out.action, HookAction::Deny("no rm".into()));
     assert_eq!(out.decided_by.as_deref(), Some("denies"));
     assert_eq!(out.reports.len(), 3);
@@ -145,14 +172,7 @@ async fn later_hooks_see_the_updated_input() {
             })
         }),
     ]);
-    let out = hooks
-        .dispatch(
-            HookEvent::PreToolUse,
-            Some("Bash"),
-            payload(),
-            &HookCall::default(),
-        )
-        .await;
+    let out = pre_tool_use(&hooks, "Bash").await;
     assert_eq!(out.updated_input, Some(json!({"command": "ls -la"})));
     assert_eq!(out.context().as_deref(), Some("first\nsecond"));
     assert_eq!(out.action, HookAction::Continue);
@@ -165,31 +185,15 @@ async fn a_failing_hook_is_skipped_unless_required() {
     required.required = true;
     let hooks = dispatcher(vec![
         hook("flaky", Priority::HIGH, &seen, |_| Err("trap".into())),
-        hook("allows", Priority::NORMAL, &seen, |_| {
-            Ok(HookDecision::action(HookAction::Allow))
-        }),
+        answering("allows", Priority::NORMAL, &seen, HookAction::Allow),
     ]);
-    let out = hooks
-        .dispatch(
-            HookEvent::PreToolUse,
-            Some("Bash"),
-            payload(),
-            &HookCall::default(),
-        )
-        .await;
+    let out = pre_tool_use(&hooks, "Bash").await;
     assert_eq!(out.action, HookAction::Allow, "the failure is skipped");
     assert_eq!(out.reports[0].outcome, "failed");
     assert_eq!(out.reports[0].reason.as_deref(), Some("trap"));
 
     let hooks = dispatcher(vec![required]);
-    let out = hooks
-        .dispatch(
-            HookEvent::PreToolUse,
-            Some("Bash"),
-            payload(),
-            &HookCall::default(),
-        )
-        .await;
+    let out = pre_tool_use(&hooks, "Bash").await;
     let HookAction::Deny(reason) = &out.action else {
         panic!("a required hook fails closed: {out:?}");
     };
@@ -202,38 +206,17 @@ async fn a_failing_hook_is_skipped_unless_required() {
 #[tokio::test(start_paused = true)]
 async fn a_slow_hook_gives_no_decision_after_its_timeout() {
     let seen = Arc::default();
-    let mut slow = hook("slow", Priority::NORMAL, &seen, |_| {
-        Ok(HookDecision::action(HookAction::Deny("late".into())))
-    });
-    slow.delay = Some(Duration::from_secs(30));
+    let mut slow = slow_denier(&seen);
     slow.timeout = Some(Duration::from_secs(2));
-    let hooks = dispatcher(vec![slow]);
-    let out = hooks
-        .dispatch(
-            HookEvent::PreToolUse,
-            Some("Bash"),
-            payload(),
-            &HookCall::default(),
-        )
-        .await;
+    let out = pre_tool_use(&dispatcher(vec![slow]), "Bash").await;
     assert_eq!(out.action, HookAction::Continue);
     assert!(out.reports[0].reason.as_deref().unwrap().contains("2 s"));
 
     // The dispatcher's default applies to a hook without a timeout.
-    let mut slow = hook("slow", Priority::NORMAL, &seen, |_| {
-        Ok(HookDecision::action(HookAction::Deny("late".into())))
-    });
-    slow.delay = Some(Duration::from_secs(30));
+    let mut slow = slow_denier(&seen);
     slow.required = true;
     let hooks = dispatcher(vec![slow]).with_default_timeout(Duration::from_secs(5));
-    let out = hooks
-        .dispatch(
-            HookEvent::PreToolUse,
-            Some("Bash"),
-            payload(),
-            &HookCall::default(),
-        )
-        .await;
+    let out = pre_tool_use(&hooks, "Bash").await;
     assert!(
         matches!(out.action, HookAction::Deny(ref why) if why.contains("5 s")),
         "{out:?}"
@@ -243,33 +226,15 @@ async fn a_slow_hook_gives_no_decision_after_its_timeout() {
 #[tokio::test]
 async fn matchers_and_events_select_hooks() {
     let seen: Arc<Mutex<Vec<String>>> = Arc::default();
-    let mut edits = hook("edits", Priority::NORMAL, &seen, |_| {
-        Ok(HookDecision::default())
-    });
+    let mut edits = answering("edits", Priority::NORMAL, &seen, HookAction::Continue);
     edits.subs[0].matcher = Matcher::parse("Edit|Write").unwrap();
-    let mut stops = hook("stops", Priority::NORMAL, &seen, |_| {
-        Ok(HookDecision::default())
-    });
+    let mut stops = answering("stops", Priority::NORMAL, &seen, HookAction::Continue);
     stops.subs[0].event = HookEvent::Stop;
     let hooks = dispatcher(vec![edits, stops]);
     assert!(hooks.wants(HookEvent::Stop) && !hooks.wants(HookEvent::SessionEnd));
-    hooks
-        .dispatch(
-            HookEvent::PreToolUse,
-            Some("Bash"),
-            payload(),
-            &HookCall::default(),
-        )
-        .await;
+    pre_tool_use(&hooks, "Bash").await;
     assert!(seen.lock().unwrap().is_empty());
-    hooks
-        .dispatch(
-            HookEvent::PreToolUse,
-            Some("Write"),
-            payload(),
-            &HookCall::default(),
-        )
-        .await;
+    pre_tool_use(&hooks, "Write").await;
     hooks
         .dispatch(HookEvent::Stop, None, json!({}), &HookCall::default())
         .await;
