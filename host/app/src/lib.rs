@@ -11,27 +11,46 @@
 //! permissions ([`guard_setup`]); plugins ([`plugin_loading`], the
 //! built-ins embedded by this crate's build script: [`builtins`]); memory;
 //! the guard; the session store ([`session`]); the agent's settings.
+//!
+//! What the other entry points start is here too, for any front end: a
+//! task on another agent runtime or Kaizen's own loop ([`runtimes`]); a
+//! cluster's worker ([`worker`]), whose runs are [`hosted`]; the tools
+//! `kaizen mcp serve` serves ([`mcp_serve`]) and the MCP servers a run
+//! uses ([`mcp_list`]).
 
+pub mod approvals;
 pub mod audit_anchor;
 pub mod builtins;
 pub mod config;
 pub mod config_file;
 pub mod context_config;
+pub mod eval;
 pub mod external_sessions;
 pub mod guard_setup;
 pub mod home;
+pub mod hosted;
 pub mod kits;
 pub mod mcp_config;
+pub mod mcp_list;
+pub mod mcp_serve;
 pub mod mcp_servers;
 pub mod memory_setup;
 pub mod model_config;
 pub mod permission_flags;
 pub mod planner_setup;
 pub mod plugin_host;
+pub mod plugin_install;
+pub mod plugin_listing;
 pub mod plugin_loading;
+pub mod runtimes;
 pub mod section;
 pub mod session;
 pub mod session_builder;
+pub mod sessions;
 pub mod snapshot;
+pub mod tool_calls;
+pub mod transcript;
 pub mod trust;
+pub mod typed_answer;
+pub mod worker;
 pub mod workspace_roots;

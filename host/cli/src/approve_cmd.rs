@@ -1,16 +1,11 @@
 //! `kaizen approve SESSION`: answers what a session's turn on a cluster
-//! waits on (a tool call to approve, a plugin's or `AskUserQuestion`'s
-//! choices) from any machine that shares the session store, whether or
-//! not its submitter is still there. The answer goes through the engine,
-//! so it holds even when the worker that asked is lost before it comes.
+//! waits on ([`kaizen_app::approvals`]) from the flags, or asks at the
+//! terminal as a local run would.
 
-use crate::cluster_asks::{self, TerminalAnswers, to_plugin};
+use crate::cluster_asks::{self, TerminalAnswers};
 use crate::output::{OutputFormat, Printer};
-use crate::terminal::parse_choice;
-use anyhow::{Context as _, bail};
-use kaizen_app::session;
-use kaizen_cluster::stream::{stream_path, waiting};
-use kaizen_cluster::{Answer, Cluster, Question};
+use kaizen_app::approvals::{self, Reply};
+use kaizen_cluster::Question;
 use kaizen_protocol::CancellationToken;
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -45,29 +40,33 @@ pub struct ApproveArgs {
     pub cluster: Option<String>,
 }
 
+impl ApproveArgs {
+    /// The reply the flags give.
+    fn reply(&self) -> Reply {
+        Reply {
+            allow: self.allow,
+            always: self.always,
+            deny: self.deny.clone(),
+            answers: self.answer.clone(),
+        }
+    }
+}
+
 /// Answers the oldest question the session waits on from the flags, or
 /// each in turn at the terminal; returns the exit code.
 pub async fn approve(args: ApproveArgs) -> anyhow::Result<u8> {
-    let store = session::open_store()?;
-    let id = store.resolve(&args.session)?;
-    let meta = store.meta(&id)?;
-    let waiting = waiting(&stream_path(&store, &id))
-        .with_context(|| format!("reading session {id}'s stream"))?;
+    let pending = approvals::pending(&args.session)?;
+    let (id, waiting) = (&pending.id, &pending.waiting);
     if args.list {
-        show(&id, &waiting, args.json)?;
+        show(id, waiting, args.json)?;
         return Ok(0);
     }
-    if waiting.is_empty() {
+    let Some((first, question)) = waiting.first() else {
         eprintln!("kaizen: session {id} waits for no answer");
         return Ok(1);
-    }
-    let ingress =
-        args.cluster.clone().or(meta.cluster).with_context(|| {
-            format!("session {id} did not run on a cluster; give --cluster URL")
-        })?;
-    let cluster = Cluster::new(&ingress, &Cluster::default_admin(&ingress));
-    let (first, question) = &waiting[0];
-    if let Some(answer) = given(&args, question)? {
+    };
+    let cluster = pending.cluster(args.cluster.clone())?;
+    if let Some(answer) = args.reply().answer(question)? {
         cluster
             .answer(first, &answer)
             .await
@@ -79,7 +78,7 @@ pub async fn approve(args: ApproveArgs) -> anyhow::Result<u8> {
         return Ok(0);
     }
     if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
-        show(&id, &waiting, false)?;
+        show(id, waiting, false)?;
         eprintln!(
             "kaizen: nobody is at a terminal to ask: answer with --allow, --always, --deny \
              [REASON] or --answer CHOICE"
@@ -90,7 +89,7 @@ pub async fn approve(args: ApproveArgs) -> anyhow::Result<u8> {
         Arc::new(Printer::new(OutputFormat::Text)),
         CancellationToken::new(),
     );
-    for (question_id, question) in &waiting {
+    for (question_id, question) in waiting {
         let answer = answers.answer(question).await;
         cluster
             .answer(question_id, &answer)
@@ -98,44 +97,6 @@ pub async fn approve(args: ApproveArgs) -> anyhow::Result<u8> {
             .map_err(anyhow::Error::msg)?;
     }
     Ok(0)
-}
-
-/// The answer the flags give to `question`, if they give one.
-fn given(args: &ApproveArgs, question: &Question) -> anyhow::Result<Option<Answer>> {
-    match question {
-        Question::Approval { .. } if !args.answer.is_empty() => {
-            bail!(
-                "the session waits on a tool call's approval: answer with --allow, --always or --deny"
-            )
-        }
-        Question::Approval { .. } if args.always => Ok(Some(Answer::Always)),
-        Question::Approval { .. } if args.allow => Ok(Some(Answer::Once)),
-        Question::Approval { .. } => Ok(args.deny.clone().map(|message| Answer::Deny { message })),
-        Question::Choices { .. } if args.allow || args.always => {
-            bail!(
-                "the session waits on answers to questions: give --answer CHOICE for each, or --deny to decline"
-            )
-        }
-        Question::Choices { .. } if args.deny.is_some() => Ok(Some(Answer::Declined)),
-        Question::Choices { .. } if args.answer.is_empty() => Ok(None),
-        Question::Choices { questions, .. } => {
-            if args.answer.len() != questions.len() {
-                bail!(
-                    "{} questions were asked together: give --answer once for each, in order",
-                    questions.len()
-                );
-            }
-            let selected = questions
-                .iter()
-                .zip(&args.answer)
-                .map(|(question, line)| {
-                    parse_choice(&to_plugin(question), line)
-                        .map_err(|why| anyhow::anyhow!("{}: {why}", question.question))
-                })
-                .collect::<anyhow::Result<_>>()?;
-            Ok(Some(Answer::Chosen { selected }))
-        }
-    }
 }
 
 /// Lists what the session waits on.
@@ -161,101 +122,24 @@ fn show(id: &str, waiting: &[(String, Question)], json: bool) -> anyhow::Result<
 mod tests {
     use super::*;
     use clap::Parser;
-    use kaizen_cluster::asks::Choices;
-    use kaizen_protocol::ApprovalRequest;
 
-    /// `kaizen approve` parsed from `args`.
-    fn args(args: &[&str]) -> ApproveArgs {
+    /// The reply `kaizen approve` parsed from `args` gives.
+    fn reply(args: &[&str]) -> Reply {
         #[derive(Parser)]
         struct Cli {
             #[command(flatten)]
             approve: ApproveArgs,
         }
-        let line = std::iter::once("approve").chain(args.iter().copied());
-        Cli::try_parse_from(line).unwrap().approve
-    }
-
-    fn approval() -> Question {
-        Question::Approval(ApprovalRequest {
-            tool: "Bash".into(),
-            input: serde_json::json!({"command": "make"}),
-            reason: "it asks".into(),
-            always_rule: "Bash(make)".into(),
-            agent: None,
-        })
-    }
-
-    fn choices() -> Question {
-        Question::Choices {
-            plugin: "ask".into(),
-            questions: vec![
-                Choices {
-                    question: "Which database?".into(),
-                    header: "Database".into(),
-                    options: vec![
-                        ("PostgreSQL".into(), "a server".into()),
-                        ("SQLite".into(), "a file".into()),
-                    ],
-                    multi_select: false,
-                },
-                Choices {
-                    question: "Which checks?".into(),
-                    header: "Checks".into(),
-                    options: vec![
-                        ("lint".into(), String::new()),
-                        ("test".into(), String::new()),
-                    ],
-                    multi_select: true,
-                },
-            ],
-        }
+        let line = ["approve", "s1"].into_iter().chain(args.iter().copied());
+        Cli::try_parse_from(line).unwrap().approve.reply()
     }
 
     #[test]
-    fn approvals_take_allow_always_or_deny_and_nothing_else() {
-        let given = |flags: &[&str]| given(&args(&[&["s1"], flags].concat()), &approval());
-        assert_eq!(given(&["--allow"]).unwrap(), Some(Answer::Once));
-        assert_eq!(given(&["--always"]).unwrap(), Some(Answer::Always));
-        assert_eq!(
-            given(&["--deny", "use make test"]).unwrap(),
-            Some(Answer::Deny {
-                message: "use make test".into()
-            })
-        );
-        assert_eq!(
-            given(&["--deny"]).unwrap(),
-            Some(Answer::Deny {
-                message: String::new()
-            })
-        );
-        assert_eq!(given(&[]).unwrap(), None);
-        let wrong = given(&["--answer", "1"]).unwrap_err().to_string();
-        assert!(wrong.contains("--allow"), "{wrong}");
-    }
-
-    #[test]
-    fn questions_take_one_answer_each_by_number_or_text() {
-        let given = |flags: &[&str]| given(&args(&[&["s1"], flags].concat()), &choices());
-        assert_eq!(
-            given(&["--answer", "2", "--answer", "1,2"]).unwrap(),
-            Some(Answer::Chosen {
-                selected: vec![vec!["SQLite".into()], vec!["lint".into(), "test".into()]]
-            })
-        );
-        assert_eq!(
-            given(&["--answer", "DuckDB", "--answer", "2"]).unwrap(),
-            Some(Answer::Chosen {
-                selected: vec![vec!["DuckDB".into()], vec!["test".into()]]
-            })
-        );
-        assert_eq!(given(&["--deny"]).unwrap(), Some(Answer::Declined));
-        let short = given(&["--answer", "1"]).unwrap_err().to_string();
-        assert!(short.contains("2 questions"), "{short}");
-        let bad = given(&["--answer", "1,2", "--answer", "1"])
-            .unwrap_err()
-            .to_string();
-        assert!(bad.contains("Which database?"), "{bad}");
-        let wrong = given(&["--allow"]).unwrap_err().to_string();
-        assert!(wrong.contains("--answer"), "{wrong}");
+    fn the_flags_are_the_reply_deny_without_a_reason_included() {
+        assert_eq!(reply(&["--deny"]).deny.as_deref(), Some(""));
+        assert_eq!(reply(&["--deny", "no"]).deny.as_deref(), Some("no"));
+        let both = reply(&["--answer", "2", "--answer", "1,2"]).answers;
+        assert_eq!(both, ["2", "1,2"]);
+        assert!(reply(&["--always"]).always && reply(&["--allow"]).allow);
     }
 }

@@ -5,7 +5,7 @@
 //! The events come from the session's stream in the shared session store
 //! (the workers write it); the result comes from the engine. Ctrl-C asks
 //! the engine to cancel the turn, which ends it as interrupted at its
-//! next step.
+//! next step ([`Following`] does the following).
 //!
 //! A question the turn waits on (a tool call to approve, a plugin's
 //! choices) is asked here when this is a terminal, and otherwise left for
@@ -15,23 +15,14 @@
 use crate::cluster_asks::{self, TerminalAnswers};
 use crate::output::Printer;
 use crate::run_options::RunOptions;
-use futures::StreamExt;
-use futures::future::BoxFuture;
-use futures::stream::FuturesUnordered;
 use kaizen_app::session::{self, Choice};
 use kaizen_app::session_builder::{SetupError, usage};
-use kaizen_cluster::stream::stream_path;
-use kaizen_cluster::{Answer, Cluster, Item, Question, StreamReader, TurnRequest};
+use kaizen_cluster::{Answerer, Cluster, Following, Heard, TurnRequest};
 use kaizen_protocol::{CancellationToken, Event, Observer};
 use kaizen_runtime::new_session_id;
 use kaizen_session_store::SessionStore;
-use std::collections::VecDeque;
 use std::io::IsTerminal;
 use std::sync::Arc;
-use std::time::Duration;
-
-/// How often the session's stream is read for new events.
-const POLL: Duration = Duration::from_millis(100);
 
 /// Sends the task as a turn of a new session (or of the `--resume`d one)
 /// to the cluster whose ingress is `ingress`; returns the exit code.
@@ -49,66 +40,38 @@ pub async fn run(
     }
     let store = session::open_store()?;
     let (session, request) = turn_request(&mut options, &store, ingress)?;
-    let turn = request.turn.clone();
     let admin = admin.map_or_else(|| Cluster::default_admin(ingress), str::to_string);
     let cluster = Cluster::new(ingress, &admin);
-    let path = stream_path(&store, &session);
-    let mut reader = StreamReader::new(&path, &turn, StreamReader::end_of(&path));
-    let submitted = cluster
-        .submit(&session, &request)
+    let turn = Following::submit(&cluster, &store, &session, &request)
         .await
         .map_err(anyhow::Error::msg)?;
+    let invocation = turn.invocation().to_string();
     let printer = Arc::new(Printer::new(options.format));
     let interrupt = CancellationToken::new();
     let signals = tokio::spawn(crate::signals::watch(interrupt.clone()));
     let at_terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    let mut questions = Questions::new(
-        &session,
-        at_terminal.then(|| TerminalAnswers::new(printer.clone(), interrupt.clone())),
-    );
-    let shown = |reader: &mut StreamReader, questions: &mut Questions<'_>| {
-        for item in reader.read_new() {
-            match item {
-                // The result is the engine's, printed once at the end.
-                Item::Event(Event::Result(_)) => {}
-                Item::Event(event) => printer.on_event(&event),
-                Item::Asked { id, question } => questions.asked(id, question),
-                Item::Answered(id) => questions.answered(&id),
-            }
-        }
+    let answerer = at_terminal.then(|| {
+        Arc::new(TerminalAnswers::new(printer.clone(), interrupt.clone())) as Arc<dyn Answerer>
+    });
+    let mut heard = |heard: Heard| match heard {
+        Heard::Event(event) => printer.on_event(&event),
+        Heard::Unanswerable(question) => eprintln!(
+            "kaizen: session {session} waits for an answer: {}\n  answer with `kaizen approve \
+             {session}` (--allow, --always, --deny REASON, or --answer CHOICE per question)",
+            cluster_asks::describe(&question),
+        ),
+        Heard::AnsweredElsewhere => eprintln!("\nkaizen: answered elsewhere"),
+        Heard::Unreached(err) => eprintln!("kaizen: {err}"),
     };
-    let result = cluster.result(&submitted);
-    tokio::pin!(result);
-    let mut cancelling = false;
-    let result = loop {
-        tokio::select! {
-            result = &mut result => break result,
-            () = interrupt.cancelled(), if !cancelling => {
-                cancelling = true;
-                if let Err(err) = cluster.cancel(&submitted).await {
-                    eprintln!("kaizen: {err}");
-                }
-            }
-            Some((id, answer)) = questions.open.next() => {
-                if let Err(err) = cluster.answer(&id, &answer).await {
-                    eprintln!("kaizen: {err}");
-                }
-                questions.done(&id);
-            }
-            () = tokio::time::sleep(POLL) => shown(&mut reader, &mut questions),
-        }
-    };
+    let followed = turn
+        .follow(&cluster, answerer, &interrupt, &mut heard)
+        .await;
     signals.abort();
-    questions.ended = true;
-    shown(&mut reader, &mut questions);
-    if questions.asking.is_some() {
+    if followed.unanswered {
         eprintln!("kaizen: the turn ended before the question was answered");
     }
-    let result = result.map_err(|err| {
-        anyhow::anyhow!(
-            "session {session}'s turn ({}) failed in the cluster: {err}",
-            submitted.invocation
-        )
+    let result = followed.result.map_err(|err| {
+        anyhow::anyhow!("session {session}'s turn ({invocation}) failed in the cluster: {err}")
     })?;
     printer.on_event(&Event::Result(result.clone()));
     printer.finish(&result);
@@ -133,9 +96,8 @@ fn turn_request(
         None if matches!(options.session, Choice::Resume(_)) => None,
         None => Some(std::env::current_dir()?),
     };
-    let turn = new_session_id();
     let request = TurnRequest {
-        turn: turn.clone(),
+        turn: new_session_id(),
         task,
         model: options.model.take(),
         cwd: cwd
@@ -150,88 +112,4 @@ fn turn_request(
         cluster: Some(ingress.to_string()),
     };
     Ok((session, request))
-}
-
-/// The questions the turn waits on, asked one at a time at the terminal,
-/// or pointed at `kaizen approve` when there is none.
-struct Questions<'a> {
-    session: &'a str,
-    terminal: Option<Arc<TerminalAnswers>>,
-    waiting: VecDeque<(String, Question)>,
-    /// The id of the question asked on the terminal now.
-    asking: Option<String>,
-    /// Its prompt, which ends with the id and the answer.
-    open: FuturesUnordered<BoxFuture<'static, (String, Answer)>>,
-    /// The turn has ended: no new question is asked.
-    ended: bool,
-}
-
-impl<'a> Questions<'a> {
-    fn new(session: &'a str, terminal: Option<TerminalAnswers>) -> Self {
-        Self {
-            session,
-            terminal: terminal.map(Arc::new),
-            waiting: VecDeque::new(),
-            asking: None,
-            open: FuturesUnordered::new(),
-            ended: false,
-        }
-    }
-
-    fn asked(&mut self, id: String, question: Question) {
-        if self.ended {
-            return;
-        }
-        if self.terminal.is_none() {
-            eprintln!(
-                "kaizen: session {} waits for an answer: {}\n  answer with `kaizen approve {}` \
-                 (--allow, --always, --deny REASON, or --answer CHOICE per question)",
-                self.session,
-                cluster_asks::describe(&question),
-                self.session
-            );
-            return;
-        }
-        self.waiting.push_back((id, question));
-        self.ask_next();
-    }
-
-    /// Someone answered `id` (here, or with `kaizen approve`): its prompt,
-    /// if open, is withdrawn.
-    fn answered(&mut self, id: &str) {
-        self.waiting.retain(|(waiting, _)| waiting != id);
-        if self.asking.as_deref() == Some(id) {
-            self.open.clear();
-            self.asking = None;
-            eprintln!("\nkaizen: answered elsewhere");
-            self.ask_next();
-        }
-    }
-
-    /// The prompt for `id` ended with an answer.
-    fn done(&mut self, id: &str) {
-        if self.asking.as_deref() == Some(id) {
-            self.asking = None;
-        }
-        self.ask_next();
-    }
-
-    /// Opens the next prompt when none is open.
-    fn ask_next(&mut self) {
-        let Some(terminal) = &self.terminal else {
-            return;
-        };
-        if self.asking.is_some() || self.ended {
-            return;
-        }
-        let Some((id, question)) = self.waiting.pop_front() else {
-            return;
-        };
-        self.asking = Some(id.clone());
-        let terminal = terminal.clone();
-        self.open.push(Box::pin(async move {
-            let answer = terminal.answer(&question).await;
-            (id, answer)
-        }));
-    }
 }

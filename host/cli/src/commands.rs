@@ -1,7 +1,7 @@
 //! The command line: every command and its flags, as clap reads them.
 
 use crate::run_args::{RunArgs, WorkspaceArgs};
-use crate::{approve_cmd, eval_cmd, memory_cmd, sessions_cmd, worker_cmd};
+use crate::{approve_cmd, eval_cmd, memory_cmd, worker_cmd};
 use clap::{Parser, Subcommand};
 use kaizen_app::kits;
 use kaizen_app::permission_flags::PermissionArgs;
@@ -194,7 +194,7 @@ pub enum SessionsCommand {
     /// Delete the sessions not updated for a while.
     Prune {
         /// Age, e.g. 30d, 12h, 90m.
-        #[arg(long, value_name = "AGE", value_parser = sessions_cmd::parse_age)]
+        #[arg(long, value_name = "AGE", value_parser = kaizen_app::sessions::parse_age)]
         older_than: std::time::Duration,
     },
 }

@@ -8,7 +8,7 @@ use crate::commands::{
 use crate::run_args::{Placement, RunArgs};
 use crate::{
     approve_cmd, audit_cmd, cluster_cmd, eval_cmd, mcp_cmd, memory_cmd, output, plugins_add,
-    plugins_cmd, run_cmd, runtime_cmd, sandbox_cmd, sessions_cmd, trust_cmd, worker_cmd,
+    plugins_cmd, run_cmd, runtime_cmd, sandbox_cmd, sessions_cmd, tools_cmd, trust_cmd, worker_cmd,
 };
 use kaizen_app::kits;
 use kaizen_app::session_builder::SetupError;
@@ -16,7 +16,7 @@ use kaizen_app::session_builder::SetupError;
 /// Runs one command; returns the exit code.
 pub async fn dispatch(command: Command) -> u8 {
     let result = match command {
-        Command::Eval(args) => return code_or(eval_cmd::eval(args.into_options()).await, 2),
+        Command::Eval(args) => return code_or(eval_cmd::eval(*args).await, 2),
         Command::Run(args) => return run(*args).await,
         Command::Worker(args) => return worker_cmd::serve(args).await,
         Command::Approve(args) => return code_or(approve_cmd::approve(args).await, 2),
@@ -96,14 +96,14 @@ async fn plugins(command: PluginsCommand) -> anyhow::Result<()> {
 /// `kaizen tools ...`.
 async fn tools(command: ToolsCommand) -> anyhow::Result<()> {
     match command {
-        ToolsCommand::List { workspace, json } => plugins_cmd::tools(&workspace.into(), json).await,
+        ToolsCommand::List { workspace, json } => tools_cmd::list(&workspace.into(), json).await,
         ToolsCommand::Call {
             name,
             input,
             workspace,
             json,
             repeat,
-        } => plugins_cmd::call(&workspace.into(), &name, input, json, repeat).await,
+        } => tools_cmd::call(&workspace.into(), &name, input, json, repeat).await,
     }
 }
 

@@ -1,134 +1,85 @@
-//! Kaizen's own loop as a runtime beside the external ones: the same run
-//! as `kaizen run`, in this process, with its plugins, sandbox and session.
+//! Kaizen's own loop as `kaizen run` runs it (`run_cmd::run_with`), for
+//! the library's parts that hand a task to it: the runtime selector
+//! (`--runtime`, [`own_loop`]) and a cluster's worker ([`OnThisMachine`]).
 
-use crate::output::Printer;
+use crate::PermissionArgs;
+use crate::output::{OutputFormat, Printer};
 use crate::run_cmd::{self, Finished};
 use crate::run_options::RunOptions;
-use kaizen_llm::{HttpSettings, process_env, select_provider};
-use kaizen_protocol::{CancellationToken, Observer, RUNTIME_NAME};
-use kaizen_runtimes::{
-    Availability, CostReporting, ExecuteFuture, Execution, ExecutionContext, RuntimeAdapter,
-    RuntimeCapabilities, RuntimeError, Vendor,
-};
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use futures::future::LocalBoxFuture;
+use kaizen_app::plugin_loading::Selection;
+use kaizen_app::runtimes::OwnLoop;
+use kaizen_app::session_builder::SetupError;
+use kaizen_app::worker::{HostedTurn, TurnLoop};
+use kaizen_protocol::{CancellationToken, RunResult};
+use std::sync::Arc;
 
-/// Kaizen's loop, for one `kaizen run`: it runs the options it was made
-/// with (the context is made from the same options), reporting to the
-/// run's printer.
-pub struct LocalRuntime {
-    options: Mutex<Option<RunOptions>>,
+/// Runs `options` on Kaizen's loop, reporting to `printer`, to the
+/// result of the session's last run.
+async fn ran(
+    options: RunOptions,
     printer: Arc<Printer>,
-}
-
-impl LocalRuntime {
-    /// The loop that would run `options`, reporting to `printer`.
-    pub fn new(options: RunOptions, printer: Arc<Printer>) -> Self {
-        Self {
-            options: Mutex::new(Some(options)),
-            printer,
-        }
+    interrupt: CancellationToken,
+) -> Result<RunResult, SetupError> {
+    match run_cmd::run_with(options, printer, interrupt).await? {
+        Finished::Ran(result) => Ok(*result),
+        Finished::Compacted(_) => Err(anyhow::anyhow!("it compacted instead of running").into()),
     }
 }
 
-/// What Kaizen's loop can do.
-pub fn capabilities() -> RuntimeCapabilities {
-    RuntimeCapabilities {
-        vendors: vec![Vendor::Anthropic, Vendor::Openai, Vendor::Ollama],
-        default_model: "the configured provider's default".to_string(),
-        tools: [
-            "Bash",
-            "BashOutput",
-            "KillShell",
-            "Read",
-            "Write",
-            "Edit",
-            "MultiEdit",
-            "NotebookEdit",
-            "Glob",
-            "Grep",
-            "WebFetch",
-            "WebSearch",
-            "TodoWrite",
-            "Task",
-            "AskUserQuestion",
-            "Memory",
-        ]
-        .map(String::from)
-        .to_vec(),
-        sandbox: vec![
-            "every tool a WebAssembly component with only its grants".to_string(),
-            "programs under Landlock, seccomp and namespaces".to_string(),
-        ],
-        mcp: true,
-        streaming: true,
-        cost: CostReporting::Reported,
-        resume: true,
-        max_context_tokens: 200_000,
-    }
+/// Kaizen's loop as the runtime selector runs it: `options` (the
+/// context is made from the same options), reporting to `printer`.
+pub fn own_loop(options: RunOptions, printer: Arc<Printer>) -> OwnLoop {
+    OwnLoop::new(options.model.clone(), move |interrupt| {
+        Box::pin(ran(options, printer, interrupt))
+    })
 }
 
-/// Whether Kaizen's loop can run `model` (the default model when `None`)
-/// here: it needs a provider for it.
-pub fn availability(model: Option<&str>) -> Availability {
-    let version = Some(env!("CARGO_PKG_VERSION").to_string());
-    let path = std::env::current_exe().ok();
-    match select_provider(model, None, &process_env, &HttpSettings::default()) {
-        Ok(_) => Availability::ready(path, version),
-        Err(err) => Availability {
-            installed: true,
-            path,
-            version,
-            problem: Some(err.to_string()),
-        },
-    }
-}
+/// Runs a cluster's turns on Kaizen's loop here, with this machine's
+/// configuration.
+pub struct OnThisMachine;
 
-impl RuntimeAdapter for LocalRuntime {
-    fn name(&self) -> &str {
-        RUNTIME_NAME
-    }
-
-    fn capabilities(&self) -> RuntimeCapabilities {
-        capabilities()
-    }
-
-    fn availability(&self, _env: &BTreeMap<String, String>) -> Availability {
-        let options = self.options.lock().unwrap_or_else(|e| e.into_inner());
-        availability(options.as_ref().and_then(|o| o.model.as_deref()))
-    }
-
-    fn execute<'a>(
-        &'a self,
-        _context: &'a ExecutionContext,
-        _observer: &'a dyn Observer,
-        interrupt: &'a CancellationToken,
-    ) -> ExecuteFuture<'a> {
-        Box::pin(async move {
-            let failed = |why: String| RuntimeError::Failed {
-                runtime: RUNTIME_NAME.to_string(),
-                why,
-            };
-            let options = self
-                .options
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .take()
-                .ok_or_else(|| failed("it has already run this task".to_string()))?;
-            match run_cmd::run_with(options, self.printer.clone(), interrupt.clone()).await {
-                Ok(Finished::Ran(result)) => Ok(Execution {
-                    result: *result,
-                    notes: Vec::new(),
-                }),
-                Ok(Finished::Compacted(_)) => Err(failed("it compacted instead of running".into())),
-                // A usage error here is a missing provider or a setting
-                // the loop cannot take: nothing ran.
-                Err(err) if err.code == 2 => Err(RuntimeError::Unavailable {
-                    runtime: RUNTIME_NAME.to_string(),
-                    why: format!("{:#}", err.error),
-                }),
-                Err(err) => Err(failed(format!("{:#}", err.error))),
-            }
-        })
+impl TurnLoop for OnThisMachine {
+    fn run(
+        &self,
+        turn: HostedTurn,
+        interrupt: CancellationToken,
+    ) -> LocalBoxFuture<'static, Result<RunResult, SetupError>> {
+        let HostedTurn {
+            request,
+            workspace,
+            session,
+            hosted,
+        } = turn;
+        let options = RunOptions {
+            task: Some(request.task),
+            model: request.model,
+            provider: None,
+            format: OutputFormat::Json,
+            max_cycles: request.max_cycles,
+            budget_usd: request.budget_usd,
+            timeout: request.timeout,
+            record: None,
+            replay: None,
+            plugins: Selection {
+                cwd: Some(workspace),
+                plugins: Vec::new(),
+                add_dirs: Vec::new(),
+            },
+            planner: None,
+            session,
+            permissions: PermissionArgs {
+                permission_mode: request.permission_mode,
+                allowed_tools: request.allowed_tools,
+                disallowed_tools: request.disallowed_tools,
+            },
+            stream_input: false,
+            compact_only: None,
+            hosted: Some(hosted),
+        };
+        // The result goes back through the engine; nothing is printed here.
+        let printer = Arc::new(Printer::new(OutputFormat::Json));
+        printer.hold_results();
+        Box::pin(ran(options, printer, interrupt))
     }
 }

@@ -9,7 +9,6 @@ mod cluster_cmd;
 mod commands;
 mod dispatch;
 mod eval_cmd;
-mod hosted;
 mod local_runtime;
 mod mcp_cmd;
 mod memory_cmd;
@@ -26,6 +25,7 @@ mod signals;
 mod stream_input;
 mod task_input;
 mod terminal;
+mod tools_cmd;
 mod trust_cmd;
 mod worker_cmd;
 

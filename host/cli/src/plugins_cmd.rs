@@ -1,37 +1,17 @@
-//! `kaizen plugins list|inspect` and `kaizen tools list`.
+//! `kaizen plugins list|inspect`: the plugins
+//! ([`kaizen_app::plugin_listing`]), shown to people or as JSON.
 
-use kaizen_app::config::Setup;
-use kaizen_app::config::kaizen_home;
-use kaizen_app::plugin_host::checking_host;
-use kaizen_app::plugin_loading::{Selection, load};
-use kaizen_plugins::{
-    Capabilities, EffectiveGrant, LoadedPlugin, Origin, PluginSet, SignaturePolicy,
-};
-use kaizen_tools::CallContext;
-use serde_json::{Value, json};
+use kaizen_app::plugin_listing::{self, subscription};
+use kaizen_app::plugin_loading::Selection;
+use kaizen_plugins::{Capabilities, EffectiveGrant, Origin};
 use std::fmt::Write as _;
 use std::path::Path;
 
 /// `kaizen plugins list`.
 pub async fn list(selection: &Selection, json: bool) -> anyhow::Result<()> {
-    let (_, _, set) = load(selection).await?;
+    let set = plugin_listing::plugins(selection).await?;
     if json {
-        let mut rows: Vec<Value> = set.loaded.iter().map(loaded_json).collect();
-        rows.extend(set.failed.iter().map(|failure| {
-            let manifest = failure.error.manifest.as_deref();
-            json!({
-                "name": failure.error.name,
-                "version": manifest.map(|m| &m.plugin.version),
-                "kinds": manifest.map(|m| &m.plugin.kinds),
-                "origin": failure.source.origin,
-                "location": failure.source.label(),
-                "status": "failed",
-                "tools": [],
-                "requested": manifest.map(|m| &m.capabilities),
-                "granted": failure.error.grant.as_deref(),
-                "error": failure.error.message,
-            })
-        }));
+        let rows = plugin_listing::rows(&set);
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(());
     }
@@ -65,26 +45,20 @@ pub async fn list(selection: &Selection, json: bool) -> anyhow::Result<()> {
         }
         write_capabilities(&mut out, &plugin.manifest.capabilities, &plugin.grant);
         if plugin.source.origin != Origin::Builtin {
+            let by = |who: Option<String>| who.map_or("no".to_string(), |who| format!("by {who}"));
             let integrity = &plugin.integrity;
-            let pinned = integrity
+            let pinned = by(integrity
                 .pinned_by
                 .as_ref()
-                .map_or("no".to_string(), |lock| format!("by {}", lock.display()));
-            let signed = integrity
-                .signed_by
-                .as_ref()
-                .map_or("no".to_string(), |key| format!("by {key}"));
+                .map(|l| l.display().to_string()));
+            let signed = by(integrity.signed_by.clone());
             let _ = writeln!(out, "  pinned:    {pinned}; signed: {signed}");
         }
     }
     for failure in &set.failed {
         let name = failure.plugin_label();
-        let _ = writeln!(
-            out,
-            "{name}  FAILED  {} ({})",
-            failure.source.label(),
-            failure.source.origin
-        );
+        let (location, origin) = (failure.source.label(), failure.source.origin);
+        let _ = writeln!(out, "{name}  FAILED  {location} ({origin})");
         let _ = writeln!(out, "  error:     {}", failure.error.message);
         if let (Some(manifest), Some(grant)) = (&failure.error.manifest, &failure.error.grant) {
             write_capabilities(&mut out, &manifest.capabilities, grant);
@@ -94,43 +68,13 @@ pub async fn list(selection: &Selection, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn loaded_json(plugin: &LoadedPlugin) -> Value {
-    let m = &plugin.manifest.plugin;
-    json!({
-        "name": m.name,
-        "version": m.version,
-        "kinds": m.kinds,
-        "origin": plugin.source.origin,
-        "location": plugin.source.label(),
-        "status": "loaded",
-        "contract": plugin.contract,
-        "stateful": m.stateful,
-        "tools": plugin.tools.iter().map(|t| &t.name).collect::<Vec<_>>(),
-        "hooks": plugin.hook_subscriptions.iter().map(subscription).collect::<Vec<_>>(),
-        "requested": plugin.manifest.capabilities,
-        "granted": *plugin.grant,
-        "pinned_by": plugin.integrity.pinned_by,
-        "signed_by": plugin.integrity.signed_by,
-        "error": Value::Null,
-    })
-}
-
-/// A hook subscription as listings show it: `PreToolUse(Bash)`.
-fn subscription(sub: &kaizen_hooks::Subscription) -> String {
-    use kaizen_hooks::Matcher;
-    let matcher = match &sub.matcher {
-        Matcher::Any => String::new(),
-        Matcher::Names(names) => format!("({})", names.join("|")),
-        Matcher::Regex(regex) => format!("({})", regex.as_str()),
-    };
-    format!("{}{matcher}", sub.event)
-}
-
 fn write_capabilities(out: &mut String, requested: &Capabilities, grant: &EffectiveGrant) {
-    let requested = requested.describe();
-    let granted = grant.describe();
-    let _ = writeln!(out, "  requested: {}", or_none(&requested));
-    let _ = writeln!(out, "  granted:   {}", or_none(&granted));
+    let or_none = |items: Vec<String>| match items.is_empty() {
+        true => "nothing".to_string(),
+        false => items.join("; "),
+    };
+    let _ = writeln!(out, "  requested: {}", or_none(requested.describe()));
+    let _ = writeln!(out, "  granted:   {}", or_none(grant.describe()));
     if !grant.denied.is_empty() {
         let _ = writeln!(out, "  refused:   {}", grant.denied.join("; "));
     }
@@ -142,20 +86,9 @@ fn write_capabilities(out: &mut String, requested: &Capabilities, grant: &Effect
     );
 }
 
-fn or_none(items: &[String]) -> String {
-    if items.is_empty() {
-        "nothing".into()
-    } else {
-        items.join("; ")
-    }
-}
-
 /// `kaizen plugins inspect PATH`.
 pub async fn inspect(path: &Path, json: bool) -> anyhow::Result<()> {
-    let host = checking_host(&kaizen_home()?, &SignaturePolicy::default())?;
-    let report = kaizen_plugins::inspect(&host, path)
-        .await
-        .map_err(anyhow::Error::msg)?;
+    let report = plugin_listing::inspect(path).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
@@ -163,12 +96,8 @@ pub async fn inspect(path: &Path, json: bool) -> anyhow::Result<()> {
     let mut out = String::new();
     let _ = writeln!(out, "component: {}", report.component);
     if let Some(manifest) = &report.manifest {
-        let _ = writeln!(
-            out,
-            "plugin:    {} {}",
-            manifest["name"].as_str().unwrap_or("?"),
-            manifest["version"].as_str().unwrap_or("?")
-        );
+        let field = |name: &str| manifest[name].as_str().unwrap_or("?").to_string();
+        let _ = writeln!(out, "plugin:    {} {}", field("name"), field("version"));
     }
     let _ = writeln!(out, "imports:");
     for import in &report.imports {
@@ -194,126 +123,4 @@ pub async fn inspect(path: &Path, json: bool) -> anyhow::Result<()> {
     }
     print!("{out}");
     Ok(())
-}
-
-/// [`load`], with the MCP servers started and their tools in the
-/// registry.
-async fn load_with_mcp(selection: &Selection) -> anyhow::Result<(Setup, PluginSet)> {
-    let (setup, host, mut set) = load(selection).await?;
-    kaizen_app::mcp_servers::start(&setup, host.sandbox(), &mut set.registry).await?;
-    Ok((setup, set))
-}
-
-/// `kaizen tools list`.
-pub async fn tools(selection: &Selection, json: bool) -> anyhow::Result<()> {
-    let (_, set) = load_with_mcp(selection).await?;
-    for failure in &set.failed {
-        eprintln!("warning: {}", failure.summary());
-    }
-    let tools: Vec<_> = set.registry.tools().collect();
-    if json {
-        let rows: Vec<Value> = tools
-            .iter()
-            .map(|tool| {
-                let spec = tool.spec();
-                json!({
-                    "name": spec.name,
-                    "plugin": tool.source(),
-                    "description": spec.description,
-                    "input_schema": spec.input_schema,
-                    "danger": spec.danger,
-                    "read_only": spec.read_only,
-                })
-            })
-            .collect();
-        println!("{}", serde_json::to_string_pretty(&rows)?);
-        return Ok(());
-    }
-    if tools.is_empty() {
-        println!("No tools: no plugin that provides tools loaded (see `kaizen plugins list`).");
-    }
-    let width = tools.iter().map(|t| t.spec().name.len()).max().unwrap_or(0);
-    for tool in tools {
-        let spec = tool.spec();
-        let summary = spec.description.lines().next().unwrap_or_default();
-        println!(
-            "{:width$}  {:<20} {}{}",
-            spec.name,
-            format!("({})", tool.source()),
-            if spec.read_only { "[read-only] " } else { "" },
-            summary
-        );
-    }
-    Ok(())
-}
-
-/// `kaizen tools call NAME [INPUT]`.
-pub async fn call(
-    selection: &Selection,
-    name: &str,
-    input: Option<String>,
-    json: bool,
-    repeat: u32,
-) -> anyhow::Result<()> {
-    let input = match input {
-        Some(input) => input,
-        None => std::io::read_to_string(std::io::stdin())?,
-    };
-    let (setup, set) = load_with_mcp(selection).await?;
-    // The tool may be missing because its plugin did not load: say why.
-    if !set.registry.tools().any(|tool| tool.spec().name == name) {
-        for failure in &set.failed {
-            eprintln!("warning: {}", failure.summary());
-        }
-    }
-    let workspace = setup.policy.workspace.clone();
-    let ctx = CallContext {
-        session_id: format!("cli-{}", std::process::id()),
-        call_id: "call-1".into(),
-        workspace: workspace.clone(),
-        cwd: workspace,
-        // A fresh session: nothing was read before it.
-        notes: Default::default(),
-        sub_agents: Default::default(),
-        completions: Default::default(),
-        history: Default::default(),
-    };
-    let mut latencies = Vec::with_capacity(repeat as usize);
-    let mut result = set.registry.call(&ctx, name, &input).await;
-    for _ in 1..repeat {
-        let started = std::time::Instant::now();
-        result = set.registry.call(&ctx, name, &input).await;
-        latencies.push(started.elapsed());
-    }
-    set.end_session(&ctx.session_id);
-    if !latencies.is_empty() {
-        eprintln!("{}", latency_summary(name, &mut latencies));
-    }
-    match result {
-        Ok(output) if json => println!("{}", serde_json::to_string_pretty(&output)?),
-        Ok(output) => println!("{}", output.joined_text()),
-        Err(err) if json => {
-            println!("{}", serde_json::to_string_pretty(&err)?);
-            anyhow::bail!("{name} failed ({:?})", err.kind);
-        }
-        Err(err) => anyhow::bail!("{name} failed: {}", err.message),
-    }
-    Ok(())
-}
-
-/// The latency line of `tools call --repeat`: the first call (which
-/// creates per-session state) is left out.
-fn latency_summary(name: &str, latencies: &mut [std::time::Duration]) -> String {
-    latencies.sort();
-    let at = |fraction: f64| {
-        let index = ((latencies.len() - 1) as f64 * fraction).round() as usize;
-        latencies[index].as_secs_f64() * 1e6
-    };
-    format!(
-        "{name}: {} calls after the first: median {:.1} µs, p90 {:.1} µs, min {:.1} µs",
-        latencies.len(),
-        at(0.5),
-        at(0.9),
-        at(0.0)
-    )
 }

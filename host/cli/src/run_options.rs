@@ -1,8 +1,8 @@
 //! What `kaizen run` was asked to do, as every front end that runs a
 //! task on Kaizen's loop (or hands it elsewhere) receives it.
 
-use crate::hosted::Hosted;
 use crate::output::OutputFormat;
+use kaizen_app::hosted::Hosted;
 use kaizen_app::plugin_loading::Selection as PluginSelection;
 use kaizen_app::session::{self, Choice, Continued};
 use kaizen_app::session_builder::{SessionRequest, SetupError, Start, check_limits};

@@ -12,7 +12,7 @@ mod prompt;
 
 pub use approval::TerminalApprover;
 use lines::LineReader;
-pub use prompt::{clean, clipped, parse as parse_choice, printable};
+pub use prompt::{clean, clipped, printable};
 
 use kaizen_app::trust::{ConfigSnapshot, TrustStatus};
 use kaizen_plugins::interaction::{

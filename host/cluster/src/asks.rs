@@ -20,7 +20,7 @@ use std::sync::{Arc, OnceLock};
 pub use crate::question::{Answer, Choices, Question};
 
 /// Asks the turn's questions through the engine, one at a time. The
-/// worker's approver for tool calls; the CLI also routes plugins'
+/// worker's approver for tool calls; a hosted run routes plugins'
 /// questions here.
 pub struct Asker {
     steps: RestateSteps,

@@ -13,12 +13,13 @@
 //! its events) are in a session store every worker and submitter share;
 //! a turn run again first takes the log back to where the turn began.
 //! A submitter ([`client`]) sends a turn, follows its events through the
-//! stream ([`stream`]) and takes the result from the engine.
+//! stream ([`stream`]) and takes the result from the engine ([`follow`]).
 
 #![warn(missing_docs)]
 
 pub mod asks;
 pub mod client;
+pub mod follow;
 pub mod journal;
 mod question;
 pub mod steps;
@@ -27,6 +28,7 @@ pub mod worker;
 
 pub use asks::{Answer, Asker, Question};
 pub use client::{Cluster, Submitted};
+pub use follow::{Answerer, Followed, Following, Heard};
 pub use journal::serve_steps;
 pub use steps::{RestateSteps, StepRequest, Waiting};
 pub use stream::{EventStream, Item, StreamReader};

@@ -12,8 +12,8 @@
 //! a process group of its own (a timeout, a limit or an interrupt ends the
 //! whole group) and an environment with nothing but the basics and its own
 //! vendor's variables. Kaizen's own loop is an adapter of the embedding
-//! program (the CLI's `kaizen` runtime), which needs its plugins and
-//! sandbox.
+//! program (kaizen-app's `OwnLoop`, over its front end's run), which
+//! needs its plugins and sandbox.
 //!
 //! [`selector`] picks a runtime: the one asked for, or with `auto` those
 //! that can do what the task needs, cheapest and fastest on their recent
