@@ -1,0 +1,263 @@
+//! A cluster's worker (`kaizen worker`): serves sessions' turns for a
+//! Restate cluster.
+//!
+//! Each turn runs as a run on this machine would, with its configuration,
+//! provider keys, plugins and sandbox, except that the engine journals the
+//! loop's steps and the events go to the session's stream in the shared
+//! session store ($KAIZEN_HOME/sessions, which every worker and submitter
+//! must share). This module takes a turn from the engine to Kaizen's loop:
+//! its workspace confined to the worker's roots, the session taken back to
+//! where the turn began, the turn on a thread of its own; the front end
+//! runs the loop ([`TurnLoop`]), as it runs its own tasks.
+
+use crate::hosted::Hosted;
+use crate::session::{self, Choice};
+use crate::session_builder::SetupError;
+use crate::workspace_roots::{confined_workspace, workspace_roots};
+use futures::future::LocalBoxFuture;
+use kaizen_cluster::{Asker, RestateSteps, TurnFuture, TurnRequest, TurnRunner, TurnStart};
+use kaizen_protocol::{CancellationToken, RunResult};
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How the front end runs a turn on Kaizen's loop.
+pub trait TurnLoop: Send + Sync + 'static {
+    /// Runs `turn` until it ends or `interrupt` stops it; it runs on a
+    /// thread of its own, so the future need not be `Send`.
+    fn run(
+        &self,
+        turn: HostedTurn,
+        interrupt: CancellationToken,
+    ) -> LocalBoxFuture<'static, Result<RunResult, SetupError>>;
+}
+
+/// A turn for Kaizen's loop to run on this worker.
+pub struct HostedTurn {
+    /// What the submitter sent: the task, model, limits and permissions.
+    pub request: TurnRequest,
+    /// The workspace, inside the worker's roots.
+    pub workspace: PathBuf,
+    /// A new session, or the session resumed where the turn began.
+    pub session: Choice,
+    /// What the engine gives the run: its steps, the asker, the stream.
+    pub hosted: Hosted,
+}
+
+/// Where and how the worker serves.
+pub struct Serving {
+    /// Where to serve the engine's calls (HTTP/2).
+    pub listen: SocketAddr,
+    /// The cluster's admin API to register with first.
+    pub register: Option<String>,
+    /// The address registered instead of `listen`'s (a load balancer).
+    pub advertise: Option<String>,
+    /// How long a turn may go without a step before the cluster asks the
+    /// worker to suspend it.
+    pub suspend_after: Duration,
+    /// The cluster's request-identity public keys; none serves anyone.
+    pub identity_keys: Vec<String>,
+}
+
+/// Why the worker stopped serving.
+#[derive(Debug)]
+pub enum WorkerError {
+    /// Registering with the cluster's admin API failed.
+    Register(String),
+    /// The endpoint could not serve.
+    Serve(String),
+    /// The server's task ended without an answer.
+    Stopped(String),
+}
+
+impl WorkerError {
+    /// The exit code it ends `kaizen worker` with.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Self::Serve(_) => 2,
+            Self::Register(_) | Self::Stopped(_) => 1,
+        }
+    }
+}
+
+impl fmt::Display for WorkerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Register(err) | Self::Serve(err) => f.write_str(err),
+            Self::Stopped(err) => write!(f, "the worker stopped: {err}"),
+        }
+    }
+}
+
+/// Runs turns with this process's configuration, in workspaces inside
+/// its roots, on the front end's loop.
+pub struct Worker {
+    roots: Vec<PathBuf>,
+    turns: Arc<dyn TurnLoop>,
+}
+
+impl Worker {
+    /// A worker whose turns `turns` runs, in directories under `roots`
+    /// (the current directory when there is none).
+    pub fn new(roots: &[PathBuf], turns: Arc<dyn TurnLoop>) -> Result<Self, String> {
+        Ok(Self {
+            roots: workspace_roots(roots)?,
+            turns,
+        })
+    }
+
+    /// Serves turns until the process ends; with `register`, registers
+    /// there first and tells `registered` the address it registered.
+    pub async fn serve(
+        self,
+        serving: Serving,
+        registered: impl FnOnce(&str),
+    ) -> Result<(), WorkerError> {
+        let Serving {
+            listen,
+            register,
+            advertise,
+            suspend_after,
+            identity_keys,
+        } = serving;
+        let server = tokio::spawn(async move {
+            kaizen_cluster::serve(listen, Arc::new(self), suspend_after, &identity_keys).await
+        });
+        if let Some(admin) = register {
+            let uri = advertise.unwrap_or_else(|| format!("http://{listen}"));
+            if let Err(err) = kaizen_cluster::client::register(&admin, &uri).await {
+                server.abort();
+                return Err(WorkerError::Register(err));
+            }
+            registered(&uri);
+        }
+        match server.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(err)) => Err(WorkerError::Serve(err)),
+            Err(err) => Err(WorkerError::Stopped(err.to_string())),
+        }
+    }
+}
+
+impl TurnRunner for Worker {
+    fn log_end(&self, id: &str) -> Result<Option<u64>, String> {
+        let store = session::open_store().map_err(|err| format!("{err:#}"))?;
+        // A store that cannot be read is the turn's error, not a session
+        // that was never made (which the turn would start anew).
+        if !store.exists(id).map_err(|err| err.to_string())? {
+            return Ok(None);
+        }
+        kaizen_loop::restore(&store, id)
+            .map(|restored| Some(restored.seq))
+            .map_err(|err| err.to_string())
+    }
+
+    fn run(
+        &self,
+        session: String,
+        request: TurnRequest,
+        start: TurnStart,
+        steps: RestateSteps,
+        interrupt: CancellationToken,
+        abandoned: CancellationToken,
+    ) -> TurnFuture {
+        // A turn's loop runs on a thread of its own: it need not be Send,
+        // and the handler only trades steps with it over channels.
+        let (done, result) = tokio::sync::oneshot::channel();
+        let workspace = confined_workspace(request.cwd.as_deref(), &self.roots);
+        let turns = self.turns.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("turn {session}"))
+            .spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build();
+                let id = session.clone();
+                eprintln!("kaizen: session {id}: turn started");
+                let run = async move {
+                    let turn = hosted_turn(session, request, workspace?, start, steps)?;
+                    turns
+                        .run(turn, interrupt)
+                        .await
+                        .map_err(|err| format!("{:#}", err.error))
+                };
+                let outcome = match runtime {
+                    // Let go of, the run stops where it is: whatever it
+                    // would write next, the turn's next run writes.
+                    Ok(runtime) => runtime.block_on(async {
+                        tokio::select! {
+                            biased;
+                            () = abandoned.cancelled() => None,
+                            outcome = run => Some(outcome),
+                        }
+                    }),
+                    Err(err) => Some(Err(format!("cannot start the turn's runtime: {err}"))),
+                };
+                log_outcome(&id, &outcome);
+                if let Some(outcome) = outcome {
+                    let _ = done.send(outcome);
+                }
+            });
+        Box::pin(async move {
+            spawned.map_err(|err| format!("cannot start the turn's thread: {err}"))?;
+            result
+                .await
+                .unwrap_or_else(|_| Err("the turn's thread ended without a result".into()))
+        })
+    }
+}
+
+/// The worker's log says what became of each turn (`None`: let go of).
+fn log_outcome(id: &str, outcome: &Option<Result<RunResult, String>>) {
+    match outcome {
+        None => eprintln!(
+            "kaizen: session {id}: the engine let go of the turn (suspended or \
+             disconnected); it runs again from its journal"
+        ),
+        Some(Ok(result)) => eprintln!(
+            "kaizen: session {id}: turn ended {}",
+            result.status.as_str()
+        ),
+        Some(Err(err)) => eprintln!("kaizen: session {id}: turn failed: {err}"),
+    }
+}
+
+/// One turn, from where the session stood when the turn first began.
+fn hosted_turn(
+    session: String,
+    request: TurnRequest,
+    workspace: PathBuf,
+    start: TurnStart,
+    steps: RestateSteps,
+) -> Result<HostedTurn, String> {
+    let store = session::open_store().map_err(|err| format!("{err:#}"))?;
+    // What an earlier run of this turn wrote goes: this run writes it
+    // again, step by step, as the journal gives the steps back. A session
+    // this turn creates that an earlier run made is taken back to nothing
+    // but kept, with the stream its submitter is part-way through.
+    let made_before =
+        start.seq.is_none() && store.exists(&session).map_err(|err| err.to_string())?;
+    if let Some(seq) = start.seq.or(made_before.then_some(0)) {
+        kaizen_loop::rewind_log(&store, &session, seq).map_err(|err| err.to_string())?;
+    }
+    let choice = match start.seq {
+        Some(_) => Choice::Resume(session.clone()),
+        None => Choice::New,
+    };
+    let hosted = Hosted {
+        session_id: session,
+        made_before,
+        asker: Arc::new(Asker::new(steps.clone())),
+        steps: Arc::new(steps),
+        turn: request.turn.clone(),
+        cluster: request.cluster.clone(),
+    };
+    Ok(HostedTurn {
+        request,
+        workspace,
+        session: choice,
+        hosted,
+    })
+}

@@ -1,0 +1,66 @@
+//! Who answers a run: a person at the terminal, the program driving
+//! stream-json input, or, on a cluster's worker, the turn's submitter.
+
+use crate::output::Printer;
+use crate::run_options::RunOptions;
+use crate::stream_input::StreamInput;
+use crate::terminal::{TerminalApprover, TerminalInteraction};
+use kaizen_app::session_builder::{Collaborators, SetupError};
+use kaizen_app::trust::AskTrust;
+use kaizen_loop::Inbox;
+use kaizen_plugin_host::interaction::{Interaction, NoUser};
+use kaizen_protocol::{Approver, CancellationToken};
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+/// Who answers plugins' questions and approves tool calls: the terminal
+/// when a person is at it (stdin and stderr are terminals, and stdin is
+/// not where the task came from), else nobody: plugins are told no user
+/// is available, and calls that ask are refused.
+pub fn terminal_for(
+    options: &RunOptions,
+    printer: &Arc<Printer>,
+    interrupt: &CancellationToken,
+) -> Option<Arc<TerminalInteraction>> {
+    let interactive = options.hosted.is_none()
+        && options.task.is_some()
+        && std::io::stdin().is_terminal()
+        && std::io::stderr().is_terminal();
+    interactive.then(|| Arc::new(TerminalInteraction::new(printer.clone(), interrupt.clone())))
+}
+
+/// Who the session works with: over stream-json input the embedding
+/// program approves; else a person at the terminal, or on a worker the
+/// turn's submitter. Only a person at a terminal is asked to trust a
+/// workspace.
+pub fn collaborators(
+    options: &RunOptions,
+    printer: &Arc<Printer>,
+    input: &Option<StreamInput>,
+    terminal: Option<Arc<TerminalInteraction>>,
+    inbox: Option<Inbox>,
+) -> Result<Collaborators<'static>, SetupError> {
+    let hosted = options.hosted.as_ref();
+    let approver = match (input, terminal.clone()) {
+        (Some(input), _) => Some(Arc::new(input.approver(printer.clone())) as Arc<dyn Approver>),
+        (None, Some(terminal)) => {
+            let config = kaizen_app::config::kaizen_home()?.join(kaizen_app::config::USER_CONFIG);
+            Some(Arc::new(TerminalApprover::new(terminal.clone(), config)) as Arc<dyn Approver>)
+        }
+        (None, None) => hosted.map(|hosted| hosted.approver()),
+    };
+    let interaction: Arc<dyn Interaction> = match (terminal, hosted) {
+        (Some(terminal), _) => terminal,
+        (None, Some(hosted)) => hosted.interaction(),
+        (None, None) => Arc::new(NoUser),
+    };
+    let at_terminal =
+        hosted.is_none() && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    Ok(Collaborators {
+        interaction,
+        ask_trust: at_terminal.then_some(&crate::terminal::ask_trust as AskTrust<'static>),
+        approver,
+        steps: hosted.map(|hosted| hosted.steps.clone()),
+        inbox,
+    })
+}

@@ -1,0 +1,174 @@
+//! The flags of `kaizen run` and those other commands share: the
+//! workspace and plugins, and how tool calls are permitted.
+
+use crate::PermissionArgs;
+use crate::{output, run_options};
+use clap::Args;
+use kaizen_app::session;
+use std::path::PathBuf;
+
+/// `kaizen run` flags.
+#[derive(Args)]
+pub struct RunArgs {
+    /// The task. Read from stdin when omitted.
+    task: Option<String>,
+    /// The model, e.g. gpt-4.1, claude-sonnet-4-5, ollama/qwen3 (default: the
+    /// configured provider's default model).
+    #[arg(long)]
+    model: Option<String>,
+    /// openai, anthropic or ollama (default: inferred from the model name).
+    #[arg(long)]
+    provider: Option<String>,
+    #[command(flatten)]
+    workspace: WorkspaceArgs,
+    /// text streams the answer; json prints one result object; stream-json
+    /// prints one event per line.
+    #[arg(long, value_enum, default_value = "text")]
+    output_format: output::OutputFormat,
+    /// text: the task is the argument (or stdin); stream-json: messages
+    /// are JSON lines on stdin (Claude Code's format), the first the task,
+    /// each later one taken at the run's next model call or starting the
+    /// next run; `{"type":"control_request","request":{"subtype":"interrupt"}}`
+    /// interrupts.
+    #[arg(long, value_enum, default_value = "text")]
+    input_format: InputFormat,
+    /// Stop after this many model calls (status max_cycles, exit 3).
+    #[arg(long, default_value_t = kaizen_loop::DEFAULT_MAX_CYCLES)]
+    max_cycles: u32,
+    /// Stop once this many USD are spent (status budget_exceeded, exit 3).
+    #[arg(long, default_value_t = kaizen_loop::DEFAULT_BUDGET_USD)]
+    budget_usd: f64,
+    /// Stop after this many seconds of wall-clock time (status timeout, exit 3).
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<f64>,
+    /// Append every model response to FILE, for --replay.
+    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
+    record: Option<PathBuf>,
+    /// Serve model responses from a recording instead of a provider (no
+    /// network, no key).
+    #[arg(long, value_name = "FILE")]
+    replay: Option<PathBuf>,
+    /// Go on with a session (an id from `kaizen sessions list`, or `last`):
+    /// from its last checkpoint and log, in its workspace and with its
+    /// model unless given. TASK, if any, is the next user message. Calls
+    /// that were cut off are reported to the model as such, never silently
+    /// redone; programs it started are gone.
+    #[arg(long, value_name = "ID", conflicts_with = "fork")]
+    resume: Option<String>,
+    /// Start a new session from another one's state (at its end, or after
+    /// cycle --at), leaving the original untouched.
+    #[arg(long, value_name = "ID")]
+    fork: Option<String>,
+    /// With --fork: the cycle to fork after (0: before the first model call).
+    #[arg(long, value_name = "CYCLE", requires = "fork")]
+    at: Option<u32>,
+    /// The planner that shapes each THINK step: react, plan-execute-verify,
+    /// tree-of-thoughts, reflexion, another planner plugin by name, or a
+    /// plugin directory (default: `[planner] name` in the config, else none).
+    #[arg(long, value_name = "NAME|PATH")]
+    planner: Option<String>,
+    /// The agent that runs the task: kaizen (this loop), claude-code,
+    /// codex or gemini-cli (their CLIs, run as child processes with these
+    /// limits and permission mode), or auto (the runtimes that can do the
+    /// task, cheapest and fastest on their recent runs first, falling back
+    /// to the next when one is missing or fails before doing any work).
+    /// The result says which ran it and why (`kaizen runtimes` lists them).
+    #[arg(long, value_name = "NAME|auto")]
+    runtime: Option<String>,
+    /// Run the session on a Restate cluster of Kaizen workers (`kaizen
+    /// worker`) through its ingress at URL (e.g. http://host:8080): a
+    /// worker that is lost mid-step is replaced without running a finished
+    /// step twice. Events and the result print as for a local run; the
+    /// session store ($KAIZEN_HOME/sessions) must be shared with the
+    /// workers.
+    #[arg(long, value_name = "URL", conflicts_with = "runtime")]
+    cluster: Option<String>,
+    /// The cluster's admin API, for Ctrl-C's cancel (default: the
+    /// ingress host on port 9070).
+    #[arg(long, value_name = "URL", requires = "cluster")]
+    cluster_admin: Option<String>,
+    #[command(flatten)]
+    permissions: PermissionArgs,
+}
+
+/// Where `kaizen run` runs the task.
+pub enum Placement {
+    /// On this machine: Kaizen's loop, or the runtime named (or `auto`).
+    Here(Option<String>),
+    /// On a cluster: its ingress and admin addresses.
+    Cluster {
+        /// The ingress URL.
+        ingress: String,
+        /// The admin URL, when given.
+        admin: Option<String>,
+    },
+}
+
+/// Where to work and which plugins to load.
+#[derive(Args, Clone)]
+pub struct WorkspaceArgs {
+    /// The workspace: granted to plugins read-write (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// Load plugins from DIR too (a plugin directory or a directory of them). Repeatable.
+    #[arg(long = "plugins", value_name = "DIR")]
+    plugins: Vec<PathBuf>,
+    /// Grant every plugin read-write access to DIR as well. Repeatable.
+    #[arg(long = "add-dir", value_name = "DIR")]
+    add_dirs: Vec<PathBuf>,
+}
+
+/// `--input-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum InputFormat {
+    /// The task as an argument, or all of stdin.
+    Text,
+    /// JSON lines on stdin, read while the run works.
+    StreamJson,
+}
+
+impl RunArgs {
+    /// Where to run, and what.
+    pub fn into_options(self) -> (Placement, run_options::RunOptions) {
+        let options = run_options::RunOptions {
+            task: self.task,
+            model: self.model,
+            provider: self.provider,
+            format: self.output_format,
+            max_cycles: self.max_cycles,
+            budget_usd: self.budget_usd,
+            timeout: self.timeout,
+            record: self.record,
+            replay: self.replay,
+            plugins: self.workspace.into(),
+            planner: self.planner,
+            permissions: self.permissions,
+            session: match (self.resume, self.fork) {
+                (Some(id), _) => session::Choice::Resume(id),
+                (None, Some(id)) => session::Choice::Fork { id, at: self.at },
+                (None, None) => session::Choice::New,
+            },
+            stream_input: self.input_format == InputFormat::StreamJson,
+            compact_only: None,
+            hosted: None,
+        };
+        let placement = match self.cluster {
+            Some(ingress) => Placement::Cluster {
+                ingress,
+                admin: self.cluster_admin,
+            },
+            None => Placement::Here(self.runtime),
+        };
+        (placement, options)
+    }
+}
+
+impl From<WorkspaceArgs> for kaizen_app::plugin_loading::Selection {
+    fn from(args: WorkspaceArgs) -> Self {
+        Self {
+            cwd: args.cwd,
+            plugins: args.plugins,
+            add_dirs: args.add_dirs,
+        }
+    }
+}
