@@ -82,6 +82,7 @@
 //! hand.
 
 #![warn(missing_docs)]
+#![deny(clippy::unwrap_used)]
 
 // The generated bindings name this crate `kaizen_sdk` so that the export
 // macro works from plugin crates; this makes the same paths work here.

@@ -35,6 +35,7 @@
 //! saying "script exhausted".
 
 #![warn(missing_docs)]
+#![deny(clippy::unwrap_used)]
 
 mod body;
 mod script;

@@ -9,6 +9,9 @@
 //! conversation (a deterministic model, as `kaizen eval`'s offline runs
 //! use).
 
+#![warn(missing_docs)]
+#![deny(clippy::unwrap_used)]
+
 use kaizen_model_server::{ModelServer, Options, Script};
 use std::io::Write;
 use std::path::PathBuf;

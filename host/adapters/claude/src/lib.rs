@@ -8,6 +8,9 @@
 //! code and JSON on stdout exactly as Claude Code documents. Which files
 //! count (a project's only once trusted) is the caller's business.
 
+#![warn(missing_docs)]
+#![deny(clippy::unwrap_used)]
+
 mod command_hook;
 mod hook_output;
 pub mod settings;

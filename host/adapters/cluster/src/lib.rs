@@ -16,6 +16,7 @@
 //! stream ([`stream`]) and takes the result from the engine ([`follow`]).
 
 #![warn(missing_docs)]
+#![deny(clippy::unwrap_used)]
 
 pub mod asks;
 pub mod client;

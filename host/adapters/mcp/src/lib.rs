@@ -11,6 +11,9 @@
 //! [`client`] goes the other way: MCP servers, each in an OS sandbox of
 //! its own, whose tools join a session as `mcp__<server>__<tool>`.
 
+#![warn(missing_docs)]
+#![deny(clippy::unwrap_used)]
+
 pub mod client;
 mod convert;
 mod elicit;

@@ -21,6 +21,7 @@
 //! before doing any work.
 
 #![warn(missing_docs)]
+#![deny(clippy::unwrap_used)]
 
 mod adapter;
 mod capabilities;

@@ -35,6 +35,7 @@
     reason = "build scripts run cargo and rustup while Kaizen is built, outside any session"
 )]
 #![warn(missing_docs)]
+#![deny(clippy::unwrap_used)]
 
 use std::env;
 use std::ffi::{OsStr, OsString};

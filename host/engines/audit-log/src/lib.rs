@@ -7,6 +7,9 @@
 //! a canonical form of the entry (object keys sorted), independent of how
 //! a JSON library orders keys.
 
+#![warn(missing_docs)]
+#![deny(clippy::unwrap_used)]
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -8,6 +8,7 @@
 //! [`AnthropicProvider::new`], [`OllamaProvider::new`]).
 
 #![warn(missing_docs)]
+#![deny(clippy::unwrap_used)]
 
 mod anthropic;
 mod fallback;

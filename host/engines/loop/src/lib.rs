@@ -29,6 +29,9 @@
 //! turn is given (`turn::Delegate`), so no file imports one that imports
 //! it back.
 
+#![warn(missing_docs)]
+#![deny(clippy::unwrap_used)]
+
 mod admit;
 mod agent;
 mod agent_config;

@@ -5,6 +5,9 @@
 //! ([`recall`]); the model keeps and finds entries with the `Memory` tool
 //! ([`MemoryTool`]).
 
+#![warn(missing_docs)]
+#![deny(clippy::unwrap_used)]
+
 mod recall;
 mod store;
 mod tool;

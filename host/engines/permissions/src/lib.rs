@@ -3,6 +3,9 @@
 //! before hooks and the user have their say. Deny beats ask beats allow,
 //! whatever the source.
 
+#![warn(missing_docs)]
+#![deny(clippy::unwrap_used)]
+
 mod path_pattern;
 mod policy;
 pub mod rules;

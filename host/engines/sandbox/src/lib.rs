@@ -71,6 +71,7 @@
 
 #![cfg(target_os = "linux")]
 #![warn(missing_docs)]
+#![deny(clippy::unwrap_used)]
 
 mod attached;
 mod capture;

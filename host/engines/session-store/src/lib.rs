@@ -29,6 +29,9 @@
 //! files' earlier contents are the one exception, kept byte for byte so
 //! that a rewind gives back exactly what was there.
 
+#![warn(missing_docs)]
+#![deny(clippy::unwrap_used)]
+
 mod atomic;
 mod beneath;
 pub mod checkpoint;

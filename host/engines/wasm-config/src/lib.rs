@@ -9,6 +9,7 @@
 //! compiled code.
 
 #![warn(missing_docs)]
+#![deny(clippy::unwrap_used)]
 
 use std::hash::{Hash, Hasher};
 use wasmtime::{Config, Engine};

@@ -13,6 +13,7 @@
 //! `kaizen run`. The session is kept under `$KAIZEN_HOME/sessions` like any
 //! other: `kaizen sessions list` shows it.
 
+use kaizen_app::notices::Notices;
 use kaizen_app::permission_flags::PermissionArgs;
 use kaizen_app::plugin_loading::Selection;
 use kaizen_app::session_builder::{Collaborators, Ready, SessionBuilder, SessionRequest, Start};
@@ -92,6 +93,9 @@ async fn main() -> anyhow::Result<()> {
     };
     let collaborators = Collaborators {
         approver: Some(Arc::new(ReadsOnly)),
+        // What the set-up has to say (configuration left out, a server
+        // that did not start): here, on stderr.
+        notices: Notices::new(|notice| eprintln!("{notice}")),
         ..Collaborators::nobody()
     };
     let Ready {

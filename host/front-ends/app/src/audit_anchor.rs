@@ -13,20 +13,19 @@ pub fn dir_in(home: &Path) -> PathBuf {
 
 /// Records, in session `id`'s metadata, where its audit log ends now: a
 /// later `kaizen audit verify` tells a log whose last entries were
-/// removed. A failure is a warning: the run is done.
-pub fn anchor(store: &SessionStore, home: &Path, id: &str) {
+/// removed. A failure is for the user to hear (the run is done), and
+/// comes back as what to tell them.
+pub fn anchor(store: &SessionStore, home: &Path, id: &str) -> Option<String> {
     let log = dir_in(home).join(format!("{id}.jsonl"));
-    let Some(last) = std::fs::read_to_string(&log)
+    let last = std::fs::read_to_string(&log)
         .ok()
-        .and_then(|text| kaizen_audit_log::last_entry(&text))
-    else {
-        return;
-    };
+        .and_then(|text| kaizen_audit_log::last_entry(&text))?;
     let end = LogEnd {
         entries: last.seq,
         hash: last.hash,
     };
-    if let Err(err) = store.update_meta(id, |meta| meta.audit_end = Some(end)) {
-        eprintln!("kaizen: warning: the audit log's end could not be recorded: {err}");
-    }
+    let recorded = store.update_meta(id, |meta| meta.audit_end = Some(end));
+    recorded
+        .err()
+        .map(|err| format!("the audit log's end could not be recorded: {err}"))
 }

@@ -318,10 +318,9 @@ impl Setup {
         if self.ignored.is_empty() {
             return None;
         }
-        let mut notice =
-            String::from("kaizen: this workspace's configuration was not applied in full:\n");
+        let mut notice = String::from("this workspace's configuration was not applied in full:");
         for line in &self.ignored {
-            notice.push_str(&format!("  - {line}\n"));
+            notice.push_str(&format!("\n  - {line}"));
         }
         if matches!(self.trust, TrustStatus::NotTrusted | TrustStatus::Changed) {
             let why = match self.trust {
@@ -329,8 +328,8 @@ impl Setup {
                 _ => "it has not been trusted",
             };
             notice.push_str(&format!(
-                "The workspace is not trusted ({why}). Review its kaizen.toml and .kaizen/, then \
-                 run `kaizen trust {}` to let them take effect.\n",
+                "\nThe workspace is not trusted ({why}). Review its kaizen.toml and .kaizen/, then \
+                 run `kaizen trust {}` to let them take effect.",
                 self.workspace.display()
             ));
         }

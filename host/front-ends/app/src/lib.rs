@@ -18,6 +18,9 @@
 //! `kaizen mcp serve` serves ([`mcp_serve`]) and the MCP servers a run
 //! uses ([`mcp_list`]).
 
+#![warn(missing_docs)]
+#![deny(clippy::unwrap_used)]
+
 pub mod approvals;
 pub mod audit_anchor;
 pub mod builtins;
@@ -36,6 +39,7 @@ pub mod mcp_serve;
 pub mod mcp_servers;
 pub mod memory_setup;
 pub mod model_config;
+pub mod notices;
 pub mod permission_flags;
 pub mod planner_setup;
 pub mod plugin_host;

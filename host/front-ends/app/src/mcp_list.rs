@@ -2,6 +2,7 @@
 //! each with its state, grant and tools, and the ones left out with why.
 
 use crate::mcp_servers;
+use crate::notices::Notices;
 use crate::plugin_loading::{self, Selection};
 use kaizen_mcp::client::{McpServer, McpTool, ServerState, Transport, start_all};
 use serde_json::{Value, json};
@@ -17,9 +18,10 @@ pub struct McpListing {
 }
 
 /// Starts the MCP servers a run in `selection`'s workspace would use and
-/// describes each.
-pub async fn list(selection: &Selection) -> anyhow::Result<McpListing> {
-    let (setup, host, _plugins) = plugin_loading::load(selection).await?;
+/// describes each; what of the configuration did not apply is told to
+/// `notices`.
+pub async fn list(selection: &Selection, notices: &Notices) -> anyhow::Result<McpListing> {
+    let (setup, host, _plugins) = plugin_loading::load(selection, notices).await?;
     let configured = mcp_servers::configured(&setup, host.sandbox());
     let servers = start_all(configured.specs, &setup.workspace).await;
     Ok(McpListing {

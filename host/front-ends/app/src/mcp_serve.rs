@@ -4,6 +4,7 @@
 //! Kaizen session per MCP session. Nobody can be asked: a call that asks
 //! is refused with the rule or flag that would allow it.
 
+use crate::notices::Notices;
 use crate::permission_flags::PermissionArgs;
 use crate::plugin_loading::Selection;
 use crate::session_builder::{Collaborators, SetupError, ToolSession, tool_session};
@@ -16,10 +17,12 @@ use std::sync::Arc;
 
 /// Serves the tools of `selection`'s workspace and plugins under
 /// `permissions`: on stdin and stdout, or with `http` at
-/// `http://ADDR/mcp` (`bound` is told the address it listens on).
+/// `http://ADDR/mcp` (`bound` is told the address it listens on); what
+/// the user should know of the set-up is told to `notices`.
 pub async fn serve(
     selection: &Selection,
     permissions: &PermissionArgs,
+    notices: Notices,
     http: Option<SocketAddr>,
     bound: impl FnOnce(SocketAddr),
 ) -> Result<(), SetupError> {
@@ -27,7 +30,15 @@ pub async fn serve(
         setup,
         mut plugins,
         guard,
-    } = tool_session(selection, permissions, Collaborators::nobody()).await?;
+    } = tool_session(
+        selection,
+        permissions,
+        Collaborators {
+            notices,
+            ..Collaborators::nobody()
+        },
+    )
+    .await?;
     let tools = Arc::new(std::mem::take(&mut plugins.registry));
     let plugins = Arc::new(plugins);
     let workspace = setup.workspace.clone();

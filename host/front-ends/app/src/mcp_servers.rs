@@ -6,6 +6,7 @@
 
 use crate::config::Setup;
 use crate::mcp_config::McpServerEntry;
+use crate::notices::Notices;
 use crate::section::{absolute, expand_home};
 use crate::session::PROVIDER_KEYS;
 use crate::trust::TrustStatus;
@@ -341,16 +342,17 @@ fn resolve(workspace: &Path, path: &Path) -> PathBuf {
 }
 
 /// Starts the configured servers (all at once) and adds their tools to
-/// `registry`. What was left out is told on stderr; a `required` server
+/// `registry`. What was left out is told to `notices`; a `required` server
 /// that did not start fails the whole.
 pub async fn start(
     setup: &Setup,
     sandbox: &Containment,
     registry: &mut ToolRegistry,
+    notices: &Notices,
 ) -> anyhow::Result<Vec<Arc<McpServer>>> {
     let configured = configured(setup, sandbox);
     for problem in &configured.problems {
-        eprintln!("kaizen: warning: {problem}");
+        notices.warn(problem);
     }
     let servers = start_all(configured.specs, &setup.workspace).await;
     for server in &servers {
@@ -360,19 +362,18 @@ pub async fn start(
                 !configured.required.contains(name),
                 "the MCP server `{name}` is required (required = true) and did not start: {why}"
             );
-            eprintln!(
-                "kaizen: warning: the MCP server `{name}` did not start, so its tools are \
-                 missing: {why}"
-            );
+            notices.warn(format!(
+                "the MCP server `{name}` did not start, so its tools are missing: {why}"
+            ));
             continue;
         }
         let (tools, notes) = McpTool::all(server);
         for note in notes {
-            eprintln!("kaizen: warning: {note}");
+            notices.warn(note);
         }
         for tool in tools {
             if let Err(err) = registry.register(tool) {
-                eprintln!("kaizen: warning: {err}");
+                notices.warn(err.to_string());
             }
         }
     }

@@ -4,6 +4,7 @@
 //! a component's inspection.
 
 use crate::config::kaizen_home;
+use crate::notices::Notices;
 use crate::plugin_host::checking_host;
 use crate::plugin_loading::{Selection, load};
 use kaizen_plugin_host::{Inspection, LoadFailure, LoadedPlugin, PluginSet, SignaturePolicy};
@@ -11,9 +12,9 @@ use serde_json::{Value, json};
 use std::path::Path;
 
 /// Every plugin the selection finds (the built-ins included), loaded or
-/// not.
-pub async fn plugins(selection: &Selection) -> anyhow::Result<PluginSet> {
-    Ok(load(selection).await?.2)
+/// not; what of the configuration did not apply is told to `notices`.
+pub async fn plugins(selection: &Selection, notices: &Notices) -> anyhow::Result<PluginSet> {
+    Ok(load(selection, notices).await?.2)
 }
 
 /// Each plugin of `set` as a JSON object: what it is, where it came from,

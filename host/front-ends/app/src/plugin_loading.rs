@@ -6,6 +6,7 @@
 use crate::builtins;
 use crate::config::Setup;
 use crate::guard_setup::{self, PermissionSetup};
+use crate::notices::Notices;
 use crate::permission_flags::PermissionArgs;
 use crate::plugin_host::{Denied, plugin_host};
 use crate::trust::AskTrust;
@@ -41,9 +42,12 @@ pub struct Loaded {
 /// Loads the built-ins and every plugin directory the selection names;
 /// nobody answers plugins' questions, and nobody is asked to trust the
 /// workspace.
-pub async fn load(selection: &Selection) -> anyhow::Result<(Setup, PluginHost, PluginSet)> {
+pub async fn load(
+    selection: &Selection,
+    notices: &Notices,
+) -> anyhow::Result<(Setup, PluginHost, PluginSet)> {
     let flags = PermissionArgs::default();
-    let loaded = load_with(selection, Arc::new(NoUser), None, &flags, None).await?;
+    let loaded = load_with(selection, Arc::new(NoUser), None, &flags, None, notices).await?;
     Ok((loaded.setup, loaded.host, loaded.plugins))
 }
 
@@ -52,13 +56,14 @@ pub async fn load(selection: &Selection) -> anyhow::Result<(Setup, PluginHost, P
 /// [`Setup::new`]). `run_planner` is `None` for a listing (every
 /// built-in), and for a run the planner `--planner` names, if any (the
 /// built-in planners load only when the run uses one). What of the
-/// workspace's config did not apply is told on stderr.
+/// workspace's config did not apply is told to `notices`.
 pub async fn load_with(
     selection: &Selection,
     interaction: Arc<dyn Interaction>,
     ask: Option<AskTrust<'_>>,
     flags: &PermissionArgs,
     run_planner: Option<Option<&str>>,
+    notices: &Notices,
 ) -> anyhow::Result<Loaded> {
     let for_run = run_planner.is_some();
     let setup = Setup::new(
@@ -68,7 +73,7 @@ pub async fn load_with(
         ask,
     )?;
     if let Some(notice) = setup.trust_notice() {
-        eprint!("{notice}");
+        notices.note(notice);
     }
     let permissions = guard_setup::permissions(&setup, flags)?;
     let denied = Denied::of(&setup, &permissions.permissions);
@@ -103,7 +108,7 @@ pub async fn load_with(
     let mut plugins = PluginSet::load(&host, &sources, &setup.policy).await;
     // A run's MCP servers live as long as their tools in the registry.
     if for_run {
-        crate::mcp_servers::start(&setup, host.sandbox(), &mut plugins.registry).await?;
+        crate::mcp_servers::start(&setup, host.sandbox(), &mut plugins.registry, notices).await?;
     }
     Ok(Loaded {
         setup,

@@ -61,7 +61,13 @@ pub enum Choice {
     /// `--resume ID|last`.
     Resume(String),
     /// `--fork ID [--at CYCLE]`.
-    Fork { id: String, at: Option<u32> },
+    Fork {
+        /// The session forked.
+        id: String,
+        /// The cycle to fork after (`--at`; 0 is before the first model
+        /// call); the session's end when `None`.
+        at: Option<u32>,
+    },
 }
 
 /// An existing session a run goes on from: its state and what the model
@@ -201,21 +207,24 @@ pub fn nothing_to_do(continued: &Continued, task: Option<&str>) -> Option<String
     })
 }
 
-/// Tells the user what a resumed or forked session cannot get back; the
-/// model is told the same in its next message.
-pub fn report_lost(continued: &Continued) {
+/// What the user should hear of what a resumed or forked session cannot
+/// get back (the model is told the same in its next message), one line
+/// each.
+pub fn lost(continued: &Continued) -> Vec<String> {
+    let mut lines = Vec::new();
     let cut = continued.restored.state.unanswered_calls();
     if !cut.is_empty() {
         let names: Vec<&str> = cut.iter().map(|(_, name)| name.as_str()).collect();
-        eprintln!(
-            "kaizen: {} call(s) of session {} were cut off when it stopped ({}); the model is told they may be partly done, and they are not run again by themselves",
+        lines.push(format!(
+            "{} call(s) of session {} were cut off when it stopped ({}); the model is told they may be partly done, and they are not run again by themselves",
             cut.len(),
             continued.id,
             names.join(", ")
-        );
+        ));
     }
-    eprintln!(
-        "kaizen: continuing session {}: programs it started before, background shells included, are gone",
+    lines.push(format!(
+        "continuing session {}: programs it started before, background shells included, are gone",
         continued.id
-    );
+    ));
+    lines
 }

@@ -8,6 +8,7 @@
 
 use crate::config::Setup;
 use crate::guard_setup::{self, PermissionSetup};
+use crate::notices::Notices;
 use crate::permission_flags::PermissionArgs;
 use crate::planner_setup::{PlannerChoice, planner_for};
 use crate::plugin_loading::{self, Selection};
@@ -116,12 +117,14 @@ pub struct Collaborators<'a> {
     pub steps: Option<Arc<dyn StepExecutor>>,
     /// Messages that arrive while the run works.
     pub inbox: Option<Inbox>,
+    /// Where what the user should know of the set-up goes.
+    pub notices: Notices,
 }
 
 impl Collaborators<'_> {
     /// Nobody to answer: plugins are told no user is available, calls
     /// that ask are refused, the workspace is trusted only as recorded,
-    /// steps run in process.
+    /// steps run in process, notices go to the log.
     pub fn nobody() -> Self {
         Self {
             interaction: Arc::new(NoUser),
@@ -129,6 +132,7 @@ impl Collaborators<'_> {
             approver: None,
             steps: None,
             inbox: None,
+            notices: Notices::to_log(),
         }
     }
 }
@@ -204,10 +208,16 @@ impl<'a> SessionBuilder<'a> {
             with.ask_trust,
             &request.permissions,
             Some(choice.as_ref().map(PlannerChoice::name)),
+            &with.notices,
         )
         .await?;
         let (setup, mut plugins) = (loaded.setup, loaded.plugins);
-        let recalled = recall(&setup, &mut plugins, request.recall_for.as_deref());
+        let recalled = recall(
+            &setup,
+            &mut plugins,
+            request.recall_for.as_deref(),
+            &with.notices,
+        );
         let provider = recorded(with_fallbacks(primary, &setup, &model), &request)?;
         let guard = guard_stage(
             &setup,
@@ -215,6 +225,7 @@ impl<'a> SessionBuilder<'a> {
             loaded.permissions,
             &plugins,
             with.approver,
+            &with.notices,
         )?;
         let (store, state, seq) = open_session(&setup, request.start, &model)?;
         let recorder = session::recorder(&store, &state, seq, session::policy(&setup.sessions))?;
@@ -294,6 +305,7 @@ pub async fn tool_session(
         with.ask_trust,
         permissions,
         Some(None),
+        &with.notices,
     )
     .await?;
     let guard = guard_stage(
@@ -302,6 +314,7 @@ pub async fn tool_session(
         loaded.permissions,
         &loaded.plugins,
         with.approver,
+        &with.notices,
     )?;
     Ok(ToolSession {
         setup: loaded.setup,
@@ -312,13 +325,15 @@ pub async fn tool_session(
 
 /// The guard: the permission rules and mode, hooks (the plugins' and the
 /// configured command hooks, run in `host`'s sandbox) and `approver`;
-/// plugins that failed to load and the guard's notes are told.
+/// plugins that failed to load are logged, the guard's notes told to
+/// `notices`.
 fn guard_stage(
     setup: &Setup,
     host: &PluginHost,
     permissions: PermissionSetup,
     plugins: &PluginSet,
     approver: Option<Arc<dyn Approver>>,
+    notices: &Notices,
 ) -> Result<Arc<Guard>, SetupError> {
     for failure in &plugins.failed {
         tracing::warn!("{}", failure.summary());
@@ -326,7 +341,7 @@ fn guard_stage(
     let guard =
         guard_setup::build(setup, host.sandbox(), permissions, plugins, approver).map_err(usage)?;
     for note in &guard.notes {
-        eprintln!("kaizen: {note}");
+        notices.note(note.clone());
     }
     Ok(Arc::new(guard.guard))
 }
@@ -350,10 +365,15 @@ impl Session {
     /// anchored; returns what could not be kept, for the user.
     pub fn end(&self, id: &str) -> Vec<String> {
         self.plugins.end_session(id);
+        let mut problems = self.recorder.problems();
         if self.setup.hooks.builtins.iter().any(|name| name == "audit") {
-            crate::audit_anchor::anchor(&self.store, &self.setup.kaizen_home, id);
+            problems.extend(crate::audit_anchor::anchor(
+                &self.store,
+                &self.setup.kaizen_home,
+                id,
+            ));
         }
-        self.recorder.problems()
+        problems
     }
 }
 

@@ -3,6 +3,7 @@
 //! called directly in a session of its own, as often as asked, timed.
 
 use crate::config::Setup;
+use crate::notices::Notices;
 use crate::plugin_loading::{Selection, load};
 use kaizen_plugin_host::{LoadFailure, PluginSet};
 use kaizen_tools::{CallContext, Tool, ToolError, ToolOutput};
@@ -40,9 +41,10 @@ pub struct Latency {
 impl Tools {
     /// The plugins the selection names, with the MCP servers started and
     /// their tools in the registry.
-    pub async fn load(selection: &Selection) -> anyhow::Result<Self> {
-        let (setup, host, mut set) = load(selection).await?;
-        crate::mcp_servers::start(&setup, host.sandbox(), &mut set.registry).await?;
+    /// What of the configuration did not apply is told to `notices`.
+    pub async fn load(selection: &Selection, notices: &Notices) -> anyhow::Result<Self> {
+        let (setup, host, mut set) = load(selection, notices).await?;
+        crate::mcp_servers::start(&setup, host.sandbox(), &mut set.registry, notices).await?;
         Ok(Self { setup, set })
     }
 

@@ -11,6 +11,7 @@
 //! runs the loop ([`TurnLoop`]), as it runs its own tasks.
 
 use crate::hosted::Hosted;
+use crate::notices::Notices;
 use crate::session::{self, Choice};
 use crate::session_builder::SetupError;
 use crate::workspace_roots::{confined_workspace, workspace_roots};
@@ -96,15 +97,18 @@ impl fmt::Display for WorkerError {
 pub struct Worker {
     roots: Vec<PathBuf>,
     turns: Arc<dyn TurnLoop>,
+    log: Notices,
 }
 
 impl Worker {
     /// A worker whose turns `turns` runs, in directories under `roots`
-    /// (the current directory when there is none).
-    pub fn new(roots: &[PathBuf], turns: Arc<dyn TurnLoop>) -> Result<Self, String> {
+    /// (the current directory when there is none), telling `log` what
+    /// becomes of each turn.
+    pub fn new(roots: &[PathBuf], turns: Arc<dyn TurnLoop>, log: Notices) -> Result<Self, String> {
         Ok(Self {
             roots: workspace_roots(roots)?,
             turns,
+            log,
         })
     }
 
@@ -168,6 +172,7 @@ impl TurnRunner for Worker {
         let (done, result) = tokio::sync::oneshot::channel();
         let workspace = confined_workspace(request.cwd.as_deref(), &self.roots);
         let turns = self.turns.clone();
+        let log = self.log.clone();
         let spawned = std::thread::Builder::new()
             .name(format!("turn {session}"))
             .spawn(move || {
@@ -175,7 +180,7 @@ impl TurnRunner for Worker {
                     .enable_all()
                     .build();
                 let id = session.clone();
-                eprintln!("kaizen: session {id}: turn started");
+                log.note(format!("session {id}: turn started"));
                 let run = async move {
                     let turn = hosted_turn(session, request, workspace?, start, steps)?;
                     turns
@@ -195,7 +200,7 @@ impl TurnRunner for Worker {
                     }),
                     Err(err) => Some(Err(format!("cannot start the turn's runtime: {err}"))),
                 };
-                log_outcome(&id, &outcome);
+                log.note(outcome_line(&id, &outcome));
                 if let Some(outcome) = outcome {
                     let _ = done.send(outcome);
                 }
@@ -209,18 +214,15 @@ impl TurnRunner for Worker {
     }
 }
 
-/// The worker's log says what became of each turn (`None`: let go of).
-fn log_outcome(id: &str, outcome: &Option<Result<RunResult, String>>) {
+/// What the worker's log says became of a turn (`None`: let go of).
+fn outcome_line(id: &str, outcome: &Option<Result<RunResult, String>>) -> String {
     match outcome {
-        None => eprintln!(
-            "kaizen: session {id}: the engine let go of the turn (suspended or \
+        None => format!(
+            "session {id}: the engine let go of the turn (suspended or \
              disconnected); it runs again from its journal"
         ),
-        Some(Ok(result)) => eprintln!(
-            "kaizen: session {id}: turn ended {}",
-            result.status.as_str()
-        ),
-        Some(Err(err)) => eprintln!("kaizen: session {id}: turn failed: {err}"),
+        Some(Ok(result)) => format!("session {id}: turn ended {}", result.status.as_str()),
+        Some(Err(err)) => format!("session {id}: turn failed: {err}"),
     }
 }
 

@@ -3,6 +3,7 @@
 //! model, its events observed and its approvals answered by code, without
 //! starting the `kaizen` command.
 
+use kaizen_app::notices::{Notice, Notices};
 use kaizen_app::permission_flags::PermissionArgs;
 use kaizen_app::plugin_loading::Selection;
 use kaizen_app::session_builder::{Collaborators, Ready, SessionBuilder, SessionRequest, Start};
@@ -71,6 +72,13 @@ async fn an_embedder_builds_runs_watches_and_approves_a_session() {
     let workspace = tmp.path().join("ws");
     std::fs::create_dir_all(workspace.join("src")).unwrap();
     std::fs::write(workspace.join("src/lib.rs"), "").unwrap();
+    // The workspace would allow writing, but it is not trusted: its rule
+    // is left out, and the embedder hears so.
+    std::fs::write(
+        workspace.join("kaizen.toml"),
+        "[permissions]\nallow = [\"Write\"]\n",
+    )
+    .unwrap();
     let request = SessionRequest {
         selection: Selection {
             cwd: Some(workspace.clone()),
@@ -94,8 +102,11 @@ async fn an_embedder_builds_runs_watches_and_approves_a_session() {
         recall_for: None,
     };
     let approver = Arc::new(Refuses::default());
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let sink = heard.clone();
     let collaborators = Collaborators {
         approver: Some(approver.clone()),
+        notices: Notices::new(move |notice| sink.lock().unwrap().push(notice.clone())),
         ..Collaborators::nobody()
     };
     let Ready {
@@ -129,6 +140,14 @@ async fn an_embedder_builds_runs_watches_and_approves_a_session() {
         kinds.last().map(String::as_str),
         Some("result"),
         "{kinds:?}"
+    );
+    let heard = heard.lock().unwrap().clone();
+    assert!(
+        heard.iter().any(|notice| matches!(
+            notice,
+            Notice::Note(text) if text.contains("allow rules are not used") && text.contains("not trusted")
+        )),
+        "{heard:?}"
     );
     // The session was kept where `kaizen sessions` finds it.
     let store = kaizen_app::session::open_store().unwrap();

@@ -5,6 +5,7 @@ use crate::output::Printer;
 use crate::run_options::RunOptions;
 use crate::stream_input::StreamInput;
 use crate::terminal::{TerminalApprover, TerminalInteraction};
+use kaizen_app::notices::Notices;
 use kaizen_app::session_builder::{Collaborators, SetupError};
 use kaizen_app::trust::AskTrust;
 use kaizen_loop::Inbox;
@@ -62,5 +63,12 @@ pub fn collaborators(
         approver,
         steps: hosted.map(|hosted| hosted.steps.clone()),
         inbox,
+        notices: to_stderr(),
     })
+}
+
+/// Notices for the person running `kaizen`: on stderr, each line after
+/// `kaizen: `.
+pub fn to_stderr() -> Notices {
+    Notices::new(|notice| eprintln!("kaizen: {notice}"))
 }

@@ -1,6 +1,9 @@
 //! `kaizen`: an autonomous agent runtime whose tools are WebAssembly
 //! components.
 
+#![warn(missing_docs)]
+#![deny(clippy::unwrap_used)]
+
 mod answerers;
 mod approve_cmd;
 mod audit_cmd;

@@ -18,9 +18,15 @@ pub async fn serve(
     flags: &PermissionArgs,
     http: Option<SocketAddr>,
 ) -> anyhow::Result<()> {
-    mcp_serve::serve(selection, flags, http, |bound| {
-        eprintln!("kaizen: serving MCP at http://{bound}/mcp");
-    })
+    mcp_serve::serve(
+        selection,
+        flags,
+        crate::answerers::to_stderr(),
+        http,
+        |bound| {
+            eprintln!("kaizen: serving MCP at http://{bound}/mcp");
+        },
+    )
     .await
     .map_err(|failure| failure.error)
 }
@@ -28,7 +34,7 @@ pub async fn serve(
 /// `kaizen mcp list`: starts the MCP servers a run would use and shows
 /// each one's state, grant and tools, or why it is left out.
 pub async fn list(selection: &Selection, json: bool) -> anyhow::Result<()> {
-    let listing = mcp_list::list(selection).await?;
+    let listing = mcp_list::list(selection, &crate::answerers::to_stderr()).await?;
     if json {
         let out = json!({"servers": listing.servers, "problems": listing.problems});
         println!("{}", serde_json::to_string_pretty(&out)?);

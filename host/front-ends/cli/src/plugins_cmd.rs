@@ -9,7 +9,7 @@ use std::path::Path;
 
 /// `kaizen plugins list`.
 pub async fn list(selection: &Selection, json: bool) -> anyhow::Result<()> {
-    let set = plugin_listing::plugins(selection).await?;
+    let set = plugin_listing::plugins(selection, &crate::answerers::to_stderr()).await?;
     if json {
         let rows = plugin_listing::rows(&set);
         println!("{}", serde_json::to_string_pretty(&rows)?);

@@ -101,7 +101,9 @@ impl RunOptions {
         for warning in &continued.restored.warnings {
             eprintln!("kaizen: warning: {warning}");
         }
-        session::report_lost(continued);
+        for line in session::lost(continued) {
+            eprintln!("kaizen: {line}");
+        }
         self.model
             .get_or_insert_with(|| continued.meta.model.clone());
         self.plugins

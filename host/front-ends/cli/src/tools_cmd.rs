@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 /// `kaizen tools list`.
 pub async fn list(selection: &Selection, json: bool) -> anyhow::Result<()> {
-    let loaded = Tools::load(selection).await?;
+    let loaded = Tools::load(selection, &crate::answerers::to_stderr()).await?;
     warn_of_failures(&loaded);
     let tools: Vec<_> = loaded.tools().collect();
     if json {
@@ -59,7 +59,7 @@ pub async fn call(
         Some(input) => input,
         None => std::io::read_to_string(std::io::stdin())?,
     };
-    let tools = Tools::load(selection).await?;
+    let tools = Tools::load(selection, &crate::answerers::to_stderr()).await?;
     // The tool may be missing because its plugin did not load: say why.
     if !tools.has(name) {
         warn_of_failures(&tools);

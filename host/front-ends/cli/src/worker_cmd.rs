@@ -50,7 +50,11 @@ pub struct WorkerArgs {
 /// Serves turns until the process ends; with `--register` (the
 /// cluster's admin address), registers itself there first.
 pub async fn serve(args: WorkerArgs) -> u8 {
-    let worker = match Worker::new(&args.root, Arc::new(OnThisMachine)) {
+    let worker = match Worker::new(
+        &args.root,
+        Arc::new(OnThisMachine),
+        crate::answerers::to_stderr(),
+    ) {
         Ok(worker) => worker,
         Err(err) => {
             eprintln!("kaizen: {err}");

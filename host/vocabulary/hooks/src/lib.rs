@@ -9,6 +9,9 @@
 //! from. Payloads are JSON objects with Claude Code's field names, so one
 //! payload serves components and command hooks alike.
 
+#![warn(missing_docs)]
+#![deny(clippy::unwrap_used)]
+
 mod decision;
 mod event;
 mod hook;

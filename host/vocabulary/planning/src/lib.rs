@@ -12,6 +12,9 @@
 //! [`PlannerCall`]: the run's [`CompletionLink`], through which a planner
 //! asks the session's model, charged to the run.
 
+#![warn(missing_docs)]
+#![deny(clippy::unwrap_used)]
+
 use kaizen_tools::{CompletionLink, SessionNotes};
 use std::future::Future;
 use std::pin::Pin;

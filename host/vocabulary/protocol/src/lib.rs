@@ -8,6 +8,9 @@
 //! runtimes' adapters, MCP and the cluster, without depending on the loop
 //! itself.
 
+#![warn(missing_docs)]
+#![deny(clippy::unwrap_used)]
+
 mod approval;
 mod event;
 mod mode;

@@ -10,6 +10,9 @@
 //! a [`SubAgentLink`] through which a tool can hand work to a sub-agent,
 //! and a [`CompletionLink`] to the session's model.
 
+#![warn(missing_docs)]
+#![deny(clippy::unwrap_used)]
+
 mod completion;
 mod history;
 mod registry;

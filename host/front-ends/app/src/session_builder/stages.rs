@@ -4,6 +4,7 @@
 
 use super::{Pricing, SessionRequest, SetupError, Start, usage};
 use crate::config::Setup;
+use crate::notices::Notices;
 use crate::session;
 use crate::trust::TrustStatus;
 use anyhow::Context as _;
@@ -19,7 +20,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// What earlier sessions learned, for `task`, and the Memory tool in
 /// `plugins`' registry; `None` without a task, or when memory is off or
 /// its store is damaged (which costs the run its memory, not the run).
-pub(super) fn recall(setup: &Setup, plugins: &mut PluginSet, task: Option<&str>) -> Option<String> {
+pub(super) fn recall(
+    setup: &Setup,
+    plugins: &mut PluginSet,
+    task: Option<&str>,
+    notices: &Notices,
+) -> Option<String> {
     let task = task?;
     crate::memory_setup::for_run(
         &setup.kaizen_home,
@@ -30,7 +36,7 @@ pub(super) fn recall(setup: &Setup, plugins: &mut PluginSet, task: Option<&str>)
         &mut plugins.registry,
     )
     .unwrap_or_else(|err| {
-        eprintln!("kaizen: warning: the run goes on without its memory: {err:#}");
+        notices.warn(format!("the run goes on without its memory: {err:#}"));
         None
     })
 }

@@ -1,4 +1,5 @@
-//! The host's crates keep to their floors.
+//! The host's crates keep to their floors, and to the rules clippy
+//! enforces in each.
 //!
 //! `host/` holds its crates on floors (docs/architecture.md draws them):
 //! `vocabulary/` (what the parts say to each other), `engines/` (the
@@ -11,7 +12,10 @@
 //!
 //! This test reads every `Cargo.toml` under `host/` and fails, naming each
 //! offending dependency, when one points up a floor, and when a crate sits
-//! outside the floors.
+//! outside the floors. It also fails when a crate's root (its `lib.rs` or
+//! `main.rs`) does not deny `unwrap` in production code and warn of
+//! undocumented public items: clippy enforces both (`-D warnings` in CI)
+//! only where the root asks it to, and a new crate must not go without.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -136,4 +140,38 @@ fn the_workspace_lists_every_host_crate_where_it_is() {
             krate.dir
         );
     }
+}
+
+/// What every production crate's root says, so that clippy enforces it.
+const ROOT_RULES: [&str; 2] = ["#![deny(clippy::unwrap_used)]", "#![warn(missing_docs)]"];
+
+#[test]
+fn every_host_crate_denies_unwrap_and_undocumented_items() {
+    let mut missing = Vec::new();
+    for krate in host_crates().values() {
+        let dir = root().join(&krate.dir);
+        let roots: Vec<PathBuf> = ["src/lib.rs", "src/main.rs"]
+            .iter()
+            .map(|file| dir.join(file))
+            .filter(|path| path.exists())
+            .collect();
+        assert!(
+            !roots.is_empty(),
+            "{} has no src/lib.rs or src/main.rs",
+            krate.dir
+        );
+        for path in roots {
+            let text = std::fs::read_to_string(&path).expect("a crate root is readable");
+            for rule in ROOT_RULES {
+                if !text.lines().any(|line| line.trim() == rule) {
+                    missing.push(format!("{}: {rule}", path.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "crate roots without the rules clippy enforces:\n{}",
+        missing.join("\n")
+    );
 }
