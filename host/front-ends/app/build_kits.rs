@@ -7,7 +7,9 @@
 //!
 //! The built-in plugins written in another language than Rust (a Python
 //! planner) go in as source too, under `plugins/<name>/`: the binary builds
-//! them with their kit the first time a run uses one.
+//! them with their kit the first time a run uses one. Their manifests
+//! are stamped with the newest contract version, as the guest build stamps
+//! the compiled built-ins', so no manifest in `plugins/` names a version.
 //!
 //! The Rust SDK's `Cargo.toml` inherits from this workspace, so a
 //! standalone one (the workspace's values filled in, no dev-dependencies)
@@ -18,7 +20,9 @@
 //! `wasip2` crate the built-in plugins depend on (its source is in cargo's
 //! registry once the guest build has run).
 
-use kaizen_guest_build::{fail, out_dir, path_str, read, rerun_if_changed};
+use kaizen_guest_build::{
+    fail, newest_contract, out_dir, path_str, read, rerun_if_changed, stamp_contract,
+};
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -63,6 +67,9 @@ pub fn embed(repo: &Path, from_source: &[PathBuf]) {
         let relative = path_str(relative);
         let source = match relative {
             "sdk/rust/Cargo.toml" => standalone_sdk_manifest(repo),
+            _ if relative.starts_with("plugins/") && relative.ends_with("/plugin.toml") => {
+                stamped_manifest(repo, file, relative)
+            }
             _ => file.clone(),
         };
         if relative.ends_with("Cargo.toml") || relative.ends_with(".rs") {
@@ -78,6 +85,23 @@ pub fn embed(repo: &Path, from_source: &[PathBuf]) {
     let path = out_dir().join("kits.rs");
     fs::write(&path, table)
         .unwrap_or_else(|err| fail(format!("cannot write {}: {err}", path.display())));
+}
+
+/// A copy of the built-in's manifest `file` (at `relative` in the
+/// repository) in `$OUT_DIR`, stamped with the newest contract version.
+fn stamped_manifest(repo: &Path, file: &Path, relative: &str) -> PathBuf {
+    rerun_if_changed(file);
+    let text = String::from_utf8(read(file))
+        .unwrap_or_else(|_| fail(format!("{} is not UTF-8", file.display())));
+    let stamped = stamp_contract(&text, &newest_contract(&repo.join("wit")));
+    let copy = out_dir().join("stamped").join(relative);
+    if let Some(dir) = copy.parent() {
+        fs::create_dir_all(dir)
+            .unwrap_or_else(|err| fail(format!("cannot create {}: {err}", dir.display())));
+    }
+    fs::write(&copy, stamped)
+        .unwrap_or_else(|err| fail(format!("cannot write {}: {err}", copy.display())));
+    copy
 }
 
 /// The `.wit` files of the `wasip2` crate that `plugins/Cargo.lock` pins,
