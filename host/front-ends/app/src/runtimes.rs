@@ -195,9 +195,10 @@ impl RuntimeRun {
             },
             error: err.into(),
         })?;
-        let not_kept = match execution.result.runtime_name != RUNTIME_NAME {
-            true => keep_session(&mut execution.result, self.resumed, &context).err(),
-            false => None,
+        let not_kept = if execution.result.runtime_name == RUNTIME_NAME {
+            None
+        } else {
+            keep_session(&mut execution.result, self.resumed, &context).err()
         };
         Ok(Ran {
             execution,
