@@ -21,8 +21,8 @@
 )]
 
 use kaizen_guest_build::{
-    GuestDir, Plugin, assemble, create_dir, discover, fail, manifest_dir, newest_contract, out_dir,
-    path_str, read, rerun_if_changed, rerun_if_workspace_changed, run,
+    GuestDir, Plugin, assemble, assemble_contract, create_dir, discover, fail, manifest_dir,
+    newest_contract, out_dir, path_str, read, rerun_if_changed, rerun_if_workspace_changed, run,
 };
 use std::collections::hash_map::DefaultHasher;
 use std::env;
@@ -45,7 +45,12 @@ const PYTHON_MODULE: &str = "app";
 fn python_world(plugin: &Plugin, wit: &Path) -> (&'static str, PathBuf) {
     let is = |kind: &str| plugin.kinds.iter().any(|k| k == kind);
     if is("planner") {
-        ("planner", wit.join(format!("v{}", newest_contract(wit))))
+        // A version directory holds what changed: put it together.
+        let newest = newest_contract(wit);
+        (
+            "planner",
+            assemble_contract(wit, &newest, &out_dir().join("wit")),
+        )
     } else if is("hook") {
         ("hook", wit.join("v0.1.0"))
     } else {

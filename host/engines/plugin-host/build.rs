@@ -1,20 +1,27 @@
-//! Reads the contract versions from `wit/` (one directory per version) and
-//! writes `$OUT_DIR/contract.rs`: `CONTRACT_VERSION` (the newest),
+//! Reads the contract versions from `wit/` (one directory per version,
+//! holding what changed since the one before) and writes
+//! `$OUT_DIR/contract.rs`: `CONTRACT_VERSION` (the newest),
 //! `SUPPORTED_CONTRACTS` (all of them) and the host's bindings, generated
 //! from the newest. A new `wit/vX.Y.Z` is thereby the host's version
 //! without any file repeating it.
+//!
+//! Each version is put together in full under `$OUT_DIR/wit/vX.Y.Z`; the
+//! bindings are generated from there, and the tests read it (a released
+//! version's full text never changes).
 
-use kaizen_guest_build::{
-    contract_versions, manifest_dir, newest_contract, out_dir, path_str, rerun_if_changed,
-};
+use kaizen_guest_build::{assemble_contracts, manifest_dir, out_dir, path_str};
 use std::fmt::Write as _;
 
 fn main() {
     let wit = manifest_dir().join("../../../wit");
-    rerun_if_changed(&wit);
-    let versions = contract_versions(&wit);
-    let newest = newest_contract(&wit);
-    let newest_dir = wit.join(format!("v{newest}"));
+    let assembled = assemble_contracts(&wit, &out_dir().join("wit"));
+    let versions: Vec<&str> = assembled
+        .iter()
+        .map(|(version, _)| version.as_str())
+        .collect();
+    let Some((newest, newest_dir)) = assembled.last() else {
+        kaizen_guest_build::fail(format!("{} holds no contract version", wit.display()));
+    };
     let mut src = String::new();
     let _ = writeln!(
         src,

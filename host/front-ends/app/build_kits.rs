@@ -5,6 +5,11 @@
 //! `&[(path, include_bytes!(file)), ..]` with paths relative to the
 //! repository; `src/kits/embedded.rs` includes it.
 //!
+//! Each contract version goes in whole (`wit/vX.Y.Z/` with every file),
+//! put together from the repository's `wit/`, where a version holds only
+//! what changed: the kits of other languages read a version's directory
+//! as it is.
+//!
 //! The built-in plugins written in another language than Rust (a Python
 //! planner) go in as source too, under `plugins/<name>/`: the binary builds
 //! them with their kit the first time a run uses one. Their manifests
@@ -21,14 +26,16 @@
 //! registry once the guest build has run).
 
 use kaizen_guest_build::{
-    fail, newest_contract, out_dir, path_str, read, rerun_if_changed, stamp_contract,
+    assemble_contracts, fail, newest_contract, out_dir, path_str, read, rerun_if_changed,
+    stamp_contract,
 };
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// What of the repository goes into the kits.
-const TREES: &[&str] = &["wit", "sdk"];
+/// What of the repository goes into the kits as it is (the contract
+/// goes in whole, each version put together).
+const TREES: &[&str] = &["sdk"];
 /// Directory and file names left out: tests, build output and caches.
 const SKIPPED: &[&str] = &[
     "tests",
@@ -41,6 +48,10 @@ const SKIPPED: &[&str] = &[
 /// Embeds the kits and the sources of the built-ins in `from_source`.
 pub fn embed(repo: &Path, from_source: &[PathBuf]) {
     let mut files = Vec::new();
+    let contracts = out_dir().join("wit");
+    for (_, dir) in assemble_contracts(&repo.join("wit"), &contracts) {
+        collect(&dir, &mut files);
+    }
     for tree in TREES {
         let root = repo.join(tree);
         rerun_if_changed(&root);
@@ -61,10 +72,14 @@ pub fn embed(repo: &Path, from_source: &[PathBuf]) {
         );
     }
     for file in &files {
-        let relative = file
-            .strip_prefix(repo)
-            .unwrap_or_else(|_| fail(format!("{} is outside the repository", file.display())));
-        let relative = path_str(relative);
+        let relative = match file.strip_prefix(&contracts) {
+            Ok(contract) => Path::new("wit").join(contract),
+            Err(_) => file
+                .strip_prefix(repo)
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|_| fail(format!("{} is outside the repository", file.display()))),
+        };
+        let relative = path_str(&relative);
         let source = match relative {
             "sdk/rust/Cargo.toml" => standalone_sdk_manifest(repo),
             _ if relative.starts_with("plugins/") && relative.ends_with("/plugin.toml") => {

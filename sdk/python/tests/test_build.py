@@ -7,10 +7,10 @@ import unittest
 from pathlib import Path
 
 KIT = Path(__file__).resolve().parents[1]
-REPO = KIT.parents[1]
 sys.path.insert(0, str(KIT))
 
 import kaizen_build  # noqa: E402
+from shipped_contract import contract_wit  # noqa: E402
 from kaizen_build import BuildError, world_wit  # noqa: E402
 
 
@@ -130,7 +130,7 @@ class Layout(unittest.TestCase):
             (kit_wit / "deps" / "http.wit").write_text("package wasi:http@0.2.12;\n")
             (kit_wit / "deps" / "io.wit").write_text("package wasi:io@0.2.12;\n")
             world = kaizen_build.prepare(
-                tmp / "plugin.toml", REPO / "wit/v0.1.4", kit_wit, tmp / "src", tmp / "wit"
+                tmp / "plugin.toml", contract_wit(), kit_wit, tmp / "src", tmp / "wit"
             )
             self.assertEqual(world, "python-plugin")
             text = (tmp / "wit" / "world.wit").read_text()
@@ -148,12 +148,12 @@ class Layout(unittest.TestCase):
                 '[plugin]\nname = "x"\nversion = "0.1.0"\ncontract = "0.1.4"\nkinds = ["tool"]\n'
             )
             kaizen_build.prepare(
-                tmp / "plugin.toml", REPO / "wit/v0.1.4", KIT / "wit", tmp / "src", tmp / "wit"
+                tmp / "plugin.toml", contract_wit(), KIT / "wit", tmp / "src", tmp / "wit"
             )
             self.assertEqual([p.name for p in (tmp / "wit" / "deps").iterdir()], ["kaizen-plugin"])
 
     def test_the_contract_version_is_read_from_the_wit(self):
-        self.assertEqual(kaizen_build.contract_version(REPO / "wit/v0.1.4"), "0.1.4")
+        self.assertEqual(kaizen_build.contract_version(contract_wit()), contract_wit().name[1:])
         with tempfile.TemporaryDirectory() as tmp:
             with self.assertRaisesRegex(BuildError, "no `package kaizen:plugin@"):
                 kaizen_build.contract_version(Path(tmp))

@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kaizen_sdk import EVENTS, Decision, HookRegistry  # noqa: E402
 from kaizen_sdk.hooks import default_hooks  # noqa: E402
+from shipped_contract import contract_wit  # noqa: E402
 
 PRE_BASH = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}
 
@@ -59,7 +60,7 @@ class Decorator(unittest.TestCase):
         self.assertEqual(EVENTS["UserPromptSubmit"], "user-prompt")
         self.assertEqual(EVENTS["PostToolUseFailure"], "post-tool-use-failure")
         self.assertEqual(EVENTS["PermissionRequest"], "permission-request")
-        wit = (KIT.parents[1] / "wit" / "v0.1.4" / "hook.wit").read_text()
+        wit = (contract_wit() / "hook.wit").read_text()
         enum = wit.split("enum hook-event {", 1)[1].split("}", 1)[0]
         members = [line.strip().rstrip(",") for line in enum.splitlines() if line.strip().endswith(",")]
         self.assertEqual(sorted(members), sorted(EVENTS.values()))

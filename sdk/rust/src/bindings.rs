@@ -3,8 +3,7 @@
 //! [`crate::raw`]; this module exists so that the exported macros have one
 //! stable path to the generated code.
 
-wit_bindgen::generate!({
-    path: "../../wit/v0.1.4",
+generate_contract! {
     world: "tool-all",
     // `export!` is used from the plugin's crate, not from this one.
     pub_export_macro: true,
@@ -12,4 +11,4 @@ wit_bindgen::generate!({
     // Plugin crates depend on `kaizen_sdk` only, so the generated code must
     // reach the wit-bindgen runtime through it.
     runtime_path: "kaizen_sdk::__rt",
-});
+}

@@ -2,11 +2,10 @@
 //! `hook-all` world, for [`crate::hook`]. Separate from [`crate::bindings`]
 //! (the `tool-all` world): a component exports one or the other.
 
-wit_bindgen::generate!({
-    path: "../../wit/v0.1.4",
+generate_contract! {
     world: "hook-all",
     pub_export_macro: true,
     export_macro_name: "export_hook_bindings",
     default_bindings_module: "kaizen_sdk::hook_bindings",
     runtime_path: "kaizen_sdk::__rt",
-});
+}

@@ -84,6 +84,10 @@
 #![warn(missing_docs)]
 #![deny(clippy::unwrap_used)]
 
+// `generate_contract!`: `wit_bindgen::generate!` on the newest contract,
+// written by the build script (see build.rs).
+include!(concat!(env!("OUT_DIR"), "/contract.rs"));
+
 // The generated bindings name this crate `kaizen_sdk` so that the export
 // macro works from plugin crates; this makes the same paths work here.
 extern crate self as kaizen_sdk;

@@ -2,11 +2,10 @@
 //! `planner-all` world, for [`crate::planner`]. Separate from the tool and
 //! hook bindings: a component exports one kind.
 
-wit_bindgen::generate!({
-    path: "../../wit/v0.1.4",
+generate_contract! {
     world: "planner-all",
     pub_export_macro: true,
     export_macro_name: "export_planner_bindings",
     default_bindings_module: "kaizen_sdk::planner_bindings",
     runtime_path: "kaizen_sdk::__rt",
-});
+}

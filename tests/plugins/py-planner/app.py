@@ -5,8 +5,9 @@ Before each THINK it adds the task and the cycle to the system prompt; an
 answer without text is sent back once for a real answer. Its instance
 lives for the whole run, so it counts revisions in a module global.
 
-Build: componentize-py -d wit/v0.1.4 -w planner componentize app \
-           -p tests/plugins/py-planner -o py-planner.wasm
+Build: componentize-py -d <the newest contract in full> -w planner \
+           componentize app -p tests/plugins/py-planner -o py-planner.wasm
+(tests/artifacts' build puts the contract together from wit/.)
 """
 
 import json

@@ -4,6 +4,7 @@
 //! file spells the current version out.
 
 use crate::fail;
+use crate::wit_versions::{parse_version, versions, write_assembled};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -11,25 +12,14 @@ use std::path::{Path, PathBuf};
 /// the `v`), oldest first. Stops the build when `wit` cannot be read or
 /// holds none.
 pub fn contract_versions(wit: &Path) -> Vec<String> {
-    let entries = fs::read_dir(wit)
-        .unwrap_or_else(|err| fail(format!("cannot read {}: {err}", wit.display())));
-    let mut versions: Vec<(Vec<u64>, String)> = entries
-        .flatten()
-        .filter(|entry| entry.path().is_dir())
-        .filter_map(|entry| {
-            let name = entry.file_name().into_string().ok()?;
-            let version = name.strip_prefix('v')?;
-            Some((parse(version)?, version.to_owned()))
-        })
-        .collect();
+    let versions = versions(wit).unwrap_or_else(|err| fail(err));
     if versions.is_empty() {
         fail(format!(
             "{} holds no contract version (a directory named vX.Y.Z)",
             wit.display()
         ));
     }
-    versions.sort();
-    versions.into_iter().map(|(_, version)| version).collect()
+    versions
 }
 
 /// The newest version in `wit`; the build fails, naming `wit`, when it
@@ -43,13 +33,24 @@ pub fn newest_contract(wit: &Path) -> String {
     })
 }
 
-/// `X.Y.Z` as numbers; `None` for anything else.
-fn parse(version: &str) -> Option<Vec<u64>> {
-    let parts: Vec<u64> = version
-        .split('.')
-        .map(|part| part.parse().ok())
-        .collect::<Option<_>>()?;
-    (parts.len() == 3).then_some(parts)
+/// Writes contract `version` in full to `out/vX.Y.Z/` (a version's
+/// directory in `wit` holds only what changed since the one before) and
+/// returns that directory; the build stops when it cannot.
+pub fn assemble_contract(wit: &Path, version: &str, out: &Path) -> PathBuf {
+    crate::rerun_if_changed(wit);
+    write_assembled(wit, version, out).unwrap_or_else(|err| fail(err))
+}
+
+/// Every version in `wit`, each in full under `out` (see
+/// [`assemble_contract`]), oldest first.
+pub fn assemble_contracts(wit: &Path, out: &Path) -> Vec<(String, PathBuf)> {
+    contract_versions(wit)
+        .into_iter()
+        .map(|version| {
+            let dir = assemble_contract(wit, &version, out);
+            (version, dir)
+        })
+        .collect()
 }
 
 /// The `wit` directory of the repository holding `dir`: the nearest
@@ -62,7 +63,7 @@ pub(crate) fn wit_above(dir: &Path) -> Option<PathBuf> {
                     .file_name()
                     .to_str()
                     .and_then(|name| name.strip_prefix('v'))
-                    .and_then(parse)
+                    .and_then(parse_version)
                     .is_some()
             })
         })

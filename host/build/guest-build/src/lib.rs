@@ -46,9 +46,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 mod contract;
+// The rule for reading `wit/`, shared with the SDK's build script.
 mod plugins;
 mod toolchain;
-pub use contract::{contract_versions, newest_contract, stamp_contract};
+#[path = "../../../../sdk/rust/wit_versions.rs"]
+mod wit_versions;
+pub use contract::{
+    assemble_contract, assemble_contracts, contract_versions, newest_contract, stamp_contract,
+};
 pub use plugins::{Plugin, assemble, discover};
 pub use toolchain::Toolchain;
 

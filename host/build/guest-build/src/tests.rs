@@ -180,3 +180,95 @@ fn a_stamp_goes_into_the_plugin_table_whatever_its_shape() {
     let stamped = stamp_contract(text, "1.2.3");
     assert_eq!(stamp_contract(&stamped, "9.9.9"), stamped);
 }
+
+/// Writes `text` as `wit/v{version}/{name}` under `wit`.
+fn wit_file(wit: &Path, version: &str, name: &str, text: &str) {
+    write(&wit.join(format!("v{version}/{name}")), text);
+}
+
+#[test]
+fn a_version_is_its_own_files_over_the_versions_before_it() {
+    let wit = tempfile::tempdir().unwrap();
+    let wit = wit.path();
+    wit_file(
+        wit,
+        "0.1.0",
+        "a.wit",
+        "// a\npackage kaizen:plugin@0.1.0;\n\ninterface a {}\n",
+    );
+    wit_file(
+        wit,
+        "0.1.0",
+        "b.wit",
+        "package kaizen:plugin@0.1.0;\r\ninterface b {}\r\n",
+    );
+    wit_file(
+        wit,
+        "0.1.1",
+        "b.wit",
+        "package kaizen:plugin@0.1.1;\ninterface b { f: func(); }\n",
+    );
+    wit_file(wit, "0.1.1", "notes.md", "not WIT");
+    wit_file(
+        wit,
+        "0.2.0",
+        "c.wit",
+        "package kaizen:plugin@0.2.0;\ninterface c {}",
+    );
+
+    let out = tempfile::tempdir().unwrap();
+    let dir = assemble_contract(wit, "0.2.0", out.path());
+    assert_eq!(dir, out.path().join("v0.2.0"));
+    let read = |name: &str| fs::read_to_string(dir.join(name)).unwrap();
+    // Inherited files name the new version; every other byte is kept.
+    assert_eq!(
+        read("a.wit"),
+        "// a\npackage kaizen:plugin@0.2.0;\n\ninterface a {}\n"
+    );
+    assert_eq!(
+        read("b.wit"),
+        "package kaizen:plugin@0.2.0;\ninterface b { f: func(); }\n"
+    );
+    assert_eq!(
+        read("c.wit"),
+        "package kaizen:plugin@0.2.0;\ninterface c {}"
+    );
+    let mut names: Vec<_> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a.wit", "b.wit", "c.wit"]);
+
+    // An older version leaves out what came after it, and a stale file
+    // from an earlier assembly is gone.
+    write(&out.path().join("v0.1.0/stale.wit"), "x");
+    let old = assemble_contract(wit, "0.1.0", out.path());
+    assert_eq!(
+        fs::read_to_string(old.join("b.wit")).unwrap(),
+        "package kaizen:plugin@0.1.0;\r\ninterface b {}\r\n"
+    );
+    assert!(!old.join("stale.wit").exists() && !old.join("c.wit").exists());
+}
+
+#[test]
+fn a_file_copied_without_its_new_version_is_refused() {
+    let wit = tempfile::tempdir().unwrap();
+    let wit = wit.path();
+    wit_file(wit, "0.1.0", "a.wit", "package kaizen:plugin@0.1.0;\n");
+    wit_file(wit, "0.1.1", "a.wit", "package kaizen:plugin@0.1.0;\n");
+    let err = crate::wit_versions::assemble(wit, "0.1.1").unwrap_err();
+    assert!(
+        err.contains("v0.1.1/a.wit declares kaizen:plugin@0.1.0"),
+        "{err}"
+    );
+    assert!(
+        err.contains("must declare `package kaizen:plugin@0.1.1;`"),
+        "{err}"
+    );
+    let err = crate::wit_versions::assemble(wit, "0.3.0").unwrap_err();
+    assert!(
+        err.contains("has no contract version 0.3.0 (it has 0.1.0, 0.1.1)"),
+        "{err}"
+    );
+}

@@ -55,8 +55,9 @@ fn dummy_plugin(
     dir
 }
 
+/// Contract `version` in full, as the build put it together from `wit/`.
 fn contract_wit(version: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../../wit/v{version}"))
+    Path::new(env!("OUT_DIR")).join(format!("wit/v{version}"))
 }
 
 #[tokio::test]

@@ -1,6 +1,7 @@
-//! A released contract never changes silently: each `wit/vX.Y.Z`
-//! directory is hashed (its files' relative paths and contents, in path
-//! order) and compared with the hash recorded here when the version was
+//! A released contract never changes silently: each version in full (as
+//! the build puts it together from `wit/vX.Y.Z` and the versions before
+//! it) is hashed (its files' relative paths and contents, in path order)
+//! and compared with the hash recorded here when the version was
 //! released. A change to a released version is a new version instead
 //! (docs/contract.md, Versions); only a clarified documentation comment
 //! may change one in place, and then its hash is recorded anew, on
@@ -32,8 +33,22 @@ const RELEASED: &[(&str, &str)] = &[
     ),
 ];
 
+/// Where the build put each version together in full.
 fn wit() -> PathBuf {
+    Path::new(env!("OUT_DIR")).join("wit")
+}
+
+/// The repository's `wit/`, where each version holds what changed.
+fn wit_source() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../wit")
+}
+
+/// `text` without its `package kaizen:plugin@X.Y.Z;` line.
+fn without_package_line(text: &str) -> String {
+    text.lines()
+        .filter(|line| !line.trim_start().starts_with("package kaizen:plugin@"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The files under `dir`, relative to it, sorted.
@@ -93,5 +108,28 @@ fn every_contract_the_host_provides_is_recorded_as_released() {
             "wit/v{version} is not recorded in RELEASED; record it when it is released: (\"{version}\", \"{}\")",
             hash(&dir)
         );
+    }
+}
+
+#[test]
+fn a_version_directory_holds_only_what_changed() {
+    let versions = kaizen_plugin_host::SUPPORTED_CONTRACTS;
+    for pair in versions.windows(2) {
+        let (before, version) = (pair[0], pair[1]);
+        let dir = wit_source().join(format!("v{version}"));
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let name = entry.unwrap().file_name();
+            let text = std::fs::read_to_string(dir.join(&name)).unwrap();
+            let Ok(earlier) = std::fs::read_to_string(wit().join(format!("v{before}")).join(&name))
+            else {
+                continue;
+            };
+            assert_ne!(
+                without_package_line(&text),
+                without_package_line(&earlier),
+                "wit/v{version}/{} is the same as in {before}: leave it out, the version takes it from the one before",
+                name.to_string_lossy()
+            );
+        }
     }
 }

@@ -3,8 +3,11 @@
 //! uses what 0.1.1 added to 0.1.0 (the `subagent-start` event and the
 //! `updated-output` and `system-message` decision fields).
 
-wit_bindgen::generate!({
-    path: "../../../wit/v0.1.1",
+// `generate_contract!`: `wit_bindgen::generate!` on contract 0.1.1 in
+// full, written by the build script.
+include!(concat!(env!("OUT_DIR"), "/contract.rs"));
+
+generate_contract! {
     inline: "
         package test:contract-0-1-1;
         world legacy {
@@ -14,7 +17,7 @@ wit_bindgen::generate!({
     ",
     world: "test:contract-0-1-1/legacy",
     generate_all,
-});
+}
 
 use exports::kaizen::plugin::hooks::{self, HookAction, HookDecision, HookEvent, Subscription};
 use exports::kaizen::plugin::tools::{self, ToolError, ToolOutput, ToolSpec};
