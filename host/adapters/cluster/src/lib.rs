@@ -2,8 +2,8 @@
 //!
 //! A session is a Restate virtual object keyed by its id ([`worker`]);
 //! each user turn is one invocation of its `turn` handler, which runs
-//! Kaizen's loop with [`RestateSteps`] as the step executor ([`steps`]).
-//! Every model call and tool step is journaled ([`journal`]), so when the
+//! Kaizen's loop with [`RestateSteps`] as the step executor ([`restate_steps`]).
+//! Every model call and tool step is journaled ([`restate_journal`]), so when the
 //! worker running it is lost, Restate runs the invocation again on
 //! another worker and each finished step comes back from the journal
 //! instead of running twice. A question for a person waits on the engine

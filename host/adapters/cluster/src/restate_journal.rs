@@ -5,7 +5,7 @@
 //! await two journaled futures at once), while the loop runs read-only
 //! tools side by side and a sub-agent's steps inside its parent's. So the
 //! steps do not run inside `ctx.run`: they run in the loop, and the
-//! journal is one sequence of [`Entry`]s under one name, each a short
+//! journal is one sequence of entries under one name, each a short
 //! `ctx.run` that says what happened next: a tool step began, a step
 //! ended with its value, a question is about to wait on an awakeable. A
 //! run of the invocation again reads the sequence back in its order and

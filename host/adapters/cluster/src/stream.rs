@@ -7,7 +7,7 @@
 //! again and repeats the ones already written (its steps come back from
 //! the journal), so a reader shows each number once. What happens inside
 //! a step is not repeated by a step the journal gives back, and is not
-//! numbered (see [`within_a_step`]).
+//! numbered (see `within_a_step`).
 //!
 //! Questions the turn waits on ([`crate::asks`]) are lines of the stream
 //! too, under the id that answers them, followed by a line saying they
