@@ -11,37 +11,21 @@
 #[path = "wit_versions.rs"]
 mod wit_versions;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 fn main() {
-    let manifest_dir = PathBuf::from(env_var("CARGO_MANIFEST_DIR"));
-    let wit = manifest_dir.join("../../wit");
+    let wit = PathBuf::from(env_var("CARGO_MANIFEST_DIR")).join("../../wit");
     println!("cargo:rerun-if-changed={}", wit.display());
-    let out = PathBuf::from(env_var("OUT_DIR"));
     let newest = wit_versions::versions(&wit)
         .unwrap_or_else(|err| fail(&err))
         .pop()
         .unwrap_or_else(|| fail(&format!("{} holds no contract version", wit.display())));
-    let dir = wit_versions::write_assembled(&wit, &newest, &out.join("wit"))
-        .unwrap_or_else(|err| fail(&err));
-    let path = path_str(&dir);
-    let generate = format!(
-        "/// `wit_bindgen::generate!` on contract {newest}, with the options given.\n\
-         macro_rules! generate_contract {{\n    ($($options:tt)*) => {{\n        \
-         wit_bindgen::generate!({{ path: {path:?}, $($options)* }});\n    }};\n}}\n"
-    );
-    let file = out.join("contract.rs");
-    std::fs::write(&file, generate)
-        .unwrap_or_else(|err| fail(&format!("cannot write {}: {err}", file.display())));
+    let out = PathBuf::from(env_var("OUT_DIR"));
+    wit_versions::write_bindings_macro(&wit, &newest, &out).unwrap_or_else(|err| fail(&err));
 }
 
 fn env_var(name: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| fail(&format!("cargo did not set {name}")))
-}
-
-fn path_str(path: &Path) -> &str {
-    path.to_str()
-        .unwrap_or_else(|| fail(&format!("{} is not UTF-8", path.display())))
 }
 
 fn fail(message: &str) -> ! {

@@ -147,3 +147,21 @@ fn with_version(text: &str, version: &str) -> Option<String> {
         &text[start + old.len()..]
     ))
 }
+
+/// Puts `version` together in full under `out/wit` and writes
+/// `out/contract.rs`: `generate_contract!`, which runs
+/// `wit_bindgen::generate!` on it with the options given (a proc macro's
+/// `path` must be a literal, so a build script writes it out).
+pub fn write_bindings_macro(wit: &Path, version: &str, out: &Path) -> Result<(), String> {
+    let dir = write_assembled(wit, version, &out.join("wit"))?;
+    let path = dir
+        .to_str()
+        .ok_or_else(|| format!("{} is not UTF-8", dir.display()))?;
+    let generate = format!(
+        "/// `wit_bindgen::generate!` on contract {version}, with the options given.\n\
+         macro_rules! generate_contract {{\n    ($($options:tt)*) => {{\n        \
+         wit_bindgen::generate!({{ path: {path:?}, $($options)* }});\n    }};\n}}\n"
+    );
+    let file = out.join("contract.rs");
+    fs::write(&file, generate).map_err(|err| format!("cannot write {}: {err}", file.display()))
+}

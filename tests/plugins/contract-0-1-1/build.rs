@@ -12,29 +12,18 @@ use std::path::PathBuf;
 const VERSION: &str = "0.1.1";
 
 fn main() {
-    let manifest_dir = PathBuf::from(env_var("CARGO_MANIFEST_DIR"));
-    let wit = manifest_dir.join("../../../wit");
+    let wit = PathBuf::from(env_var("CARGO_MANIFEST_DIR")).join("../../../wit");
     println!("cargo:rerun-if-changed={}", wit.display());
     let out = PathBuf::from(env_var("OUT_DIR"));
-    let dir = wit_versions::write_assembled(&wit, VERSION, &out.join("wit"))
-        .unwrap_or_else(|err| fail(&err));
-    let path = dir
-        .to_str()
-        .unwrap_or_else(|| fail(&format!("{} is not UTF-8", dir.display())));
-    let generate = format!(
-        "macro_rules! generate_contract {{\n    ($($options:tt)*) => {{\n        \
-         wit_bindgen::generate!({{ path: {path:?}, $($options)* }});\n    }};\n}}\n"
-    );
-    let file = out.join("contract.rs");
-    std::fs::write(&file, generate)
-        .unwrap_or_else(|err| fail(&format!("cannot write {}: {err}", file.display())));
+    wit_versions::write_bindings_macro(&wit, VERSION, &out).unwrap_or_else(|err| {
+        eprintln!("error: {err}");
+        std::process::exit(1)
+    });
 }
 
 fn env_var(name: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| fail(&format!("cargo did not set {name}")))
-}
-
-fn fail(message: &str) -> ! {
-    eprintln!("error: {message}");
-    std::process::exit(1)
+    std::env::var(name).unwrap_or_else(|_| {
+        eprintln!("error: cargo did not set {name}");
+        std::process::exit(1)
+    })
 }

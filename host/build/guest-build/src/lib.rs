@@ -46,9 +46,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 mod contract;
-// The rule for reading `wit/`, shared with the SDK's build script.
 mod plugins;
 mod toolchain;
+// The rule for reading `wit/`, shared with the SDK's build script (which
+// alone writes the bindings macro).
+#[allow(dead_code, reason = "the bindings macro is the SDK build's")]
 #[path = "../../../../sdk/rust/wit_versions.rs"]
 mod wit_versions;
 pub use contract::{
