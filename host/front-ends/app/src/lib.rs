@@ -12,6 +12,8 @@
 //! built-ins embedded by this crate's build script: [`builtins`]); memory;
 //! the guard; the session store ([`session`]); the agent's settings.
 //!
+//! A task run on Kaizen's loop start to finish, the session continued,
+//! built and run until no task is left, is [`run`]'s, whoever starts it.
 //! What the other entry points start is here too, for any front end: a
 //! task on another agent runtime or Kaizen's own loop ([`runtimes`]); a
 //! cluster's worker ([`worker`]), whose runs are [`hosted`]; the tools
@@ -46,6 +48,7 @@ pub mod plugin_host;
 pub mod plugin_install;
 pub mod plugin_listing;
 pub mod plugin_loading;
+pub mod run;
 pub mod runtimes;
 pub mod section;
 pub mod session;

@@ -16,14 +16,18 @@ pub enum Notice {
     /// How the session was set up (which configuration applied, what a
     /// rule means), for the user to check.
     Note(String),
+    /// A program's own output, passed on as the program wrote it, line
+    /// ends included: a plugin kit's toolchain, whose diagnostics are what
+    /// the user reads when a build fails.
+    Output(String),
 }
 
 impl fmt::Display for Notice {
-    /// `warning: TEXT` or `TEXT`.
+    /// `warning: TEXT`, or `TEXT` as it is.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Notice::Warning(text) => write!(f, "warning: {text}"),
-            Notice::Note(text) => f.write_str(text),
+            Notice::Note(text) | Notice::Output(text) => f.write_str(text),
         }
     }
 }
@@ -38,12 +42,13 @@ impl Notices {
         Self(Arc::new(tell))
     }
 
-    /// Notices as `tracing` events (warnings at `warn`, notes at `info`),
-    /// for a front end with no user to tell.
+    /// Notices as `tracing` events (warnings at `warn`, notes and
+    /// programs' output at `info`), for a front end with no user to tell.
     pub fn to_log() -> Self {
         Self::new(|notice| match notice {
             Notice::Warning(text) => tracing::warn!("{text}"),
             Notice::Note(text) => tracing::info!("{text}"),
+            Notice::Output(text) => tracing::info!("{}", text.trim_end()),
         })
     }
 
@@ -55,6 +60,14 @@ impl Notices {
     /// Tells a note.
     pub fn note(&self, text: impl Into<String>) {
         (self.0)(&Notice::Note(text.into()));
+    }
+
+    /// Passes on a program's output; nothing when it wrote nothing.
+    pub fn output(&self, text: impl Into<String>) {
+        let text = text.into();
+        if !text.is_empty() {
+            (self.0)(&Notice::Output(text));
+        }
     }
 }
 
@@ -82,6 +95,26 @@ mod tests {
                 "configuration not applied in full",
                 "warning: the MCP server `db` did not start"
             ]
+        );
+    }
+
+    #[test]
+    fn a_programs_output_passes_as_written_and_silence_is_not_told() {
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let sink = heard.clone();
+        let notices = Notices::new(move |notice| sink.lock().unwrap().push(notice.clone()));
+        notices.output("");
+        notices.output("error[E0425]: cannot find value `x`\n");
+        let heard = heard.lock().unwrap().clone();
+        assert_eq!(
+            heard,
+            [Notice::Output(
+                "error[E0425]: cannot find value `x`\n".into()
+            )]
+        );
+        assert_eq!(
+            heard[0].to_string(),
+            "error[E0425]: cannot find value `x`\n"
         );
     }
 }

@@ -7,44 +7,34 @@
 //! session store ($KAIZEN_HOME/sessions, which every worker and submitter
 //! must share). This module takes a turn from the engine to Kaizen's loop:
 //! its workspace confined to the worker's roots, the session taken back to
-//! where the turn began, the turn on a thread of its own; the front end
-//! runs the loop ([`TurnLoop`]), as it runs its own tasks.
+//! where the turn began, the turn on a thread of its own, run as `kaizen
+//! run` runs a task ([`crate::run`]) with the submitter answering.
 
 use crate::hosted::Hosted;
 use crate::notices::Notices;
+use crate::permission_flags::PermissionArgs;
+use crate::plugin_loading::Selection;
+use crate::run::{NoMoreTasks, Opened, RunRequest};
 use crate::session::{self, Choice};
-use crate::session_builder::SetupError;
+use crate::session_builder::{Collaborators, SetupError};
 use crate::workspace_roots::{confined_workspace, workspace_roots};
-use futures::future::LocalBoxFuture;
 use kaizen_cluster::{Asker, RestateSteps, TurnFuture, TurnRequest, TurnRunner, TurnStart};
-use kaizen_protocol::{CancellationToken, RunResult};
+use kaizen_protocol::{CancellationToken, RunResult, Silent};
 use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How the front end runs a turn on Kaizen's loop.
-pub trait TurnLoop: Send + Sync + 'static {
-    /// Runs `turn` until it ends or `interrupt` stops it; it runs on a
-    /// thread of its own, so the future need not be `Send`.
-    fn run(
-        &self,
-        turn: HostedTurn,
-        interrupt: CancellationToken,
-    ) -> LocalBoxFuture<'static, Result<RunResult, SetupError>>;
-}
-
 /// A turn for Kaizen's loop to run on this worker.
-pub struct HostedTurn {
-    /// What the submitter sent: the task, model, limits and permissions.
-    pub request: TurnRequest,
-    /// The workspace, inside the worker's roots.
-    pub workspace: PathBuf,
-    /// A new session, or the session resumed where the turn began.
-    pub session: Choice,
-    /// What the engine gives the run: its steps, the asker, the stream.
-    pub hosted: Hosted,
+struct HostedTurn {
+    /// What to run: the submitter's model, limits and permissions, in
+    /// the workspace inside the worker's roots, hosted by the engine.
+    run: RunRequest,
+    /// The submitter's task.
+    task: String,
+    /// The submitter, answering through the engine.
+    with: Collaborators<'static>,
 }
 
 /// Where and how the worker serves.
@@ -92,22 +82,20 @@ impl fmt::Display for WorkerError {
     }
 }
 
-/// Runs turns with this process's configuration, in workspaces inside
-/// its roots, on the front end's loop.
+/// Runs turns on Kaizen's loop with this process's configuration, in
+/// workspaces inside its roots.
 pub struct Worker {
     roots: Vec<PathBuf>,
-    turns: Arc<dyn TurnLoop>,
     log: Notices,
 }
 
 impl Worker {
-    /// A worker whose turns `turns` runs, in directories under `roots`
-    /// (the current directory when there is none), telling `log` what
-    /// becomes of each turn.
-    pub fn new(roots: &[PathBuf], turns: Arc<dyn TurnLoop>, log: Notices) -> Result<Self, String> {
+    /// A worker whose turns run in directories under `roots` (the current
+    /// directory when there is none), telling `log` what becomes of each
+    /// turn and what its runs have to tell.
+    pub fn new(roots: &[PathBuf], log: Notices) -> Result<Self, String> {
         Ok(Self {
             roots: workspace_roots(roots)?,
-            turns,
             log,
         })
     }
@@ -171,7 +159,6 @@ impl TurnRunner for Worker {
         // and the handler only trades steps with it over channels.
         let (done, result) = tokio::sync::oneshot::channel();
         let workspace = confined_workspace(request.cwd.as_deref(), &self.roots);
-        let turns = self.turns.clone();
         let log = self.log.clone();
         let spawned = std::thread::Builder::new()
             .name(format!("turn {session}"))
@@ -181,10 +168,10 @@ impl TurnRunner for Worker {
                     .build();
                 let id = session.clone();
                 log.note(format!("session {id}: turn started"));
+                let notices = log.clone();
                 let run = async move {
-                    let turn = hosted_turn(session, request, workspace?, start, steps)?;
-                    turns
-                        .run(turn, interrupt)
+                    let turn = hosted_turn(session, request, workspace?, start, steps, notices)?;
+                    run_turn(turn, &interrupt)
                         .await
                         .map_err(|err| format!("{:#}", err.error))
                 };
@@ -226,13 +213,29 @@ fn outcome_line(id: &str, outcome: &Option<Result<RunResult, String>>) -> String
     }
 }
 
-/// One turn, from where the session stood when the turn first began.
+/// Runs `turn` on Kaizen's loop until it ends or `interrupt` stops it;
+/// its events go to the session's stream, which its submitter follows.
+async fn run_turn(
+    turn: HostedTurn,
+    interrupt: &CancellationToken,
+) -> Result<RunResult, SetupError> {
+    let opened = Opened::open(turn.run)?;
+    let task = opened.task(Some(turn.task))?;
+    let built = opened.build(task, turn.with).await?;
+    // Nobody here watches: a hosted run's events go to its session's
+    // stream whatever observer is given.
+    Ok(built.run(&Silent, &mut NoMoreTasks, interrupt).await)
+}
+
+/// One turn, from where the session stood when the turn first began,
+/// telling `notices` what the user should know.
 fn hosted_turn(
     session: String,
     request: TurnRequest,
     workspace: PathBuf,
     start: TurnStart,
     steps: RestateSteps,
+    notices: Notices,
 ) -> Result<HostedTurn, String> {
     let store = session::open_store().map_err(|err| format!("{err:#}"))?;
     // What an earlier run of this turn wrote goes: this run writes it
@@ -253,13 +256,44 @@ fn hosted_turn(
         made_before,
         asker: Arc::new(Asker::new(steps.clone())),
         steps: Arc::new(steps),
-        turn: request.turn.clone(),
-        cluster: request.cluster.clone(),
+        turn: request.turn,
+        cluster: request.cluster,
+    };
+    // Nobody is at the worker: the submitter answers through the engine,
+    // and the workspace is trusted only as recorded.
+    let with = Collaborators {
+        interaction: hosted.interaction(),
+        ask_trust: None,
+        approver: Some(hosted.approver()),
+        steps: Some(hosted.steps.clone()),
+        inbox: None,
+        notices,
+    };
+    let run = RunRequest {
+        model: request.model,
+        provider: None,
+        max_cycles: request.max_cycles,
+        budget_usd: request.budget_usd,
+        timeout: request.timeout,
+        record: None,
+        replay: None,
+        selection: Selection {
+            cwd: Some(workspace),
+            plugins: Vec::new(),
+            add_dirs: Vec::new(),
+        },
+        planner: None,
+        session: choice,
+        permissions: PermissionArgs {
+            permission_mode: request.permission_mode,
+            allowed_tools: request.allowed_tools,
+            disallowed_tools: request.disallowed_tools,
+        },
+        hosted: Some(hosted),
     };
     Ok(HostedTurn {
-        request,
-        workspace,
-        session: choice,
-        hosted,
+        run,
+        task: request.task,
+        with,
     })
 }

@@ -2,10 +2,10 @@
 //! stream-json input, or, on a cluster's worker, the turn's submitter.
 
 use crate::output::Printer;
-use crate::run_options::RunOptions;
 use crate::stream_input::StreamInput;
 use crate::terminal::{TerminalApprover, TerminalInteraction};
-use kaizen_app::notices::Notices;
+use kaizen_app::hosted::Hosted;
+use kaizen_app::notices::{Notice, Notices};
 use kaizen_app::session_builder::{Collaborators, SetupError};
 use kaizen_app::trust::AskTrust;
 use kaizen_loop::Inbox;
@@ -16,17 +16,17 @@ use std::sync::Arc;
 
 /// Who answers plugins' questions and approves tool calls: the terminal
 /// when a person is at it (stdin and stderr are terminals, and stdin is
-/// not where the task came from), else nobody: plugins are told no user
-/// is available, and calls that ask are refused.
+/// not where the task came from: it was an argument, `task_given`), else
+/// nobody: plugins are told no user is available, and calls that ask are
+/// refused. A `hosted` run's submitter answers, never this terminal.
 pub fn terminal_for(
-    options: &RunOptions,
+    task_given: bool,
+    hosted: bool,
     printer: &Arc<Printer>,
     interrupt: &CancellationToken,
 ) -> Option<Arc<TerminalInteraction>> {
-    let interactive = options.hosted.is_none()
-        && options.task.is_some()
-        && std::io::stdin().is_terminal()
-        && std::io::stderr().is_terminal();
+    let interactive =
+        !hosted && task_given && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     interactive.then(|| Arc::new(TerminalInteraction::new(printer.clone(), interrupt.clone())))
 }
 
@@ -35,13 +35,12 @@ pub fn terminal_for(
 /// turn's submitter. Only a person at a terminal is asked to trust a
 /// workspace.
 pub fn collaborators(
-    options: &RunOptions,
+    hosted: Option<&Hosted>,
     printer: &Arc<Printer>,
     input: &Option<StreamInput>,
     terminal: Option<Arc<TerminalInteraction>>,
     inbox: Option<Inbox>,
 ) -> Result<Collaborators<'static>, SetupError> {
-    let hosted = options.hosted.as_ref();
     let approver = match (input, terminal.clone()) {
         (Some(input), _) => Some(Arc::new(input.approver(printer.clone())) as Arc<dyn Approver>),
         (None, Some(terminal)) => {
@@ -68,7 +67,10 @@ pub fn collaborators(
 }
 
 /// Notices for the person running `kaizen`: on stderr, each line after
-/// `kaizen: `.
+/// `kaizen: `; a program's output as it wrote it.
 pub fn to_stderr() -> Notices {
-    Notices::new(|notice| eprintln!("kaizen: {notice}"))
+    Notices::new(|notice| match notice {
+        Notice::Output(text) => eprint!("{text}"),
+        other => eprintln!("kaizen: {other}"),
+    })
 }

@@ -7,8 +7,9 @@ use crate::commands::{
 };
 use crate::run_args::{Placement, RunArgs};
 use crate::{
-    approve_cmd, audit_cmd, cluster_cmd, eval_cmd, mcp_cmd, memory_cmd, output, plugins_add,
-    plugins_cmd, run_cmd, runtime_cmd, sandbox_cmd, sessions_cmd, tools_cmd, trust_cmd, worker_cmd,
+    answerers, approve_cmd, audit_cmd, cluster_cmd, eval_cmd, mcp_cmd, memory_cmd, output,
+    plugins_add, plugins_cmd, run_cmd, runtime_cmd, sandbox_cmd, sessions_cmd, tools_cmd,
+    trust_cmd, worker_cmd,
 };
 use kaizen_app::kits;
 use kaizen_app::session_builder::SetupError;
@@ -82,8 +83,8 @@ async fn plugins(command: PluginsCommand) -> anyhow::Result<()> {
             cwd,
         } => plugins_add::add(&path, &plugins_add::Target { cwd, workspace }).await,
         PluginsCommand::New { name, lang, dir } => kits::new_project(&name, lang, dir.as_deref()),
-        PluginsCommand::Build { dir } => kits::build(&dir).await,
-        PluginsCommand::Test { dir } => kits::test(&dir).await,
+        PluginsCommand::Build { dir } => kits::build(&dir, answerers::to_stderr()).await,
+        PluginsCommand::Test { dir } => kits::test(&dir, answerers::to_stderr()).await,
         PluginsCommand::Remove {
             name,
             workspace,

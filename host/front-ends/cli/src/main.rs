@@ -12,7 +12,6 @@ mod cluster_cmd;
 mod commands;
 mod dispatch;
 mod eval_cmd;
-mod local_runtime;
 mod mcp_cmd;
 mod memory_cmd;
 mod output;

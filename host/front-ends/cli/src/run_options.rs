@@ -1,11 +1,14 @@
 //! What `kaizen run` was asked to do, as every front end that runs a
-//! task on Kaizen's loop (or hands it elsewhere) receives it.
+//! task on Kaizen's loop (or hands it elsewhere) receives it: the
+//! library's request ([`RunRequest`]) with what only the command line
+//! knows, where the task comes from and how the run is shown.
 
 use crate::output::OutputFormat;
 use kaizen_app::hosted::Hosted;
 use kaizen_app::plugin_loading::Selection as PluginSelection;
-use kaizen_app::session::{self, Choice, Continued};
-use kaizen_app::session_builder::{SessionRequest, SetupError, Start, check_limits};
+use kaizen_app::run::RunRequest;
+use kaizen_app::session::Choice;
+use kaizen_app::session_builder::{SetupError, check_limits};
 use std::path::PathBuf;
 
 /// What `kaizen run` was asked to do.
@@ -46,6 +49,14 @@ pub struct RunOptions {
     pub hosted: Option<Hosted>,
 }
 
+/// Where `kaizen run` reads its task from.
+pub struct TaskFrom {
+    /// The task given as an argument; else stdin.
+    pub argument: Option<String>,
+    /// `--input-format stream-json`: the first message on stdin.
+    pub stream_json: bool,
+}
+
 impl RunOptions {
     /// Refuses limits that cannot work, and a mode that does not exist.
     pub fn check_limits(&self) -> Result<(), SetupError> {
@@ -76,58 +87,28 @@ impl RunOptions {
         })
     }
 
-    /// The session these options ask for, starting as `start`; memories
-    /// are recalled for `recall_for` when given.
-    pub fn request(&self, start: Start, recall_for: Option<String>) -> SessionRequest {
-        SessionRequest {
-            selection: self.plugins.clone(),
-            permissions: self.permissions.clone(),
-            model: self.model.clone(),
-            provider: self.provider.clone(),
-            replay: self.replay.clone(),
-            record: self.record.clone(),
-            planner: self.planner.clone(),
+    /// The library's request for Kaizen's loop, and where the task comes
+    /// from (the output format and a compaction are the caller's to read
+    /// first).
+    pub fn into_request(self) -> (RunRequest, TaskFrom) {
+        let request = RunRequest {
+            model: self.model,
+            provider: self.provider,
             max_cycles: self.max_cycles,
             budget_usd: self.budget_usd,
             timeout: self.timeout,
-            start,
-            recall_for,
-        }
-    }
-
-    /// A continued session goes on where it was, with what it was using,
-    /// unless the flags say otherwise; the user hears what it cannot get back.
-    pub fn go_on_from(&mut self, continued: &Continued) {
-        for warning in &continued.restored.warnings {
-            eprintln!("kaizen: warning: {warning}");
-        }
-        for line in session::lost(continued) {
-            eprintln!("kaizen: {line}");
-        }
-        self.model
-            .get_or_insert_with(|| continued.meta.model.clone());
-        self.plugins
-            .cwd
-            .get_or_insert_with(|| PathBuf::from(&continued.meta.cwd));
-        if self.planner.is_none() {
-            self.planner.clone_from(&continued.meta.planner);
-        }
-    }
-
-    /// How the session starts: `continued`, or new with `task` (named as
-    /// a cluster's turn names it, when a worker runs it).
-    pub fn start(&self, continued: Option<Continued>, task: Option<&str>) -> Start {
-        let hosted = self.hosted.as_ref();
-        match continued {
-            Some(continued) => Start::Continue {
-                state: Box::new(continued.restored.state),
-                seq: continued.restored.seq,
-            },
-            None => Start::New {
-                id: hosted.map(|hosted| hosted.session_id.clone()),
-                made_before: hosted.is_some_and(|hosted| hosted.made_before),
-                task: task.unwrap_or_default().to_string(),
-            },
-        }
+            record: self.record,
+            replay: self.replay,
+            selection: self.plugins,
+            planner: self.planner,
+            session: self.session,
+            permissions: self.permissions,
+            hosted: self.hosted,
+        };
+        let from = TaskFrom {
+            argument: self.task,
+            stream_json: self.stream_input,
+        };
+        (request, from)
     }
 }

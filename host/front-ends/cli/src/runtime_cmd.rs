@@ -3,11 +3,10 @@
 //! same events, result object and exit codes ([`kaizen_app::runtimes`]);
 //! and `kaizen runtimes`.
 
-use crate::local_runtime;
 use crate::output::{OutputFormat, Printer};
 use crate::run_options::RunOptions;
 pub use kaizen_app::runtimes::runtime_of;
-use kaizen_app::runtimes::{self, RuntimeRun, RuntimeTask};
+use kaizen_app::runtimes::{self, OwnLoop, RuntimeRun, RuntimeTask};
 use kaizen_app::session::Choice;
 use kaizen_app::session_builder::SetupError;
 use kaizen_protocol::CancellationToken;
@@ -42,7 +41,7 @@ pub async fn run(mut options: RunOptions, requested: &str) -> Result<u8, SetupEr
     let text = options.format == OutputFormat::Text;
     let printer = Arc::new(Printer::new(options.format));
     printer.hold_results();
-    let own_loop = local_runtime::own_loop(options, printer.clone());
+    let own_loop = own_loop(options, printer.clone());
     let interrupt = CancellationToken::new();
     let signals = tokio::spawn(crate::signals::watch(interrupt.clone()));
     let executed = chosen.execute(task, &own_loop, &*printer, &interrupt).await;
@@ -66,6 +65,15 @@ pub async fn run(mut options: RunOptions, requested: &str) -> Result<u8, SetupEr
         eprintln!("kaizen: warning: {err}");
     }
     Ok(code)
+}
+
+/// Kaizen's loop as the runtime selector runs it: `options` as `kaizen
+/// run` runs them (the terminal or stream-json input answering; the
+/// context is made from the same options), reporting to `printer`.
+fn own_loop(options: RunOptions, printer: Arc<Printer>) -> OwnLoop {
+    OwnLoop::new(options.model.clone(), move |interrupt| {
+        Box::pin(crate::run_cmd::run_with(options, printer, interrupt))
+    })
 }
 
 /// `kaizen runtimes`: each runtime, whether it can run here, its version

@@ -24,6 +24,7 @@
 //! skipped.
 
 use crate::output::Printer;
+use kaizen_app::run::NextTasks;
 use kaizen_loop::Inbox;
 use kaizen_protocol::{
     Approval, ApprovalFuture, ApprovalRequest, Approver, CancellationToken, RunResult,
@@ -187,6 +188,26 @@ impl StreamInput {
                 },
             }
         }
+    }
+}
+
+/// The session's next tasks: the messages that come between runs; while
+/// a run works, what comes goes to the session's inbox.
+impl NextTasks for StreamInput {
+    async fn drive(
+        &mut self,
+        run: impl Future<Output = RunResult>,
+        inbox: Option<&Inbox>,
+        interrupt: &CancellationToken,
+    ) -> RunResult {
+        match inbox {
+            Some(inbox) => StreamInput::drive(self, run, inbox, interrupt).await,
+            None => run.await,
+        }
+    }
+
+    async fn next(&mut self) -> Option<String> {
+        self.next_message().await
     }
 }
 

@@ -1,20 +1,21 @@
-//! Where a run's task comes from: the argument, stdin, or a continued
-//! session's notice with either.
+//! Where a run's task comes from: the argument, stdin, or stream-json
+//! input's first message; a continued session's notice goes before it
+//! ([`Opened::task`]).
 
-use crate::run_options::RunOptions;
+use crate::run_options::TaskFrom;
 use crate::stream_input::StreamInput;
 use anyhow::Context as _;
-use kaizen_app::session::{self, Continued};
+use kaizen_app::run::Opened;
 use kaizen_app::session_builder::{SetupError, usage};
 use std::io::{IsTerminal, Read};
 
 /// With `--input-format stream-json`: the input, and its first message
 /// (the task); the task must not also be an argument.
 pub async fn stream_input(
-    options: &RunOptions,
+    from: &TaskFrom,
 ) -> Result<(Option<StreamInput>, Option<String>), SetupError> {
-    let mut input = match options.stream_input {
-        true if options.task.is_some() => {
+    let mut input = match from.stream_json {
+        true if from.argument.is_some() => {
             return Err(usage(anyhow::anyhow!(
                 "with --input-format stream-json the task is the first message on stdin, not an argument"
             )));
@@ -34,34 +35,19 @@ pub async fn stream_input(
 }
 
 /// The task a run starts with: `first` (a stream-json message) or
-/// `argument` (or stdin); for a continued session, its notice before
-/// either, and none at all for a compaction by hand (`compact_only`).
+/// `argument` (or stdin: a new session needs a task, a continued one may
+/// go on without), after the continued session's notice.
 pub fn task_for(
-    continued: Option<&Continued>,
+    opened: &Opened,
     first: Option<String>,
     argument: Option<String>,
-    compact_only: bool,
 ) -> Result<Option<String>, SetupError> {
-    let Some(continued) = continued else {
-        return match first {
-            Some(first) => Ok(Some(first)),
-            None => read_task(argument).map(Some),
-        };
+    let given = match (first, opened.continued()) {
+        (Some(first), _) => Some(first),
+        (None, None) => Some(read_task(argument)?),
+        (None, Some(_)) => optional_task(argument)?,
     };
-    if compact_only {
-        return Ok(None);
-    }
-    let task = match first {
-        Some(first) => Some(first),
-        None => optional_task(argument)?,
-    };
-    if let Some(why) = session::nothing_to_do(continued, task.as_deref()) {
-        return Err(usage(anyhow::anyhow!(why)));
-    }
-    Ok(Some(match task {
-        Some(task) => format!("{}\n\n{task}", continued.notice),
-        None => continued.notice.clone(),
-    }))
+    opened.task(given)
 }
 
 /// A resumed session's new task: the argument, or stdin when it is not a
@@ -77,6 +63,8 @@ fn optional_task(task: Option<String>) -> Result<Option<String>, SetupError> {
     Ok(Some(text).filter(|task| !task.trim().is_empty()))
 }
 
+/// A new task: `task`, else all of stdin (which must not be a terminal);
+/// it must say something.
 pub fn read_task(task: Option<String>) -> Result<String, SetupError> {
     let task = match task {
         Some(task) => task,

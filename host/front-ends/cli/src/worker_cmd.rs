@@ -3,11 +3,9 @@
 //! run` would run it, with this machine's configuration, provider keys,
 //! plugins and sandbox.
 
-use crate::local_runtime::OnThisMachine;
 use kaizen_app::worker::{Serving, Worker};
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// `kaizen worker`'s arguments.
@@ -50,11 +48,7 @@ pub struct WorkerArgs {
 /// Serves turns until the process ends; with `--register` (the
 /// cluster's admin address), registers itself there first.
 pub async fn serve(args: WorkerArgs) -> u8 {
-    let worker = match Worker::new(
-        &args.root,
-        Arc::new(OnThisMachine),
-        crate::answerers::to_stderr(),
-    ) {
+    let worker = match Worker::new(&args.root, crate::answerers::to_stderr()) {
         Ok(worker) => worker,
         Err(err) => {
             eprintln!("kaizen: {err}");

@@ -73,7 +73,7 @@ pub async fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
         .arg("-o")
         .arg(&core)
         .run(
-            &kit.containment,
+            kit,
             "compiling with clang",
             &format!(
                 "fix the errors above; clang needs the WASI sysroot (on Debian 12: {PACKAGES})"
@@ -124,14 +124,14 @@ pub async fn test(project: &Project, kit: &Kit) -> anyhow::Result<()> {
             .arg("-o")
             .arg(&exe)
             .run(
-                &kit.containment,
+                kit,
                 &format!("compiling {}", test.display()),
                 "fix the errors above (a C compiler, `cc`, is needed; HOST_CC names another)",
             )
             .await?;
         Step::new(&exe, &project.dir)?
             .run(
-                &kit.containment,
+                kit,
                 &format!("{}", test.display()),
                 "fix what the failures above say",
             )

@@ -6,6 +6,7 @@
 
 use super::toolchain::installed;
 use super::{Kit, Lang, Project, copy_tree, embedded, python, toolchain};
+use crate::notices::{Notice, Notices};
 use anyhow::Context as _;
 use kaizen_plugin_host::{Location, Manifest, Origin, Pin, PluginSource};
 use kaizen_sandbox::Containment;
@@ -46,12 +47,14 @@ pub fn already_built(home: &Path, name: &str) -> anyhow::Result<Option<PathBuf>>
 }
 
 /// The directory holding the built-in `name`, built now with its kit
-/// unless an earlier run built it, each step confined by `containment`;
-/// `None` when `name` is not carried as source.
+/// unless an earlier run built it, each step confined by `containment`
+/// and what its toolchain says told to `notices`; `None` when `name` is
+/// not carried as source.
 pub async fn build(
     home: &Path,
     name: &str,
     containment: &Containment,
+    notices: &Notices,
 ) -> anyhow::Result<Option<PathBuf>> {
     let Some((dir, root)) = place(home, name)? else {
         return Ok(None);
@@ -60,11 +63,12 @@ pub async fn build(
         root,
         toolchains: toolchain::cache_dir(home)?,
         containment: containment.clone(),
+        notices: notices.clone(),
     };
     let source = kit.root.join(SOURCES).join(name);
     let lang = Lang::of_project(&source)?;
     let what = format!("the built-in `{name}`, built from its {lang:?} source");
-    installed(&dir, &what, async |dir: &Path| {
+    installed(&dir, &what, notices, async |dir: &Path| {
         copy_tree(&source, dir)?;
         let manifest = Manifest::load(dir).map_err(|err| anyhow::anyhow!("{err}"))?;
         let project = Project {
@@ -92,8 +96,18 @@ pub async fn source(
     name: &str,
     containment: &Containment,
 ) -> anyhow::Result<Option<PluginSource>> {
-    let built = build(home, name, containment).await?;
+    let built = build(home, name, containment, &to_stderr()).await?;
     Ok(built.map(source_in))
+}
+
+/// Where a build for a session's loading tells its toolchain's output:
+/// stderr, as the `kaizen` command tells notices, since the loading does
+/// not hand this build its own notices yet.
+fn to_stderr() -> Notices {
+    Notices::new(|notice| match notice {
+        Notice::Output(text) => eprint!("{text}"),
+        other => eprintln!("kaizen: {other}"),
+    })
 }
 
 /// The built-ins carried as source that an earlier run built, for a

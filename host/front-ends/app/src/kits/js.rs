@@ -25,11 +25,11 @@ pub async fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
     if copy.is_file()
         && std::fs::read(&copy).ok() != std::fs::read(sdk.join("kaizen-sdk/index.js")).ok()
     {
-        eprintln!(
-            "kaizen: note: {} differs from this kaizen's kit; its tests ran against other code. Copy {} over it to update",
+        kit.notices.note(format!(
+            "note: {} differs from this kaizen's kit; its tests ran against other code. Copy {} over it to update",
             copy.display(),
             sdk.join("kaizen-sdk/index.js").display()
-        );
+        ));
     }
     let work = tempfile::Builder::new()
         .prefix("kaizen-js-build-")
@@ -75,7 +75,7 @@ pub async fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
     };
     jco_cmd
         .run(
-            &kit.containment,
+            kit,
             &format!("componentizing {main}"),
             "the error above names the cause",
         )
@@ -87,7 +87,7 @@ pub async fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
 pub async fn test(project: &Project, kit: &Kit) -> anyhow::Result<()> {
     Step::new("node", &project.dir)?
         .arg("--test")
-        .tests(&kit.containment)
+        .tests(kit)
         .await
 }
 
@@ -98,7 +98,8 @@ async fn toolchain(sdk: &Path, kit: &Kit) -> anyhow::Result<PathBuf> {
         std::fs::read(pins.join("package-lock.json")).context("the kit's package-lock.json")?;
     let hash = blake3::hash(&lock).to_hex();
     let dir = kit.toolchains.join(format!("js-{}", &hash[..16]));
-    let dir = installed(&dir, "jco and componentize-js (npm)", async |dir: &Path| {
+    let what = "jco and componentize-js (npm)";
+    let dir = installed(&dir, what, &kit.notices, async |dir: &Path| {
         for file in ["package.json", "package-lock.json"] {
             std::fs::copy(pins.join(file), dir.join(file))?;
         }
@@ -113,7 +114,7 @@ async fn toolchain(sdk: &Path, kit: &Kit) -> anyhow::Result<PathBuf> {
                 "--loglevel=error",
             ])
             .run(
-                &kit.containment,
+                kit,
                 "npm ci",
                 "is the npm registry reachable? Install Node.js 20.19+ with npm if `npm` is missing",
             )

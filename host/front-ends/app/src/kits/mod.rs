@@ -6,13 +6,14 @@
 
 mod c;
 mod check;
-mod embedded;
+pub mod embedded;
 pub mod from_source;
 mod js;
 mod python;
 mod rust;
 mod toolchain;
 
+use crate::notices::Notices;
 use anyhow::{Context as _, bail};
 use kaizen_plugin_host::{MANIFEST_FILE, Manifest, valid_plugin_name};
 use kaizen_sandbox::Containment;
@@ -90,6 +91,9 @@ pub struct Kit {
     /// Kaizen's state hidden, configuration read-only, the user's sandbox
     /// settings: each step adds only what it reaches.
     pub containment: Containment,
+    /// Where the toolchain's own output and the build's notes go (the
+    /// user reads a failed build's diagnostics there).
+    pub notices: Notices,
 }
 
 /// The project being built.
@@ -163,8 +167,9 @@ pub fn new_project(name: &str, lang: Lang, dir: Option<&Path>) -> anyhow::Result
     Ok(())
 }
 
-/// The project in `dir`, its language and the kits.
-fn open(dir: &Path) -> anyhow::Result<(Project, Lang, Kit)> {
+/// The project in `dir`, its language and the kits, telling `notices`
+/// what the toolchain says.
+fn open(dir: &Path, notices: Notices) -> anyhow::Result<(Project, Lang, Kit)> {
     let dir = plugin_dir(dir)?;
     let manifest = Manifest::load(&dir).map_err(|err| anyhow::anyhow!("{err}"))?;
     let lang = Lang::of_project(&dir)?;
@@ -173,6 +178,7 @@ fn open(dir: &Path) -> anyhow::Result<(Project, Lang, Kit)> {
         root: embedded::extracted(&home.join("kits"))?,
         toolchains: toolchain::cache_dir(&home)?,
         containment: crate::plugin_host::state_containment(&home)?,
+        notices,
     };
     let project = Project {
         output: manifest.component_path(&dir),
@@ -183,9 +189,10 @@ fn open(dir: &Path) -> anyhow::Result<(Project, Lang, Kit)> {
 }
 
 /// `kaizen plugins test [DIR]`: the project's own tests, run natively
-/// with the kit that matches this kaizen.
-pub async fn test(dir: &Path) -> anyhow::Result<()> {
-    let (project, lang, kit) = open(dir)?;
+/// with the kit that matches this kaizen; what they print goes to
+/// `notices`.
+pub async fn test(dir: &Path, notices: Notices) -> anyhow::Result<()> {
+    let (project, lang, kit) = open(dir, notices)?;
     match lang {
         Lang::Rust => rust::test(&project, &kit).await,
         Lang::Python => python::test(&project, &kit).await,
@@ -194,9 +201,10 @@ pub async fn test(dir: &Path) -> anyhow::Result<()> {
     }
 }
 
-/// `kaizen plugins build [DIR]`.
-pub async fn build(dir: &Path) -> anyhow::Result<()> {
-    let (project, lang, kit) = open(dir)?;
+/// `kaizen plugins build [DIR]`; what the toolchain prints goes to
+/// `notices`.
+pub async fn build(dir: &Path, notices: Notices) -> anyhow::Result<()> {
+    let (project, lang, kit) = open(dir, notices)?;
     match lang {
         Lang::Rust => rust::build(&project, &kit).await?,
         Lang::Python => python::build(&project, &kit).await?,

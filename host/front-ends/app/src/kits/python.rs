@@ -78,7 +78,7 @@ pub async fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
         .arg("-o")
         .arg(&built)
         .run(
-            &kit.containment,
+            kit,
             "componentize-py",
             "the Python error above names the cause",
         )
@@ -93,6 +93,7 @@ async fn componentize_py(kit: &Kit) -> anyhow::Result<PathBuf> {
         &kit.toolchains
             .join(format!("componentize-py-{COMPONENTIZE_PY}")),
         &format!("componentize-py {COMPONENTIZE_PY} (PyPI)"),
+        &kit.notices,
         async |venv: &Path| {
             // `-I`: the standard library's venv, whatever the directory
             // holds (the step runs in the venv's own directory anyway).
@@ -101,7 +102,7 @@ async fn componentize_py(kit: &Kit) -> anyhow::Result<PathBuf> {
                 .args(["-I", "-m", "venv"])
                 .arg(venv)
                 .run(
-                    &kit.containment,
+                    kit,
                     "creating a Python venv",
                     "Python 3.11+ with its venv module is needed (Debian: apt-get install python3 python3-venv)",
                 )
@@ -116,7 +117,7 @@ async fn componentize_py(kit: &Kit) -> anyhow::Result<PathBuf> {
                     "--no-cache-dir",
                 ])
                 .arg(format!("componentize-py=={COMPONENTIZE_PY}"))
-                .run(&kit.containment, "installing componentize-py", "pip needs to reach PyPI")
+                .run(kit, "installing componentize-py", "pip needs to reach PyPI")
                 .await
                 .map(drop)
         },
@@ -132,7 +133,7 @@ pub async fn test(project: &Project, kit: &Kit) -> anyhow::Result<()> {
         .reads(&sdk)
         .env("PYTHONPATH", &sdk)
         .args(["-m", "unittest"])
-        .tests(&kit.containment)
+        .tests(kit)
         .await
 }
 

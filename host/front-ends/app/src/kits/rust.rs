@@ -19,7 +19,8 @@ pub async fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
         .arg("--message-format=json-render-diagnostics")
         .output(&kit.containment)
         .await?;
-    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    kit.notices
+        .output(String::from_utf8_lossy(&out.stderr).into_owned());
     if out.exit_code != Some(0) {
         bail!("cargo build failed; fix the errors above and build again");
     }
@@ -36,10 +37,7 @@ pub async fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
 /// `cargo test` in the project, against the kit's SDK.
 pub async fn test(project: &Project, kit: &Kit) -> anyhow::Result<()> {
     patch_sdk(&project.dir, &kit.root.join("sdk").join("rust"))?;
-    cargo(project, kit)?
-        .arg("test")
-        .tests(&kit.containment)
-        .await
+    cargo(project, kit)?.arg("test").tests(kit).await
 }
 
 /// The cargo that runs this kaizen (when it does), else the one on PATH,
@@ -93,9 +91,9 @@ async fn ensure_target(project: &Project, kit: &Kit) -> anyhow::Result<()> {
     if has_core {
         return Ok(());
     }
-    eprintln!(
-        "kaizen: adding the {TARGET} target to your Rust toolchain (rustup target add {TARGET})"
-    );
+    kit.notices.note(format!(
+        "adding the {TARGET} target to your Rust toolchain (rustup target add {TARGET})"
+    ));
     let mut rustup = Step::new("rustup", &project.dir)?.rust().downloads();
     if let Some(home) = rustup_home() {
         rustup = rustup.writes(home);
@@ -103,7 +101,7 @@ async fn ensure_target(project: &Project, kit: &Kit) -> anyhow::Result<()> {
     rustup
         .args(["target", "add", TARGET])
         .run(
-            &kit.containment,
+            kit,
             &format!("adding the {TARGET} target"),
             &format!(
                 "install Rust with rustup (https://rustup.rs), or add the {TARGET} standard library to your toolchain"

@@ -11,6 +11,8 @@
 //! directory is one Kaizen chose, never the repository Kaizen was started
 //! in, so nothing there can stand in for the tool's own modules.
 
+use super::Kit;
+use crate::notices::Notices;
 use anyhow::{Context as _, bail};
 use kaizen_sandbox::{Command, Containment, Sandbox, Scope, Widening};
 use std::ffi::OsStr;
@@ -65,10 +67,11 @@ pub fn is_installed(dir: &Path) -> bool {
 
 /// `dir`, with `what` installed into it by `install` (given `dir`, made
 /// empty) unless an earlier install completed; a half-done install is
-/// started over.
+/// started over. `notices` hears that an install starts: it takes a while.
 pub async fn installed(
     dir: &Path,
     what: &str,
+    notices: &Notices,
     install: impl AsyncFnOnce(&Path) -> anyhow::Result<()>,
 ) -> anyhow::Result<PathBuf> {
     if is_installed(dir) {
@@ -91,10 +94,10 @@ pub async fn installed(
             .with_context(|| format!("removing the unfinished install in {}", dir.display()))?;
     }
     std::fs::create_dir(dir).with_context(|| format!("creating {}", dir.display()))?;
-    eprintln!(
-        "kaizen: installing {what} into {} (first build only; this takes a while)",
+    notices.note(format!(
+        "installing {what} into {} (first build only; this takes a while)",
         dir.display()
-    );
+    ));
     install(dir)
         .await
         .with_context(|| format!("installing {what}"))?;
@@ -270,20 +273,18 @@ impl Step {
         self.env("PYTHONDONTWRITEBYTECODE", "1")
     }
 
-    /// Runs it in `containment` to its end; its output goes to our stderr
-    /// (a build's chatter is diagnostics, and a build for a run must keep
-    /// the run's output clean). `what` says what it was doing, `fix` what
-    /// to do when it fails. Its standard output is returned too.
-    pub async fn run(
-        self,
-        containment: &Containment,
-        what: &str,
-        fix: &str,
-    ) -> anyhow::Result<Vec<u8>> {
-        let out = self.output(containment).await?;
-        eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    /// Runs it in the kit's containment to its end; its diagnostics (its
+    /// standard error, and its standard output when it fails) go to the
+    /// kit's notices as output, never to a run's output, which a build for
+    /// a run must keep clean. `what` says what it was doing, `fix` what to
+    /// do when it fails. Its standard output is returned too.
+    pub async fn run(self, kit: &Kit, what: &str, fix: &str) -> anyhow::Result<Vec<u8>> {
+        let out = self.output(&kit.containment).await?;
+        kit.notices
+            .output(String::from_utf8_lossy(&out.stderr).into_owned());
         if out.exit_code != Some(0) {
-            eprint!("{}", String::from_utf8_lossy(&out.stdout));
+            kit.notices
+                .output(String::from_utf8_lossy(&out.stdout).into_owned());
             let how = match (out.exit_code, out.signal) {
                 (Some(code), _) => format!("exit code {code}"),
                 (None, Some(signal)) => format!("killed by signal {signal}"),
@@ -294,9 +295,10 @@ impl Step {
         Ok(out.stdout)
     }
 
-    /// Runs a project's own tests in `containment`: a failure names them.
-    pub async fn tests(self, containment: &Containment) -> anyhow::Result<()> {
-        self.run(containment, "the tests", "fix what the failures above say")
+    /// Runs a project's own tests as [`Step::run`] does: a failure names
+    /// them.
+    pub async fn tests(self, kit: &Kit) -> anyhow::Result<()> {
+        self.run(kit, "the tests", "fix what the failures above say")
             .await
             .map(drop)
     }

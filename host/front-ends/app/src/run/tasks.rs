@@ -1,0 +1,98 @@
+//! A session's runs, one after another: each next task comes from what
+//! waits in the session's inbox when a run ends (typed at a terminal,
+//! sent by an embedding program), else from the front end's input.
+
+use kaizen_loop::{Agent, Inbox, SessionState};
+use kaizen_protocol::{CancellationToken, RunResult};
+use std::future::Future;
+
+/// Where a session's next tasks come from: a front end's input, read
+/// while a run works (stream-json's messages, interrupts and answers)
+/// and between runs.
+pub trait NextTasks {
+    /// Drives `run` to its end and gives its result; an input read while
+    /// it works moves the messages that come into `inbox` (the session's,
+    /// when it has one) and stops the run through `interrupt`.
+    fn drive(
+        &mut self,
+        run: impl Future<Output = RunResult>,
+        inbox: Option<&Inbox>,
+        interrupt: &CancellationToken,
+    ) -> impl Future<Output = RunResult>;
+
+    /// The next task once a run ended and nothing waits in the inbox,
+    /// waiting for it; `None` when no more will come.
+    fn next(&mut self) -> impl Future<Output = Option<String>>;
+}
+
+/// No input: a run goes to its end alone, and no task comes after the
+/// last (but what waits in the inbox).
+pub struct NoMoreTasks;
+
+impl NextTasks for NoMoreTasks {
+    async fn drive(
+        &mut self,
+        run: impl Future<Output = RunResult>,
+        _inbox: Option<&Inbox>,
+        _interrupt: &CancellationToken,
+    ) -> RunResult {
+        run.await
+    }
+
+    async fn next(&mut self) -> Option<String> {
+        None
+    }
+}
+
+/// An input that may be missing: without it, as [`NoMoreTasks`].
+impl<T: NextTasks> NextTasks for Option<T> {
+    async fn drive(
+        &mut self,
+        run: impl Future<Output = RunResult>,
+        inbox: Option<&Inbox>,
+        interrupt: &CancellationToken,
+    ) -> RunResult {
+        match self {
+            Some(input) => input.drive(run, inbox, interrupt).await,
+            None => run.await,
+        }
+    }
+
+    async fn next(&mut self) -> Option<String> {
+        match self {
+            Some(input) => input.next().await,
+            None => None,
+        }
+    }
+}
+
+/// Runs `task` on `state`, then each task that comes while or after it
+/// runs, until none is left or `interrupt` stops it; the last run's
+/// result.
+pub(super) async fn run_tasks(
+    agent: &Agent<'_>,
+    state: &mut SessionState,
+    mut task: Option<String>,
+    tasks: &mut impl NextTasks,
+    interrupt: &CancellationToken,
+) -> RunResult {
+    let inbox = agent.config.inbox.clone();
+    loop {
+        // Each run can be interrupted alone; the caller's interrupt still
+        // reaches it.
+        let run_interrupt = interrupt.child_token();
+        let run = agent.resume(state, task.as_deref(), &run_interrupt);
+        let result = tasks.drive(run, inbox.as_ref(), &run_interrupt).await;
+        // What came after the run's last model call starts the next run;
+        // so does the input's next message.
+        let waiting = inbox.as_ref().map(Inbox::take_all).unwrap_or_default();
+        task = if waiting.is_empty() {
+            tasks.next().await
+        } else {
+            Some(waiting.join("\n\n"))
+        };
+        if task.is_none() || interrupt.is_cancelled() {
+            return result;
+        }
+    }
+}
