@@ -27,7 +27,8 @@ class Template(unittest.TestCase):
         self.assertEqual(names, ["README.md", "app.py", "plugin.toml", "test_app.py"])
         manifest = tomllib.loads(fill((TEMPLATE / "plugin.toml").read_text()))
         self.assertEqual(manifest["plugin"]["name"], "my-tool")
-        self.assertEqual(manifest["plugin"]["contract"], "0.1.4")
+        # `kaizen plugins new` fills in the newest contract it provides.
+        self.assertEqual(manifest["plugin"]["contract"], "{{contract}}")
         self.assertEqual(manifest["plugin"]["kinds"], ["tool"])
         self.assertEqual(manifest["plugin"]["component"], "my-tool.wasm")
 

@@ -92,8 +92,13 @@ pub async fn load_with(
             let mut sources = builtins::sources_for_run(&setup.hooks.builtins, planner);
             if let Some(name) = planner {
                 sources.extend(
-                    crate::kits::from_source::source(&setup.kaizen_home, name, host.sandbox())
-                        .await?,
+                    crate::kits::from_source::source(
+                        &setup.kaizen_home,
+                        name,
+                        host.sandbox(),
+                        notices,
+                    )
+                    .await?,
                 );
             }
             sources

@@ -82,8 +82,14 @@ async fn plugins(command: PluginsCommand) -> anyhow::Result<()> {
             workspace,
             cwd,
         } => plugins_add::add(&path, &plugins_add::Target { cwd, workspace }).await,
-        PluginsCommand::New { name, lang, dir } => kits::new_project(&name, lang, dir.as_deref()),
-        PluginsCommand::Build { dir } => kits::build(&dir, answerers::to_stderr()).await,
+        PluginsCommand::New { name, lang, dir } => {
+            println!("{}", kits::new_project(&name, lang, dir.as_deref())?);
+            Ok(())
+        }
+        PluginsCommand::Build { dir } => {
+            print!("{}", kits::build(&dir, answerers::to_stderr()).await?);
+            Ok(())
+        }
         PluginsCommand::Test { dir } => kits::test(&dir, answerers::to_stderr()).await,
         PluginsCommand::Remove {
             name,

@@ -125,6 +125,10 @@ impl Built {
 /// text through `kaizen run`, and a failure the tool reports.
 async fn counts_a_text(lang: &str) -> Built {
     let built = Built::new(lang);
+    // The new project's manifest names the contract this kaizen provides.
+    let manifest = std::fs::read_to_string(built.project.join("plugin.toml")).unwrap();
+    let contract = format!("contract = \"{}\"", kaizen_plugin_host::CONTRACT_VERSION);
+    assert!(manifest.contains(&contract), "{manifest}");
     let result = built.call(json!({"text": "one two\nthree"}));
     let metadata = &result["metadata"];
     assert_eq!(metadata["words"], 3, "{result:#}");

@@ -12,9 +12,9 @@ use kaizen_plugin_host::{
 };
 use std::fmt::Write as _;
 
-/// Loads the project's component and prints what it provides; an error
-/// says why a session could not load it.
-pub async fn report(project: &Project) -> anyhow::Result<()> {
+/// Loads the project's component; what it provides, as lines for the
+/// user; an error says why a session could not load it.
+pub async fn report(project: &Project) -> anyhow::Result<String> {
     let home = crate::home::kaizen_home()?;
     let host = checking_host(&home, &SignaturePolicy::default())?;
     let name = &project.manifest.plugin.name;
@@ -60,6 +60,5 @@ pub async fn report(project: &Project) -> anyhow::Result<()> {
             plugin.hook_subscriptions.len()
         );
     }
-    print!("{out}");
-    Ok(())
+    Ok(out)
 }

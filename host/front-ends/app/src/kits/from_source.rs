@@ -6,7 +6,7 @@
 
 use super::toolchain::installed;
 use super::{Kit, Lang, Project, copy_tree, embedded, python, toolchain};
-use crate::notices::{Notice, Notices};
+use crate::notices::Notices;
 use anyhow::Context as _;
 use kaizen_plugin_host::{Location, Manifest, Origin, Pin, PluginSource};
 use kaizen_sandbox::Containment;
@@ -89,25 +89,17 @@ pub async fn build(
 }
 
 /// The built-in `name` that kaizen carries as source, built with its kit
-/// (each step confined by `containment`) now unless an earlier run built
-/// it (a wait on the first run); `None` when `name` is not one.
+/// (each step confined by `containment`, its toolchain's output told to
+/// `notices`) now unless an earlier run built it (a wait on the first
+/// run); `None` when `name` is not one.
 pub async fn source(
     home: &Path,
     name: &str,
     containment: &Containment,
+    notices: &Notices,
 ) -> anyhow::Result<Option<PluginSource>> {
-    let built = build(home, name, containment, &to_stderr()).await?;
+    let built = build(home, name, containment, notices).await?;
     Ok(built.map(source_in))
-}
-
-/// Where a build for a session's loading tells its toolchain's output:
-/// stderr, as the `kaizen` command tells notices, since the loading does
-/// not hand this build its own notices yet.
-fn to_stderr() -> Notices {
-    Notices::new(|notice| match notice {
-        Notice::Output(text) => eprint!("{text}"),
-        other => eprintln!("kaizen: {other}"),
-    })
 }
 
 /// The built-ins carried as source that an earlier run built, for a

@@ -115,8 +115,9 @@ impl Project {
     }
 }
 
-/// `kaizen plugins new NAME --lang LANG [--dir DIR]`.
-pub fn new_project(name: &str, lang: Lang, dir: Option<&Path>) -> anyhow::Result<()> {
+/// `kaizen plugins new NAME --lang LANG [--dir DIR]`; what to tell the
+/// user: what was made and the next steps.
+pub fn new_project(name: &str, lang: Lang, dir: Option<&Path>) -> anyhow::Result<String> {
     if !valid_plugin_name(name) {
         bail!(
             "`{name}` cannot name a plugin: use lowercase ASCII letters, digits and `-`, starting with a letter (e.g. word-count)"
@@ -159,12 +160,11 @@ pub fn new_project(name: &str, lang: Lang, dir: Option<&Path>) -> anyhow::Result
         }
     }
     let shown = dir.display();
-    println!(
+    Ok(format!(
         "Created {shown}: a {lang:?} tool plugin `{name}` with one tool, {camel}.\n\nNext:\n  cd {shown}\n  kaizen plugins build\n  kaizen plugins test\n  kaizen tools call --plugins . {camel} '{input}'\n  kaizen plugins add .        # use it in your sessions, pinned",
         camel = names.camel,
         input = lang.example_input(),
-    );
-    Ok(())
+    ))
 }
 
 /// The project in `dir`, its language and the kits, telling `notices`
@@ -202,8 +202,8 @@ pub async fn test(dir: &Path, notices: Notices) -> anyhow::Result<()> {
 }
 
 /// `kaizen plugins build [DIR]`; what the toolchain prints goes to
-/// `notices`.
-pub async fn build(dir: &Path, notices: Notices) -> anyhow::Result<()> {
+/// `notices`. What the built plugin provides, as lines for the user.
+pub async fn build(dir: &Path, notices: Notices) -> anyhow::Result<String> {
     let (project, lang, kit) = open(dir, notices)?;
     match lang {
         Lang::Rust => rust::build(&project, &kit).await?,
@@ -225,7 +225,8 @@ fn project_path(path: &str) -> String {
     }
 }
 
-/// The spellings of a plugin's name that templates use.
+/// What templates fill in: the spellings of a plugin's name, and the
+/// contract version (`{{contract}}`, the newest this kaizen provides).
 struct Names {
     /// `word-count`.
     name: String,
@@ -257,6 +258,7 @@ impl Names {
         text.replace("{{name}}", &self.name)
             .replace("{{snake_name}}", &self.snake)
             .replace("{{camel_name}}", &self.camel)
+            .replace("{{contract}}", kaizen_plugin_host::CONTRACT_VERSION)
     }
 }
 
