@@ -36,7 +36,7 @@ fn main() {
     let bindings = format!(
         "wasmtime::component::bindgen!({{\n    path: {:?},\n    world: \"plugin\",\n    \
          imports: {{ default: async }},\n    exports: {{ default: async }},\n}});\n",
-        path_str(&newest_dir)
+        path_str(newest_dir)
     );
     write(&out_dir().join("bindings.rs"), &bindings);
 }
