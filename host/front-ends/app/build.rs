@@ -2,9 +2,10 @@
 //! `kaizen-guest-build`, into the shared `<target>/wasm-guests`),
 //! precompiles them for this machine with the plugin host's engine settings
 //! (`kaizen-wasm-config`), and embeds both in the binary: `$OUT_DIR/builtins.rs`
-//! is the table `&[(name, include_str!(manifest), include_bytes!(component),
-//! blake3, Some(include_bytes!(compiled))), ..]` that `src/builtins.rs`
-//! includes, and `$OUT_DIR/precompiled_for.rs` the engine key the compiled
+//! is the table `&[(name, include_str!(manifest), include_bytes!(packed
+//! component), blake3 of the component, Some(include_bytes!(packed
+//! compiled))), ..]` that `src/builtins.rs` includes, and
+//! `$OUT_DIR/precompiled_for.rs` the engine key the compiled
 //! code is for. A fresh `KAIZEN_HOME` then starts without compiling; an
 //! engine with another key (another CPU, settings) compiles the component.
 //!
@@ -23,6 +24,15 @@
 //!
 //! Nothing is precompiled when cross-compiling (the code would be for this
 //! machine's CPU), or when `KAIZEN_PRECOMPILE=0`.
+//!
+//! Components and compiled code are embedded packed with zstd, each
+//! against a dictionary (the largest of its kind, itself embedded packed:
+//! `$OUT_DIR/dictionaries.rs`), to a sixth of their size: they were most of
+//! the binary. `src/builtins.rs` unpacks one when a run first needs it, and
+//! the plugin host keeps the result in its compile cache. Packing at level
+//! 19 takes about a minute of CPU for all of them, so each packed file is
+//! kept in `<target>/wasm-guests/packed/` under the BLAKE3 of what it packs
+//! (and of its dictionary), and only what changed is packed again.
 
 #[path = "build_kits.rs"]
 mod kits;
@@ -35,6 +45,12 @@ use kaizen_wasm_config::Precompiler;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// zstd's level for the embedded files: its strongest before the
+/// `--ultra` levels, whose larger windows would cost every run memory to
+/// unpack. Unpacking speed hardly depends on it.
+const PACK_LEVEL: i32 = 19;
 
 fn main() {
     let manifest_dir = manifest_dir();
@@ -78,14 +94,39 @@ fn main() {
     let embedded = out_dir().join("builtins");
     assemble(&embedded, &plugins, &built);
     let precompiled = precompile(&guests, &embedded, &plugins);
+    let components: Vec<PathBuf> = plugins
+        .iter()
+        .map(|plugin| embedded.join(&plugin.name).join(&plugin.component))
+        .collect();
+    let mut dictionaries = vec![pack(&guests, &components, &embedded.join("components"))];
+    if precompiled.is_some() {
+        let compiled: Vec<PathBuf> = plugins
+            .iter()
+            .map(|plugin| compiled_path(&embedded.join(&plugin.name)))
+            .collect();
+        dictionaries.push(pack(&guests, &compiled, &embedded.join("compiled")));
+    }
     drop(guests);
+    let dictionaries: Vec<String> = dictionaries
+        .iter()
+        .map(|path| format!("include_bytes!({:?})", path_str(path)))
+        .chain(std::iter::once("b\"\"".to_owned()))
+        .take(2)
+        .collect();
+    write(
+        &out_dir().join("dictionaries.rs"),
+        format!("({})\n", dictionaries.join(", ")),
+    );
 
     let mut table = String::from("&[\n");
     for plugin in &plugins {
         let dir = embedded.join(&plugin.name);
         let wasm = dir.join(&plugin.component);
         let compiled = match &precompiled {
-            Some(_) => format!("Some(include_bytes!({:?}))", path_str(&compiled_path(&dir))),
+            Some(_) => format!(
+                "Some(include_bytes!({:?}))",
+                path_str(&packed_path(&compiled_path(&dir)))
+            ),
             None => "None".to_owned(),
         };
         let _ = writeln!(
@@ -93,7 +134,7 @@ fn main() {
             "    ({:?}, include_str!({:?}), include_bytes!({:?}), {:?}, {compiled}),",
             plugin.name,
             path_str(&dir.join("plugin.toml")),
-            path_str(&wasm),
+            path_str(&packed_path(&wasm)),
             blake3::hash(&read(&wasm)).as_bytes()
         );
     }
@@ -137,10 +178,89 @@ fn precompile(guests: &GuestDir, embedded: &Path, plugins: &[Plugin]) -> Option<
     Some(key)
 }
 
-/// Where the compiled code of the built-in assembled in `dir` is embedded
-/// from.
+/// Where the compiled code of the built-in assembled in `dir` is kept
+/// (embedded packed, from its [`packed_path`]).
 fn compiled_path(dir: &Path) -> PathBuf {
     dir.join("compiled.cwasm")
+}
+
+/// Where the packed copy of `file` is written and embedded from.
+fn packed_path(file: &Path) -> PathBuf {
+    let mut name = file.file_name().unwrap_or_default().to_os_string();
+    name.push(".zst");
+    file.with_file_name(name)
+}
+
+/// Packs `files` against one dictionary, the largest of them (the
+/// built-ins share most of their code: the standard library, serde, the
+/// SDK, so each packed alone would be twice the size): writes each
+/// packed beside it (its [`packed_path`]) and the dictionary packed alone
+/// to `<dictionary>.zst`, which it returns. What the shared guest
+/// directory kept from an earlier build is taken as it is; the rest is
+/// packed on as many threads as there are cores (the largest take seconds
+/// each). Every frame records its size and a checksum, so unpacking
+/// against the wrong dictionary fails rather than yielding other bytes.
+fn pack(guests: &GuestDir, files: &[PathBuf], dictionary: &Path) -> PathBuf {
+    let store = guests.path().join("packed");
+    create_dir(&store);
+    let mut files: Vec<(&PathBuf, Vec<u8>)> = files.iter().map(|f| (f, read(f))).collect();
+    // The largest first: the dictionary, and no thread left with one at
+    // the end.
+    files.sort_by_key(|(_, bytes)| std::cmp::Reverse(bytes.len()));
+    let Some((_, dict)) = files.first() else {
+        fail("no built-in plugin to embed")
+    };
+    let dict_hash = blake3::hash(dict).to_hex();
+    let packed_dictionary = packed_path(dictionary);
+    // A file packed against the dictionary is kept under both hashes.
+    let kept = |bytes: &[u8], against: bool| {
+        let hash = blake3::hash(bytes).to_hex();
+        let tag = if against { &dict_hash[..16] } else { "alone" };
+        store.join(format!("{hash}-{tag}.{PACK_LEVEL}.zst"))
+    };
+    let missing: Vec<(&[u8], PathBuf, bool)> = std::iter::once((&dict[..], false))
+        .chain(files.iter().map(|(_, bytes)| (&bytes[..], true)))
+        .map(|(bytes, against)| (bytes, kept(bytes, against), against))
+        .filter(|(_, path, _)| !path.is_file())
+        .collect();
+    let next = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|scope| {
+        for _ in 0..workers.min(missing.len()) {
+            scope.spawn(|| {
+                // Each thread prepares the dictionary once, for all its files.
+                let prepared = zstd::dict::EncoderDictionary::copy(dict, PACK_LEVEL);
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((bytes, path, against)) = missing.get(i) else {
+                        break;
+                    };
+                    let packed = if *against {
+                        zstd::bulk::Compressor::with_prepared_dictionary(&prepared)
+                    } else {
+                        zstd::bulk::Compressor::new(PACK_LEVEL)
+                    }
+                    .and_then(|mut packer| {
+                        packer.include_checksum(true)?;
+                        packer.include_contentsize(true)?;
+                        packer.compress(bytes)
+                    })
+                    .unwrap_or_else(|err| fail(format!("cannot pack {}: {err}", path.display())));
+                    // Two files with the same bytes are packed by two threads.
+                    let tmp = path.with_extension(format!("tmp{}-{i}", std::process::id()));
+                    write(&tmp, &packed);
+                    fs::rename(&tmp, path).unwrap_or_else(|err| {
+                        fail(format!("cannot write {}: {err}", path.display()))
+                    });
+                }
+            });
+        }
+    });
+    sync_file(&kept(dict, false), &packed_dictionary);
+    for (file, bytes) in &files {
+        sync_file(&kept(bytes, true), &packed_path(file));
+    }
+    packed_dictionary
 }
 
 fn write(path: &Path, bytes: impl AsRef<[u8]>) {

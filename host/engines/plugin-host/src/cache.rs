@@ -126,6 +126,40 @@ impl ComponentCache {
         content_hash: &blake3::Hash,
         wasm: impl FnOnce() -> anyhow::Result<Cow<'w, [u8]>>,
     ) -> anyhow::Result<(Component, CacheOutcome)> {
+        self.load_or(engine, content_hash, || {
+            Ok(engine.precompile_component(&wasm()?)?.into())
+        })
+    }
+
+    /// [`Self::load`] for a component whose compiled code is at hand (a
+    /// built-in's, compiled when the binary was built, for an engine with
+    /// this cache's compatibility key): on a miss, `compiled` gives the
+    /// code to store instead of a compile. A built-in's code is packed in
+    /// the binary, so it is unpacked once and mapped from here after.
+    ///
+    /// # Safety
+    ///
+    /// What `compiled` gives must be `precompile_component`'s output for the
+    /// component `content_hash`, from an engine whose compatibility key is
+    /// this cache's, and unchanged since: it is stored as Kaizen's own
+    /// compile, and its machine code runs in this process.
+    pub unsafe fn load_compiled<'c>(
+        &self,
+        engine: &Engine,
+        content_hash: &blake3::Hash,
+        compiled: impl FnOnce() -> anyhow::Result<Cow<'c, [u8]>>,
+    ) -> anyhow::Result<(Component, CacheOutcome)> {
+        self.load_or(engine, content_hash, compiled)
+    }
+
+    /// The valid artifact for `content_hash`, else the code `compiled`
+    /// gives, stored.
+    fn load_or<'c>(
+        &self,
+        engine: &Engine,
+        content_hash: &blake3::Hash,
+        compiled: impl FnOnce() -> anyhow::Result<Cow<'c, [u8]>>,
+    ) -> anyhow::Result<(Component, CacheOutcome)> {
         let path = self.artifact_path(content_hash);
         // An artifact without its MAC is an older cache's, or a store that
         // was cut short: compiled again without a word.
@@ -145,14 +179,16 @@ impl ComponentCache {
             },
             None => CacheOutcome::Compiled,
         };
-        let compiled = engine.precompile_component(&wasm()?)?;
+        let compiled = compiled()?;
         if let Err(err) = self.store(content_hash, &compiled) {
             tracing::warn!(
                 "could not write the compile cache at {}: {err:#}",
                 path.display()
             );
         }
-        // SAFETY: `compiled` was produced by this engine just now.
+        // SAFETY: `compiled` was produced just now by this engine, or (the
+        // promise of `load_compiled`'s caller) for an engine with the same
+        // compatibility key.
         let component = unsafe { Component::deserialize(engine, &compiled)? };
         Ok((component, outcome))
     }

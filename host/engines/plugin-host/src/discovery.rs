@@ -3,6 +3,7 @@
 use crate::manifest::MANIFEST_FILE;
 use crate::origin::Origin;
 use crate::pinning::{Pin, PluginLock};
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 /// The bytes of a plugin: a directory on disk or one embedded in the binary.
@@ -17,9 +18,10 @@ pub enum Location {
         name: &'static str,
         /// The `plugin.toml` text.
         manifest: &'static str,
-        /// The component.
-        wasm: &'static [u8],
-        /// BLAKE3 of `wasm`.
+        /// The component, read only when there is no compiled code to
+        /// take instead.
+        wasm: EmbeddedBytes,
+        /// BLAKE3 of the component.
         hash: [u8; 32],
         /// `wasm` compiled at build time, when the build could.
         precompiled: Option<Precompiled>,
@@ -33,8 +35,43 @@ pub struct Precompiled {
     /// (`kaizen_wasm_config::compatibility_key`); an engine with another key
     /// compiles the `.wasm` instead.
     pub compatibility_key: &'static str,
-    /// The compiled code, for `Component::deserialize`.
-    pub code: &'static [u8],
+    /// The compiled code, for `Component::deserialize`. With a compile
+    /// cache, it is unpacked once and kept there: later loads map it from
+    /// the cache.
+    pub code: EmbeddedBytes,
+}
+
+/// Bytes embedded in the binary, as they are or packed smaller (the
+/// binary's own business: it gives the function that unpacks them).
+#[derive(Debug, Clone, Copy)]
+pub struct EmbeddedBytes {
+    /// The bytes as the binary holds them.
+    pub stored: &'static [u8],
+    /// Turns `stored` into the bytes meant; `None` when they are stored
+    /// as they are.
+    pub unpack: Option<Unpack>,
+}
+
+/// What turns packed [`EmbeddedBytes`] into the bytes meant.
+pub type Unpack = fn(&'static [u8]) -> std::io::Result<Vec<u8>>;
+
+impl EmbeddedBytes {
+    /// Bytes stored as they are.
+    pub const fn plain(bytes: &'static [u8]) -> Self {
+        Self {
+            stored: bytes,
+            unpack: None,
+        }
+    }
+
+    /// The bytes meant: borrowed when stored as they are, else unpacked
+    /// now (each call unpacks again).
+    pub fn bytes(&self) -> std::io::Result<Cow<'static, [u8]>> {
+        match self.unpack {
+            Some(unpack) => unpack(self.stored).map(Cow::Owned),
+            None => Ok(Cow::Borrowed(self.stored)),
+        }
+    }
 }
 
 /// One plugin to load.

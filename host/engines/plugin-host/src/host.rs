@@ -229,9 +229,16 @@ impl PluginHost {
         })
     }
 
-    /// The component compiled into the binary at build time, when this
-    /// engine can run its code; `None` sends the caller to [`Self::component`].
-    fn precompiled(&self, precompiled: Precompiled, label: &str) -> Option<Component> {
+    /// The component (whose BLAKE3 is `hash`) compiled into the binary at
+    /// build time, when this engine can run its code: from the compile
+    /// cache, where its code is kept once unpacked; `None` sends the caller
+    /// to [`Self::component`].
+    fn precompiled(
+        &self,
+        precompiled: Precompiled,
+        hash: &blake3::Hash,
+        label: &str,
+    ) -> Option<Component> {
         if precompiled.compatibility_key != self.engine.compatibility_key() {
             tracing::debug!(
                 "{label}: precompiled for engine {}, this one is {}; compiling it",
@@ -240,10 +247,21 @@ impl PluginHost {
             );
             return None;
         }
+        let engine = self.engine.engine();
+        let code = || precompiled.code.bytes().map_err(anyhow::Error::from);
         // SAFETY: the code was produced by `precompile_component` of an
-        // engine with this compatibility key when the binary was built, and
-        // lives in the binary itself, which nothing at run time can write.
-        match unsafe { Component::deserialize(self.engine.engine(), precompiled.code) } {
+        // engine with this compatibility key for the component `hash` when
+        // the binary was built, and lives in the binary itself, which
+        // nothing at run time can write.
+        let loaded = unsafe {
+            match &self.cache {
+                Some(cache) => cache
+                    .load_compiled(engine, hash, code)
+                    .map(|(component, _)| component),
+                None => code().and_then(|code| Ok(Component::deserialize(engine, &code)?)),
+            }
+        };
+        match loaded {
             Ok(component) => Some(component),
             Err(err) => {
                 tracing::warn!(
@@ -283,7 +301,8 @@ impl PluginHost {
             manifest: Some(Box::new(manifest.clone())),
             grant: Some(grant.clone()),
         };
-        let (component, cache) = match precompiled.and_then(|code| self.precompiled(code, &label)) {
+        let built = precompiled.and_then(|code| self.precompiled(code, &hash, &label));
+        let (component, cache) = match built {
             Some(component) => (component, CacheOutcome::Precompiled),
             None => self.component_from(&wasm, &hash, &label).map_err(fail)?,
         };

@@ -56,7 +56,9 @@ pub use caps::process::ProcessCapability;
 pub use caps::{Capabilities, EffectiveGrant};
 pub use component_hook::{ComponentHook, HookSettings};
 pub use component_tool::ComponentTool;
-pub use discovery::{Location, PluginSource, Precompiled, plugin_dirs, sources_in};
+pub use discovery::{
+    EmbeddedBytes, Location, PluginSource, Precompiled, Unpack, plugin_dirs, sources_in,
+};
 pub use grant::GrantPolicy;
 pub use host::{HostOptions, LoadError, LoadedPlugin, PluginHost};
 pub use inspect::{Inspection, inspect};

@@ -4,17 +4,19 @@
 //! all before anything is compiled.
 
 use crate::cache::ComponentCache;
-use crate::discovery::{Location, PluginSource, Precompiled};
+use crate::discovery::{EmbeddedBytes, Location, PluginSource, Precompiled};
 use crate::manifest::Manifest;
 use crate::pinning::{Digest, Found, Integrity, SignaturePolicy, Signed, check_pin, recorded};
 use anyhow::Context as _;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
-/// A component's bytes: at hand (built-ins live in the binary), or on
-/// disk, read only if the cache cannot serve it.
+/// A component's bytes: at hand, in the binary (a built-in's, perhaps
+/// packed), or on disk; the last two read only if the cache cannot serve
+/// it.
 pub(crate) enum Wasm<'a> {
     Bytes(Cow<'a, [u8]>),
+    Embedded(EmbeddedBytes),
     File(PathBuf),
 }
 
@@ -22,6 +24,9 @@ impl Wasm<'_> {
     pub(crate) fn bytes(&self) -> anyhow::Result<Cow<'_, [u8]>> {
         match self {
             Wasm::Bytes(bytes) => Ok(Cow::Borrowed(bytes)),
+            Wasm::Embedded(embedded) => embedded
+                .bytes()
+                .context("unpacking the component embedded in the binary"),
             Wasm::File(path) => std::fs::read(path)
                 .map(Cow::Owned)
                 .with_context(|| format!("reading {}", path.display())),
@@ -85,7 +90,7 @@ pub(crate) fn read_source(
                 Manifest::parse(manifest, Path::new(&label)).map_err(|e| e.to_string())?;
             Ok(SourceParts {
                 manifest,
-                wasm: Wasm::Bytes(Cow::Borrowed(*wasm)),
+                wasm: Wasm::Embedded(*wasm),
                 hash: blake3::Hash::from_bytes(*hash),
                 label,
                 precompiled: *precompiled,

@@ -327,6 +327,63 @@ async fn an_artifact_verified_once_is_mapped_and_a_later_change_is_still_caught(
     assert_eq!(plugin.tools.len(), 2);
 }
 
+/// How often [`unpack_counted`] ran.
+static UNPACKED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Stands in for a binary's unpacking (its bytes are stored as they are),
+/// counting the calls.
+fn unpack_counted(stored: &'static [u8]) -> std::io::Result<Vec<u8>> {
+    UNPACKED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    Ok(stored.to_vec())
+}
+
+/// A built-in's code, packed in the binary, is unpacked the first time it
+/// loads and taken from the compile cache after; its component is never
+/// unpacked, and damage to the cached copy costs one unpacking more.
+#[tokio::test]
+async fn embedded_code_is_unpacked_once_and_kept_in_the_cache() {
+    use kaizen_plugin_host::{EmbeddedBytes, Location, Origin, Pin, PluginSource, Precompiled};
+    use std::sync::atomic::Ordering;
+    let h = Harness::with_private_cache();
+    let wasm = std::fs::read(kaizen_test_artifacts::wasm("hello")).unwrap();
+    let engine = h.host.engine();
+    let code = engine.engine().precompile_component(&wasm).unwrap();
+    let packed = |bytes: Vec<u8>| EmbeddedBytes {
+        stored: Vec::leak(bytes),
+        unpack: Some(unpack_counted),
+    };
+    let source = PluginSource {
+        origin: Origin::Builtin,
+        location: Location::Embedded {
+            name: "embedded",
+            manifest: String::leak(manifest("embedded", "")),
+            wasm: EmbeddedBytes {
+                stored: b"not a component: never read",
+                unpack: None,
+            },
+            hash: *blake3::hash(&wasm).as_bytes(),
+            precompiled: Some(Precompiled {
+                compatibility_key: String::leak(engine.compatibility_key().to_owned()),
+                code: packed(code),
+            }),
+        },
+        pin: Pin::Unpinned,
+    };
+    for _ in 0..3 {
+        let plugin = h.host.load(&source, &h.policy).await.unwrap();
+        assert_eq!(plugin.cache, CacheOutcome::Precompiled);
+        assert_eq!(plugin.tools.len(), 2);
+    }
+    assert_eq!(UNPACKED.load(Ordering::SeqCst), 1);
+
+    let cache_dir = h.host.cache().unwrap().dir().to_path_buf();
+    let artifact = artifacts(&cache_dir)[0].clone();
+    std::fs::write(&artifact, b"damaged").unwrap();
+    let plugin = h.host.load(&source, &h.policy).await.unwrap();
+    assert_eq!(plugin.tools.len(), 2);
+    assert_eq!(UNPACKED.load(Ordering::SeqCst), 2);
+}
+
 /// The compiled artifacts in `dir`.
 fn artifacts(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     std::fs::read_dir(dir)
