@@ -1,7 +1,8 @@
 //! The code that runs between `fork` and `exec`.
 //!
 //! `std` forks a child (the *intermediate*) and calls [`enter`] in it. The
-//! intermediate unshares the namespaces, writes its uid/gid maps and forks
+//! intermediate joins the session's network namespace (when it has one),
+//! unshares the other namespaces, writes its uid/gid maps and forks
 //! again: the *grandchild* becomes PID 1 of the new PID namespace, locks
 //! itself down and returns to `std`, which execs the program. The intermediate
 //! never returns: it waits for the grandchild and exits with its status.
@@ -15,15 +16,16 @@
 //! allocation, no locks. Errors travel back through `std`'s exec-error pipe as a raw OS error that
 //! encodes the failed [`Step`] and the errno ([`decode`] reads it).
 //!
-//! Its files: [`step`] names the steps and encodes their errors, [`sys`]
-//! holds the system-call helpers that keep errno, [`grandchild`] locks PID 1
-//! down, [`own_root`] builds its root, and [`intermediate`] relays its fate.
+//! Its files: [`step`] names the steps and encodes their errors,
+//! [`grandchild`] locks PID 1 down, [`own_root`] builds its root, and
+//! [`intermediate`] relays its fate; the system-call helpers that keep
+//! errno are the crate's [`crate::after_fork`] (the session's network
+//! namespace is made with them too).
 
 mod grandchild;
 mod intermediate;
 mod own_root;
 mod step;
-mod sys;
 
 use std::ffi::CStr;
 use std::io;
@@ -31,10 +33,10 @@ use std::os::fd::RawFd;
 
 use libc::c_int;
 
+use crate::after_fork::{errno, write_file};
 use crate::plan::Plan;
 pub(crate) use step::decode;
 use step::{Step, fail};
-use sys::{errno, write_file};
 
 /// Entry point in the intermediate process (see the module docs). Returns
 /// only in the grandchild, ready for `exec`; `ruleset` is the per-process
@@ -53,6 +55,14 @@ pub(crate) unsafe fn enter(plan: &Plan, ruleset: RawFd, cwd: &CStr) -> io::Resul
             if !write_file(procs, b"0") {
                 return Err(fail(Step::Cgroup));
             }
+        }
+        // The session's network namespace, through its user namespace (which
+        // owns it); the new user namespace below is nested in that one.
+        if let Some((user, net)) = plan.shared_net_fds()
+            && (libc::setns(user, libc::CLONE_NEWUSER) != 0
+                || libc::setns(net, libc::CLONE_NEWNET) != 0)
+        {
+            return Err(fail(Step::JoinNet));
         }
         if plan.unshare_flags != 0 && libc::unshare(plan.unshare_flags) != 0 {
             return Err(fail(Step::Unshare));

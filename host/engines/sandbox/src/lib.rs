@@ -7,10 +7,13 @@
 //! Each command, each shell call and each background job is its own sandbox:
 //!
 //! - **Namespaces**: new user (the caller's uid mapped to itself), PID, mount,
-//!   IPC and UTS namespaces, and a new empty network namespace unless the
-//!   policy grants network. Host processes are invisible and unkillable; a
-//!   fresh `/proc` shows only the sandbox's own; the mount namespace holds
-//!   the process's own root (below).
+//!   IPC and UTS namespaces, and, unless the policy grants network, the
+//!   session's empty network namespace: one per [`Sandbox`], made once and
+//!   joined by each process, whose own user namespace is nested in the one
+//!   that owns it (so its loopback stays down; see `shared_net.rs` for why
+//!   sharing it gives calls nothing to meet in). Host processes are
+//!   invisible and unkillable; a fresh `/proc` shows only the sandbox's own;
+//!   the mount namespace holds the process's own root (below).
 //! - **Landlock** (the best ABI the kernel offers): system directories
 //!   (`/usr`, `/bin`, `/lib*`, `/etc`, `/opt`, …) and the policy's readable
 //!   directories read-only; the policy's writable directories and the
@@ -73,6 +76,7 @@
 #![warn(missing_docs)]
 #![deny(clippy::unwrap_used)]
 
+mod after_fork;
 mod attached;
 mod capture;
 mod cgroup;
@@ -89,6 +93,7 @@ mod plan;
 mod root;
 mod sandbox;
 mod seccomp;
+mod shared_net;
 mod shell;
 mod stale;
 mod state_dir;

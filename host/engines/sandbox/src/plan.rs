@@ -13,6 +13,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use crate::root::{RootSpec, RootStep};
+use crate::shared_net::SharedNet;
 use crate::types::Limits;
 
 /// Which layers a process gets. Each flag is on unless the machine lacks the
@@ -23,7 +24,8 @@ pub(crate) struct Layers {
     pub user_ns: bool,
     /// New PID namespace: host processes invisible and unkillable.
     pub pid_ns: bool,
-    /// New, empty network namespace.
+    /// An empty network namespace: the session's, when it could be made
+    /// (see [`crate::shared_net`]), else a new one per process.
     pub net_ns: bool,
     /// New mount namespace with a private `/proc` (needs `pid_ns`).
     pub mount_proc: bool,
@@ -79,6 +81,9 @@ pub(crate) struct Plan {
     /// joins before anything else, so that everything it starts is counted
     /// with the rest of the session.
     pub cgroup_procs: Vec<CString>,
+    /// The session's network namespace, joined instead of a new one per
+    /// process (see [`crate::shared_net`]).
+    pub shared_net: Option<SharedNet>,
 }
 
 /// How the child builds its own root (see [`crate::root`]).
@@ -193,7 +198,22 @@ impl Plan {
                     .unwrap_or_else(|_| c"/".into()),
             }),
             cgroup_procs: Vec::new(),
+            shared_net: None,
         }
+    }
+
+    /// Has every process join `net` instead of making a network namespace
+    /// of its own.
+    pub(crate) fn share_network(&mut self, net: SharedNet) {
+        self.unshare_flags &= !libc::CLONE_NEWNET;
+        self.shared_net = Some(net);
+    }
+
+    /// The user and network namespace fds to join, if shared.
+    pub(crate) fn shared_net_fds(&self) -> Option<(RawFd, RawFd)> {
+        self.shared_net
+            .as_ref()
+            .map(|net| (net.user_fd(), net.net_fd()))
     }
 }
 

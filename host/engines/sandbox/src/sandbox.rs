@@ -18,6 +18,7 @@ use crate::lifeline;
 use crate::plan::{Layers, Plan};
 use crate::root::RootSpec;
 use crate::seccomp;
+use crate::shared_net::SharedNet;
 use crate::shell::{self, Body, ShellState};
 use crate::stale;
 use crate::state_dir::{StateDir, StateFile};
@@ -222,6 +223,13 @@ impl Sandbox {
             .as_ref()
             .map(|group| group.procs().to_vec())
             .unwrap_or_default();
+        if layers.net_ns {
+            match SharedNet::create(&plan.uid_map, &plan.gid_map) {
+                Ok(net) => plan.share_network(net),
+                // Each process then makes its own, as isolated and slower.
+                Err(why) => tracing::debug!("no shared network namespace: {why}"),
+            }
+        }
         let plan = Arc::new(plan);
         let base_env = env::build(&temp, &policy.env, &[]);
         Ok(Sandbox {
@@ -383,10 +391,11 @@ impl Sandbox {
         timeout: Option<Duration>,
     ) -> Result<Output, ProcessError> {
         let state = self.shell_state(shell);
+        // The shell creates the file in its EXIT trap (see `StateDir::reserve`).
         let state_file = self
             .state_dir
-            .create("state", b"")
-            .map_err(|e| ProcessError::Failed(format!("creating the shell state file: {e}")))?;
+            .reserve("state")
+            .map_err(|e| ProcessError::Failed(format!("naming the shell state file: {e}")))?;
         let (spec, script_file) = self.shell_spec(&state, script, Some(state_file.path()))?;
         let kills = self.oom_kills();
         let result = match exec::spawn(&self.ctx, spec) {

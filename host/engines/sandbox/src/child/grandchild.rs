@@ -11,7 +11,7 @@ use libc::{c_int, c_uint, c_ulong};
 
 use super::own_root::build_root;
 use super::step::{Step, fail};
-use super::sys::{errno, write_file};
+use crate::after_fork::{errno, write_file};
 use crate::plan::Plan;
 
 /// Locks everything down, then lets `std` exec; `guard` is the read end of

@@ -13,7 +13,7 @@ use std::ptr;
 
 use libc::{c_int, c_uint};
 
-use super::sys::errno;
+use crate::after_fork::errno;
 use crate::plan::Plan;
 
 /// The intermediate: relay the grandchild's fate, or kill it when the host

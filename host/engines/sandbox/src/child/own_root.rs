@@ -8,7 +8,7 @@ use std::ptr;
 use libc::c_uint;
 
 use super::step::{Step, fail};
-use super::sys::errno;
+use crate::after_fork::errno;
 use crate::plan::RootPlan;
 use crate::root::{OLD_ROOT, RootStep, STAGE, STAGE_OLD_ROOT};
 

@@ -4,7 +4,7 @@
 
 use std::io;
 
-use super::sys::errno;
+use crate::after_fork::errno;
 
 /// Marks a raw OS error as ours: `TAG | step << 8 | errno`.
 const TAG: i32 = 0x4b5a_0000;
@@ -34,9 +34,10 @@ pub(crate) enum Step {
     RootLeave,
     Chdir,
     Cgroup,
+    JoinNet,
 }
 
-const STEPS: [Step; 22] = [
+const STEPS: [Step; 23] = [
     Step::Unshare,
     Step::Setgroups,
     Step::UidMap,
@@ -59,6 +60,7 @@ const STEPS: [Step; 22] = [
     Step::RootLeave,
     Step::Chdir,
     Step::Cgroup,
+    Step::JoinNet,
 ];
 
 impl Step {
@@ -89,6 +91,7 @@ impl Step {
             Step::RootLeave => "detaching the host's root from the sandbox",
             Step::Chdir => "entering the working directory in the sandbox's root",
             Step::Cgroup => "joining the session's control group",
+            Step::JoinNet => "joining the session's network namespace (setns)",
         }
     }
 }

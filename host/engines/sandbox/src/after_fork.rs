@@ -1,5 +1,6 @@
-//! System-call helpers of the child that keep `errno` for the error a
-//! failed step reports.
+//! System-call helpers for code that runs between `fork` and `exec` (the
+//! child's steps, the session's network namespace being made): no
+//! allocation, and `errno` kept for the error a failed step reports.
 
 use std::ffi::CStr;
 use std::io;
@@ -7,12 +8,12 @@ use std::io;
 use libc::c_int;
 
 /// The calling thread's `errno`.
-pub(super) fn errno() -> c_int {
+pub(crate) fn errno() -> c_int {
     io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
 /// Writes `data` to the file at `path` in one `write`, keeping errno.
-pub(super) unsafe fn write_file(path: &CStr, data: &[u8]) -> bool {
+pub(crate) unsafe fn write_file(path: &CStr, data: &[u8]) -> bool {
     // SAFETY: plain syscalls on a NUL-terminated path and a live buffer.
     unsafe {
         let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
