@@ -168,8 +168,18 @@ pub(crate) fn plan(spec: &RootSpec) -> Vec<RootStep> {
         .chain(spec.hidden.iter().filter(bound).map(|path| (path, false)))
         .collect();
     inner.sort_by_key(|(path, _)| path.components().count());
+    // A path inside a hidden directory is covered with it; there is no
+    // making a mount point for it in the empty, read-only cover (Kaizen's
+    // compile cache inside a `KAIZEN_HOME` kept in the workspace).
+    let mut covered: Vec<&PathBuf> = Vec::new();
     for (path, protect) in inner {
+        if covered.iter().any(|dir| path.starts_with(dir)) {
+            continue;
+        }
         let is_dir = path.is_dir();
+        if !protect && is_dir {
+            covered.push(path);
+        }
         match (protect, is_dir) {
             (true, _) => root.push_bind(path, path, true, false),
             (false, true) => root.tmpfs(path, "mode=0000,size=4k", true),
@@ -364,5 +374,45 @@ mod tests {
             .collect();
         let unique: BTreeSet<_> = dirs.iter().map(|s| format!("{s:?}")).collect();
         assert_eq!(dirs.len(), unique.len());
+    }
+
+    #[test]
+    fn what_lies_in_a_hidden_directory_is_covered_with_it() {
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path().canonicalize().unwrap();
+        let home = root.join("home");
+        std::fs::create_dir_all(home.join("cache/components")).unwrap();
+        std::fs::write(home.join("cache/components.key"), "").unwrap();
+        std::fs::write(home.join("config.toml"), "").unwrap();
+        let spec = RootSpec {
+            readable: Vec::new(),
+            writable: vec![root.clone()],
+            protected: vec![home.join("config.toml")],
+            hidden: vec![
+                home.join("cache/components"),
+                home.clone(),
+                home.join("cache/components.key"),
+            ],
+            no_exec: Vec::new(),
+            network: false,
+            tmp_mib: 64,
+            fallback_cwd: root.clone(),
+            home: None,
+        };
+        let steps = plan(&spec);
+        let inside_home = |to: &CString| {
+            to.to_bytes().starts_with(c_path(&home).to_bytes()) && *to != c_path(&home)
+        };
+        let mut touched = steps.iter().filter(|step| match step {
+            RootStep::Bind { to, .. } | RootStep::Tmpfs { to, .. } => inside_home(to),
+            RootStep::Dir(to) | RootStep::File(to) => inside_home(to),
+            _ => false,
+        });
+        assert!(touched.next().is_none(), "{steps:#?}");
+        assert!(steps.contains(&RootStep::Tmpfs {
+            to: c_path(&home),
+            data: c("mode=0000,size=4k"),
+            read_only: true,
+        }));
     }
 }
