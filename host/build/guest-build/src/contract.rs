@@ -44,10 +44,11 @@ pub fn assemble_contract(wit: &Path, version: &str, out: &Path) -> PathBuf {
 /// Every version in `wit`, each in full under `out` (see
 /// [`assemble_contract`]), oldest first.
 pub fn assemble_contracts(wit: &Path, out: &Path) -> Vec<(String, PathBuf)> {
+    crate::rerun_if_changed(wit);
     contract_versions(wit)
         .into_iter()
         .map(|version| {
-            let dir = assemble_contract(wit, &version, out);
+            let dir = write_assembled(wit, &version, out).unwrap_or_else(|err| fail(err));
             (version, dir)
         })
         .collect()

@@ -56,14 +56,6 @@ pub struct EmbeddedBytes {
 pub type Unpack = fn(&'static [u8]) -> std::io::Result<Vec<u8>>;
 
 impl EmbeddedBytes {
-    /// Bytes stored as they are.
-    pub const fn plain(bytes: &'static [u8]) -> Self {
-        Self {
-            stored: bytes,
-            unpack: None,
-        }
-    }
-
     /// The bytes meant: borrowed when stored as they are, else unpacked
     /// now (each call unpacks again).
     pub fn bytes(&self) -> std::io::Result<Cow<'static, [u8]>> {

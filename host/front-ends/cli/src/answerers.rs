@@ -1,10 +1,10 @@
-//! Who answers a run: a person at the terminal, the program driving
-//! stream-json input, or, on a cluster's worker, the turn's submitter.
+//! Who answers a run: a person at the terminal, or the program driving
+//! stream-json input. (On a cluster's worker the turn's submitter does:
+//! `kaizen_app::worker` sets that up.)
 
 use crate::output::Printer;
 use crate::stream_input::StreamInput;
 use crate::terminal::{TerminalApprover, TerminalInteraction};
-use kaizen_app::hosted::Hosted;
 use kaizen_app::notices::{Notice, Notices};
 use kaizen_app::session_builder::{Collaborators, SetupError};
 use kaizen_app::trust::AskTrust;
@@ -18,24 +18,21 @@ use std::sync::Arc;
 /// when a person is at it (stdin and stderr are terminals, and stdin is
 /// not where the task came from: it was an argument, `task_given`), else
 /// nobody: plugins are told no user is available, and calls that ask are
-/// refused. A `hosted` run's submitter answers, never this terminal.
+/// refused.
 pub fn terminal_for(
     task_given: bool,
-    hosted: bool,
     printer: &Arc<Printer>,
     interrupt: &CancellationToken,
 ) -> Option<Arc<TerminalInteraction>> {
     let interactive =
-        !hosted && task_given && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+        task_given && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     interactive.then(|| Arc::new(TerminalInteraction::new(printer.clone(), interrupt.clone())))
 }
 
 /// Who the session works with: over stream-json input the embedding
-/// program approves; else a person at the terminal, or on a worker the
-/// turn's submitter. Only a person at a terminal is asked to trust a
-/// workspace.
+/// program approves; else a person at the terminal, if one is there. Only
+/// a person at a terminal is asked to trust a workspace.
 pub fn collaborators(
-    hosted: Option<&Hosted>,
     printer: &Arc<Printer>,
     input: &Option<StreamInput>,
     terminal: Option<Arc<TerminalInteraction>>,
@@ -47,20 +44,18 @@ pub fn collaborators(
             let config = kaizen_app::config::kaizen_home()?.join(kaizen_app::config::USER_CONFIG);
             Some(Arc::new(TerminalApprover::new(terminal.clone(), config)) as Arc<dyn Approver>)
         }
-        (None, None) => hosted.map(|hosted| hosted.approver()),
+        (None, None) => None,
     };
-    let interaction: Arc<dyn Interaction> = match (terminal, hosted) {
-        (Some(terminal), _) => terminal,
-        (None, Some(hosted)) => hosted.interaction(),
-        (None, None) => Arc::new(NoUser),
+    let interaction: Arc<dyn Interaction> = match terminal {
+        Some(terminal) => terminal,
+        None => Arc::new(NoUser),
     };
-    let at_terminal =
-        hosted.is_none() && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let at_terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     Ok(Collaborators {
         interaction,
         ask_trust: at_terminal.then_some(&crate::terminal::ask_trust as AskTrust<'static>),
         approver,
-        steps: hosted.map(|hosted| hosted.steps.clone()),
+        steps: None,
         inbox,
         notices: to_stderr(),
     })

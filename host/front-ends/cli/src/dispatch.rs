@@ -144,7 +144,6 @@ async fn sessions(command: SessionsCommand) -> u8 {
                 session: kaizen_app::session::Choice::Resume(id),
                 stream_input: false,
                 compact_only: Some(json),
-                hosted: None,
             };
             return run_exit(run_cmd::run(options).await);
         }

@@ -150,7 +150,6 @@ impl RunArgs {
             },
             stream_input: self.input_format == InputFormat::StreamJson,
             compact_only: None,
-            hosted: None,
         };
         let placement = match self.cluster {
             Some(ingress) => Placement::Cluster {

@@ -46,14 +46,12 @@ pub async fn run_with(
     let (input, first) = crate::task_input::stream_input(&from).await?;
     let task_given = from.argument.is_some();
     let task = crate::task_input::task_for(&opened, first, from.argument)?;
-    let hosted = opened.hosted();
-    let here = hosted.is_none();
-    let terminal = answerers::terminal_for(task_given, !here, &printer, &interrupt);
+    let terminal = answerers::terminal_for(task_given, &printer, &interrupt);
     // Messages while the run works: from stream-json input, or typed at
     // the terminal.
     let inbox = (input.is_some() || terminal.is_some()).then(Inbox::default);
     let collaborators =
-        answerers::collaborators(hosted, &printer, &input, terminal.clone(), inbox.clone())?;
+        answerers::collaborators(&printer, &input, terminal.clone(), inbox.clone())?;
     let built = opened.build(task, collaborators).await?;
     // Typed lines go to the run only once the session is built: until
     // then the terminal may be asked whether to trust the workspace.
@@ -66,7 +64,7 @@ pub async fn run_with(
         input,
     };
     let result = built.run(&*printer, &mut shown, &interrupt).await;
-    if result.status != Status::Complete && here {
+    if result.status != Status::Complete {
         eprintln!(
             "kaizen: session {id} stopped ({status}); continue it with: kaizen run --resume {id}",
             id = result.session_id,
@@ -84,7 +82,7 @@ async fn compact(
 ) -> Result<Compacted, SetupError> {
     let (request, _) = options.into_request();
     let opened = Opened::open(request)?;
-    let collaborators = answerers::collaborators(opened.hosted(), printer, &None, None, None)?;
+    let collaborators = answerers::collaborators(printer, &None, None, None)?;
     opened.compact(collaborators, &**printer, interrupt).await
 }
 

@@ -4,7 +4,6 @@
 //! knows, where the task comes from and how the run is shown.
 
 use crate::output::OutputFormat;
-use kaizen_app::hosted::Hosted;
 use kaizen_app::plugin_loading::Selection as PluginSelection;
 use kaizen_app::run::RunRequest;
 use kaizen_app::session::Choice;
@@ -45,8 +44,6 @@ pub struct RunOptions {
     /// Compact the resumed session's conversation instead of running
     /// (`kaizen sessions compact`); `Some(true)` reports it as JSON.
     pub compact_only: Option<bool>,
-    /// Set when a cluster's worker runs the turn.
-    pub hosted: Option<Hosted>,
 }
 
 /// Where `kaizen run` reads its task from.
@@ -103,7 +100,8 @@ impl RunOptions {
             planner: self.planner,
             session: self.session,
             permissions: self.permissions,
-            hosted: self.hosted,
+            // A cluster's worker builds its turns' requests itself.
+            hosted: None,
         };
         let from = TaskFrom {
             argument: self.task,

@@ -158,11 +158,6 @@ impl Opened {
         self.continued.as_ref()
     }
 
-    /// How the request's session is hosted, when a cluster's worker runs it.
-    pub fn hosted(&self) -> Option<&Hosted> {
-        self.request.hosted.as_ref()
-    }
-
     /// The task the run starts with, from the front end's `given` task:
     /// a new session's must say something; a continued session's comes
     /// after what the model must hear of what the session lost, and may
