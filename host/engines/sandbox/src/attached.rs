@@ -24,7 +24,7 @@ pub struct Attached {
 
 impl Attached {
     pub(crate) fn start(mut running: Running, cap: usize) -> Result<Self, ProcessError> {
-        let pipes = (running.child.stdin.take(), running.child.stdout.take());
+        let pipes = (running.stdin.take(), running.stdout.take());
         // The job collects stderr and waits for the end; its stdin and
         // stdout are ours.
         let job = Job::start(running, cap, None);

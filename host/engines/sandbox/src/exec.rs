@@ -1,14 +1,16 @@
 //! Starting one sandboxed process and running it to its end.
 //!
 //! Every process gets its own sandbox: a fresh Landlock ruleset, namespaces,
-//! limits and filters, set up by [`crate::child`] between fork and exec. The
+//! limits and filters, set up by [`crate::child`] between fork and exec,
+//! which the session's spawner ([`crate::spawner`]) runs for the host. The
 //! host side keeps a pidfd of the intermediate process so that kills can never
 //! hit a recycled PID, and registers it so that [`crate::Sandbox`] can kill
 //! everything, even synchronously from `Drop`.
 
 use std::collections::HashMap;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::process::CommandExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
@@ -17,11 +19,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
+use tokio::sync::oneshot;
 
 use crate::capture::HeadTail;
 use crate::child;
 use crate::landlock_rules::{self, FsGrant};
 use crate::plan::Plan;
+use crate::spawner::{self, NotStarted, Spawner};
 use crate::types::{Output, ProcessError};
 
 /// How long to keep reading output after the process ended. Normally the
@@ -35,6 +40,9 @@ const DRAIN_GRACE: Duration = Duration::from_millis(500);
 pub(crate) struct ProcHandle {
     pid: i32,
     pidfd: Option<OwnedFd>,
+    /// Whether the host is its parent (the cold path): only then may it
+    /// signal its process group by number.
+    parent: bool,
 }
 
 impl ProcHandle {
@@ -61,8 +69,13 @@ impl ProcHandle {
     /// SIGKILLs the intermediate's process group (the intermediate, PID 1 of
     /// the namespace and whatever stayed in its group) and the intermediate.
     /// Only the owner of the `Child` may call this, before reaping it: until
-    /// then the PID (which is the group id) cannot be recycled.
+    /// then the PID (which is the group id) cannot be recycled. A process
+    /// the spawner started is killed by its pidfd.
     pub(crate) fn kill_group(&self) {
+        if !self.parent {
+            self.kill();
+            return;
+        }
         // SAFETY: plain kill(2) on a process group we created.
         unsafe {
             libc::kill(-self.pid, libc::SIGKILL);
@@ -157,14 +170,50 @@ pub(crate) struct Context {
     pub plan: Arc<Plan>,
     pub grant: FsGrant,
     pub registry: Arc<Registry>,
+    /// The session's spawner, which starts processes for the host.
+    pub spawner: spawner::Slot,
 }
 
 /// A spawned process and its pipes.
 #[derive(Debug)]
 pub(crate) struct Running {
-    pub child: tokio::process::Child,
+    pub stdin: Option<ChildStdin>,
+    pub stdout: Option<ChildStdout>,
+    pub stderr: Option<ChildStderr>,
+    pub exit: Exit,
     pub handle: Arc<ProcHandle>,
     pub registration: Registration,
+}
+
+/// How the host learns that a process ended.
+#[derive(Debug)]
+pub(crate) enum Exit {
+    /// The host started it and waits for it itself.
+    Child(tokio::process::Child),
+    /// The spawner started it and reports its raw wait status; kept once
+    /// known, so it can be asked again.
+    Reported {
+        status: oneshot::Receiver<i32>,
+        known: Option<ExitStatus>,
+    },
+}
+
+impl Exit {
+    /// Waits until the process ended. A spawner that died first took its
+    /// processes with it: that is reported as death by SIGKILL.
+    pub(crate) async fn wait(&mut self) -> io::Result<ExitStatus> {
+        match self {
+            Exit::Child(child) => child.wait().await,
+            Exit::Reported { status, known } => {
+                if let Some(done) = known {
+                    return Ok(*done);
+                }
+                let done = ExitStatus::from_raw((&mut *status).await.unwrap_or(libc::SIGKILL));
+                *known = Some(done);
+                Ok(done)
+            }
+        }
+    }
 }
 
 /// Maps a spawn failure to the API's error.
@@ -187,7 +236,48 @@ fn spawn_error(program: &str, err: io::Error) -> ProcessError {
     }
 }
 
-/// Starts one sandboxed process.
+/// The pidfd of process `pid`, when the kernel has them (Linux 5.3+).
+pub(crate) fn pidfd_open(pid: i32) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open returns a new fd or -1; the fd is ours.
+    unsafe {
+        let fd = libc::syscall(libc::SYS_pidfd_open, pid, 0u32) as i32;
+        (fd >= 0).then(|| OwnedFd::from_raw_fd(fd))
+    }
+}
+
+/// The command that starts `spec` under `plan` with these standard
+/// streams: the child enters its sandbox ([`child::enter`]) between fork
+/// and exec. The host and the spawner both start processes with it.
+pub(crate) fn command(
+    plan: Arc<Plan>,
+    spec: &Spec,
+    ruleset_fd: RawFd,
+    [stdin, stdout, stderr]: [Stdio; 3],
+) -> Result<std::process::Command, ProcessError> {
+    // Entered again inside the process's own root.
+    let cwd = std::ffi::CString::new(spec.cwd.as_os_str().as_encoded_bytes()).map_err(|_| {
+        ProcessError::Failed("the working directory's path holds a NUL byte".into())
+    })?;
+    let mut cmd = crate::launcher::confined(&spec.program);
+    cmd.args(&spec.args)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&spec.cwd)
+        .stdin(stdin)
+        .stdout(stdout)
+        .stderr(stderr)
+        // Its own process group, so a timeout can kill it as a whole, and
+        // so the terminal's Ctrl-C goes to the host alone.
+        .process_group(0);
+    // SAFETY: `child::enter` is written for the forked child: no allocation,
+    // async-signal-safe calls only, on data prepared here.
+    unsafe {
+        cmd.pre_exec(move || child::enter(&plan, ruleset_fd, &cwd));
+    }
+    Ok(cmd)
+}
+
+/// Starts one sandboxed process: through the session's spawner, or by the
+/// host itself when there is none or the request does not fit a message.
 pub(crate) fn spawn(ctx: &Context, spec: Spec) -> Result<Running, ProcessError> {
     if !spec.cwd.is_dir() {
         return Err(ProcessError::Failed(format!(
@@ -195,49 +285,95 @@ pub(crate) fn spawn(ctx: &Context, spec: Spec) -> Result<Running, ProcessError> 
             spec.cwd.display()
         )));
     }
+    if let Some(spawner) = ctx.spawner.get(&ctx.plan, &ctx.grant) {
+        match spawn_through(ctx, &spawner, &spec) {
+            Ok(running) => return Ok(running),
+            Err(NotStarted::Failed(e)) => return Err(spawn_error(&spec.program, e)),
+            Err(NotStarted::Unreachable(e)) => {
+                tracing::debug!("starting {} without the spawner: {e}", spec.program);
+            }
+        }
+    }
+    spawn_here(ctx, spec)
+}
+
+/// Asks the spawner to start `spec` with pipes for its streams.
+fn spawn_through(ctx: &Context, spawner: &Spawner, spec: &Spec) -> Result<Running, NotStarted> {
+    let unreachable = NotStarted::Unreachable;
+    let stdin = if spec.stdin {
+        Some(crate::lifeline::pipe().map_err(unreachable)?)
+    } else {
+        None
+    };
+    let (out_r, out_w) = crate::lifeline::pipe().map_err(unreachable)?;
+    let (err_r, err_w) = crate::lifeline::pipe().map_err(unreachable)?;
+    let mut theirs = Vec::with_capacity(3);
+    if let Some((r, _)) = &stdin {
+        theirs.push(r.as_raw_fd());
+    }
+    theirs.extend([out_w.as_raw_fd(), err_w.as_raw_fd()]);
+    let started = spawner.spawn(spec, &theirs)?;
+    // Only the process holds its ends now: its output ends when it does.
+    drop((out_w, err_w));
+    let failed = |e: io::Error| NotStarted::Failed(e);
+    let stdin = match stdin {
+        Some((_, w)) => Some(ChildStdin::from_std(w.into()).map_err(failed)?),
+        None => None,
+    };
+    let handle = Arc::new(ProcHandle {
+        pid: started.pid,
+        pidfd: Some(started.pidfd),
+        parent: false,
+    });
+    let registration = ctx.registry.add(handle.clone());
+    Ok(Running {
+        stdin,
+        stdout: Some(ChildStdout::from_std(out_r.into()).map_err(failed)?),
+        stderr: Some(ChildStderr::from_std(err_r.into()).map_err(failed)?),
+        exit: Exit::Reported {
+            status: started.exit,
+            known: None,
+        },
+        handle,
+        registration,
+    })
+}
+
+/// Starts `spec` from the host itself.
+fn spawn_here(ctx: &Context, spec: Spec) -> Result<Running, ProcessError> {
     let ruleset = if ctx.plan.landlock {
         Some(landlock_rules::create(&ctx.grant).map_err(ProcessError::Sandbox)?)
     } else {
         None
     };
-    let mut cmd = crate::launcher::confined(&spec.program);
-    cmd.args(&spec.args)
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .current_dir(&spec.cwd)
-        .stdin(if spec.stdin {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // Its own process group, so a timeout can kill it as a whole, and
-        // so the terminal's Ctrl-C goes to the host alone.
-        .process_group(0)
-        .kill_on_drop(true);
-    let plan = ctx.plan.clone();
-    let ruleset_fd = ruleset.as_ref().map_or(-1, |fd| fd.as_raw_fd());
-    // Entered again inside the process's own root.
-    let cwd = std::ffi::CString::new(spec.cwd.as_os_str().as_encoded_bytes()).map_err(|_| {
-        ProcessError::Failed("the working directory's path holds a NUL byte".into())
-    })?;
-    // SAFETY: `child::enter` is written for the forked child: no allocation,
-    // async-signal-safe calls only, on data prepared here.
-    unsafe {
-        cmd.pre_exec(move || child::enter(&plan, ruleset_fd, &cwd));
-    }
-    let child = cmd.spawn().map_err(|e| spawn_error(&spec.program, e))?;
+    let stdin = if spec.stdin {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    };
+    let cmd = command(
+        ctx.plan.clone(),
+        &spec,
+        ruleset.as_ref().map_or(-1, |fd| fd.as_raw_fd()),
+        [stdin, Stdio::piped(), Stdio::piped()],
+    )?;
+    let mut child = tokio::process::Command::from(cmd)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| spawn_error(&spec.program, e))?;
     drop(ruleset);
     let pid = child.id().map(|p| p as i32).unwrap_or(-1);
-    // SAFETY: pidfd_open on our own unreaped child; the fd is ours.
-    let pidfd = unsafe {
-        let fd = libc::syscall(libc::SYS_pidfd_open, pid, 0u32) as i32;
-        (fd >= 0).then(|| OwnedFd::from_raw_fd(fd))
-    };
-    let handle = Arc::new(ProcHandle { pid, pidfd });
+    let handle = Arc::new(ProcHandle {
+        pid,
+        pidfd: pidfd_open(pid),
+        parent: true,
+    });
     let registration = ctx.registry.add(handle.clone());
     Ok(Running {
-        child,
+        stdin: child.stdin.take(),
+        stdout: child.stdout.take(),
+        stderr: child.stderr.take(),
+        exit: Exit::Child(child),
         handle,
         registration,
     })
@@ -287,13 +423,13 @@ pub(crate) async fn finish(
     cap: usize,
 ) -> Result<Output, ProcessError> {
     let Running {
-        mut child,
+        stdin: stdin_pipe,
+        stdout,
+        stderr,
+        mut exit,
         handle,
         registration,
     } = running;
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
-    let stdin_pipe = child.stdin.take();
     let mut out = HeadTail::new(cap);
     let mut err = HeadTail::new(cap);
 
@@ -305,15 +441,15 @@ pub(crate) async fn finish(
     };
     let wait = async {
         let waited = match timeout {
-            Some(limit) => tokio::time::timeout(limit, child.wait()).await.ok(),
-            None => Some(child.wait().await),
+            Some(limit) => tokio::time::timeout(limit, exit.wait()).await.ok(),
+            None => Some(exit.wait().await),
         };
         match waited {
             Some(status) => (status, false),
             None => {
                 handle.kill_group();
                 handle.kill();
-                (child.wait().await, true)
+                (exit.wait().await, true)
             }
         }
     };

@@ -1,5 +1,13 @@
 //! What this machine supports, found by trying: each feature is probed by
 //! starting `true` inside just that layer, and finally inside all of them.
+//!
+//! A session needs the answer before its first process, and nine probe
+//! processes cost tens of milliseconds on a two-core machine, so the
+//! answer a process's sandboxes are built from ([`cached`]) first tries
+//! one process inside every layer at once, checking the process limit from
+//! inside: when that works, so does each layer, and the report is the one
+//! the nine probes would give. Only when it fails are the layers probed one
+//! by one, to name the missing one.
 
 use std::fmt;
 use std::os::fd::AsRawFd;
@@ -118,7 +126,7 @@ pub fn check() -> SupportReport {
 /// process is built from.
 pub fn cached() -> &'static SupportReport {
     static REPORT: OnceLock<SupportReport> = OnceLock::new();
-    REPORT.get_or_init(probe_all)
+    REPORT.get_or_init(|| probe_at_once().unwrap_or_else(probe_all))
 }
 
 /// The kernel release, e.g. "6.18.4".
@@ -161,7 +169,7 @@ fn try_run(
         _ => None,
     };
     let ruleset_fd = ruleset.as_ref().map_or(-1, |fd| fd.as_raw_fd());
-    let mut cmd = crate::launcher::confined_blocking(program);
+    let mut cmd = crate::launcher::confined(program);
     cmd.args(args)
         .env("PATH", "/usr/bin:/bin")
         .current_dir("/")
@@ -244,6 +252,67 @@ fn system_only() -> FsGrant {
     }
 }
 
+/// The report when every layer works: [`probe_all`]'s lines, each one
+/// supported.
+fn all_supported(abi: i32, uid: libc::uid_t) -> SupportReport {
+    let features = vec![
+        line(Feature::Landlock, Ok(landlock_detail(abi))),
+        line(Feature::UserNamespace, Ok(user_detail(uid))),
+        line(Feature::PidNamespace, Ok(PID_DETAIL.into())),
+        line(Feature::NetworkNamespace, Ok(NET_DETAIL.into())),
+        line(Feature::MountNamespace, Ok(MOUNT_DETAIL.into())),
+        line(Feature::Seccomp, Ok(seccomp_detail())),
+        line(Feature::Rlimits, Ok(limits_detail(uid, true))),
+        line(Feature::FullSandbox, Ok(FULL_DETAIL.into())),
+    ];
+    SupportReport {
+        kernel: kernel_release(),
+        features,
+    }
+}
+
+/// One process inside every layer, with the limits the probes use, that
+/// checks its namespace's `pid_max`: `Some` (everything supported) when it
+/// works, `None` when the layers must be probed one by one.
+fn probe_at_once() -> Option<SupportReport> {
+    let abi = landlock_rules::abi_version().ok()?;
+    let layers = Layers {
+        limits: Some(PROBE_LIMITS),
+        ..full_layers()
+    };
+    try_run(
+        &layers,
+        Some(&system_only()),
+        &find_program("sh"),
+        &["-c", &pid_max_script()],
+    )
+    .ok()?;
+    // SAFETY: reads our own credentials.
+    Some(all_supported(abi, unsafe { libc::geteuid() }))
+}
+
+fn landlock_detail(abi: i32) -> String {
+    format!("ABI {abi}; a restricted process ran")
+}
+
+fn user_detail(uid: libc::uid_t) -> String {
+    format!("uid {uid} mapped to itself")
+}
+
+const PID_DETAIL: &str = "new PID namespace, PID 1 ran";
+const NET_DETAIL: &str = "new empty network namespace";
+const MOUNT_DETAIL: &str =
+    "a root of its own: system directories read-only, private /proc, /tmp and /dev/shm";
+const FULL_DETAIL: &str = "`true` ran inside every layer";
+
+fn seccomp_detail() -> String {
+    format!(
+        "{} system calls denied ({})",
+        seccomp::denied_count(),
+        std::env::consts::ARCH
+    )
+}
+
 fn probe_landlock(run: &Probe<'_>) -> Result<String, String> {
     landlock_rules::abi_version().and_then(|abi| {
         run(
@@ -253,7 +322,7 @@ fn probe_landlock(run: &Probe<'_>) -> Result<String, String> {
             },
             Some(&system_only()),
         )?;
-        Ok(format!("ABI {abi}; a restricted process ran"))
+        Ok(landlock_detail(abi))
     })
 }
 
@@ -263,7 +332,7 @@ fn probe_namespaces(run: &Probe<'_>, uid: libc::uid_t) -> [FeatureSupport; 4] {
     [
         line(
             Feature::UserNamespace,
-            run(user, None).map(|()| format!("uid {uid} mapped to itself")),
+            run(user, None).map(|()| user_detail(uid)),
         ),
         line(
             Feature::PidNamespace,
@@ -274,7 +343,7 @@ fn probe_namespaces(run: &Probe<'_>, uid: libc::uid_t) -> [FeatureSupport; 4] {
                 },
                 None,
             )
-            .map(|()| "new PID namespace, PID 1 ran".into()),
+            .map(|()| PID_DETAIL.into()),
         ),
         line(
             Feature::NetworkNamespace,
@@ -285,14 +354,11 @@ fn probe_namespaces(run: &Probe<'_>, uid: libc::uid_t) -> [FeatureSupport; 4] {
                 },
                 None,
             )
-            .map(|()| "new empty network namespace".into()),
+            .map(|()| NET_DETAIL.into()),
         ),
         line(
             Feature::MountNamespace,
-            run(proc_layers(), None).map(|()| {
-                "a root of its own: system directories read-only, private /proc, /tmp and /dev/shm"
-                    .into()
-            }),
+            run(proc_layers(), None).map(|()| MOUNT_DETAIL.into()),
         ),
     ]
 }
@@ -305,18 +371,12 @@ fn probe_seccomp(run: &Probe<'_>) -> Result<String, String> {
         },
         None,
     )
-    .map(|()| {
-        format!(
-            "{} system calls denied ({})",
-            seccomp::denied_count(),
-            std::env::consts::ARCH
-        )
-    })
+    .map(|()| seccomp_detail())
 }
 
-/// Every layer at once, as every command runs.
-fn probe_full(run: &Probe<'_>) -> Result<String, String> {
-    let full = Layers {
+/// Every layer, as every command runs.
+fn full_layers() -> Layers {
+    Layers {
         user_ns: true,
         pid_ns: true,
         net_ns: true,
@@ -324,53 +384,85 @@ fn probe_full(run: &Probe<'_>) -> Result<String, String> {
         landlock: true,
         seccomp: true,
         limits: Some(Limits::default()),
-    };
-    run(full, Some(&system_only())).map(|()| "`true` ran inside every layer".into())
+    }
+}
+
+/// Every layer at once, as every command runs.
+fn probe_full(run: &Probe<'_>) -> Result<String, String> {
+    run(full_layers(), Some(&system_only())).map(|()| FULL_DETAIL.into())
+}
+
+/// The limits the process-limit probes run under.
+const PROBE_LIMITS: Limits = Limits {
+    max_processes: 64,
+    ..Limits::DEFAULT
+};
+
+/// A script that succeeds when its PID namespace's `pid_max` is the one
+/// the plan writes for [`PROBE_LIMITS`].
+fn pid_max_script() -> String {
+    let expected = PROBE_LIMITS.max_processes + 300;
+    // `cat`, not `read`: dash reads byte by byte, and a sysctl file read at a
+    // non-zero offset returns nothing.
+    format!("[ \"$(cat /proc/sys/kernel/pid_max)\" = {expected} ]")
+}
+
+/// What [`probe_limits`] says, given whether `pid_max` could be set.
+fn limits_detail(uid: libc::uid_t, pid_max: bool) -> String {
+    if uid == 0 {
+        "NPROC, FSIZE, CPU, CORE; host is root, which RLIMIT_NPROC exempts: \
+         processes are bounded by the namespace's pid_max"
+            .into()
+    } else if pid_max {
+        "NPROC (per sandbox), FSIZE, CPU, CORE; namespace pid_max as well".into()
+    } else {
+        "NPROC (per sandbox), FSIZE, CPU, CORE".into()
+    }
 }
 
 /// RLIMIT_NPROC does not bind root (the kernel exempts uid 0), so for a root
 /// host the process limit is the PID namespace's own `pid_max` (Linux 6.14+):
 /// probe that the namespace really got the value the plan writes.
 fn probe_limits(uid: libc::uid_t, proc: Layers) -> Result<String, String> {
-    let limits = Limits {
-        max_processes: 64,
-        ..Limits::default()
-    };
     try_run(
         &Layers {
-            limits: Some(limits),
+            limits: Some(PROBE_LIMITS),
             ..Layers::default()
         },
         None,
         &find_program("true"),
         &[],
     )?;
-    let expected = (limits.max_processes + 300).to_string();
-    // `cat`, not `read`: dash reads byte by byte, and a sysctl file read at a
-    // non-zero offset returns nothing.
-    let script = format!("[ \"$(cat /proc/sys/kernel/pid_max)\" = {expected} ]");
     let pid_max = try_run(
         &Layers {
-            limits: Some(limits),
+            limits: Some(PROBE_LIMITS),
             ..proc
         },
         None,
         &find_program("sh"),
-        &["-c", &script],
+        &["-c", &pid_max_script()],
     );
     match (uid, pid_max) {
-        (0, Ok(())) => Ok(
-            "NPROC, FSIZE, CPU, CORE; host is root, which RLIMIT_NPROC exempts: \
-                           processes are bounded by the namespace's pid_max"
-                .into(),
-        ),
         (0, Err(e)) => Err(format!(
             "host is root, which RLIMIT_NPROC exempts, and the PID namespace's pid_max \
              cannot be set (needs Linux 6.14): {e}"
         )),
-        (_, Ok(())) => {
-            Ok("NPROC (per sandbox), FSIZE, CPU, CORE; namespace pid_max as well".into())
+        (uid, pid_max) => Ok(limits_detail(uid, pid_max.is_ok())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One process inside every layer answers for the nine probes exactly
+    /// when every layer works, and then says what they say.
+    #[test]
+    fn the_probe_at_once_says_what_the_nine_probes_say() {
+        let full = probe_all();
+        match probe_at_once() {
+            Some(quick) => assert_eq!(quick, full, "quick:\n{quick}\nfull:\n{full}"),
+            None => assert!(!full.complete(), "every layer works, yet:\n{full}"),
         }
-        (_, Err(_)) => Ok("NPROC (per sandbox), FSIZE, CPU, CORE".into()),
     }
 }

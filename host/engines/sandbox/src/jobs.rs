@@ -63,7 +63,10 @@ impl Job {
     /// removed when the job ends.
     pub(crate) fn start(running: Running, cap: usize, script: Option<StateFile>) -> Arc<Job> {
         let Running {
-            mut child,
+            stdin: _,
+            stdout,
+            stderr,
+            mut exit,
             handle,
             registration,
         } = running;
@@ -80,8 +83,6 @@ impl Job {
             done: done_rx,
         });
         tokio::spawn(async move {
-            let stdout = child.stdout.take();
-            let stderr = child.stderr.take();
             let reading = async {
                 tokio::join!(
                     pump(stdout, &shared, false, cap),
@@ -90,12 +91,12 @@ impl Job {
             };
             let waiting = async {
                 tokio::select! {
-                    status = child.wait() => (status, false),
+                    status = exit.wait() => (status, false),
                     // Fired by kill_job, or dropped with the Sandbox.
                     _ = &mut kill_rx => {
                         handle.kill_group();
                         handle.kill();
-                        (child.wait().await, true)
+                        (exit.wait().await, true)
                     }
                 }
             };

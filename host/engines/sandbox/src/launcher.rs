@@ -56,12 +56,14 @@ pub fn unconfined_async(why: Unconfined, program: impl AsRef<OsStr>) -> tokio::p
 
 /// A program the sandbox starts and confines between fork and exec (its
 /// environment is set by the caller from the sandbox's allow-list).
-pub(crate) fn confined(program: impl AsRef<OsStr>) -> tokio::process::Command {
-    tokio::process::Command::from(bare(program))
+pub(crate) fn confined(program: impl AsRef<OsStr>) -> std::process::Command {
+    bare(program)
 }
 
-/// [`confined`], waited on synchronously (the sandbox's feature probes).
-pub(crate) fn confined_blocking(program: impl AsRef<OsStr>) -> std::process::Command {
+/// The sandbox's spawner (`crate::spawner`): Kaizen's own binary, which
+/// starts the session's processes into their sandboxes and runs nothing
+/// else.
+pub(crate) fn spawner(program: impl AsRef<OsStr>) -> std::process::Command {
     bare(program)
 }
 

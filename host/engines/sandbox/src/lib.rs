@@ -35,19 +35,24 @@
 //!
 //! # Lifetime
 //!
+//! A session's processes are started by its *spawner*: Kaizen's own
+//! binary started again, small and single-threaded, in the session's
+//! control groups from the start (see `spawner/mod.rs` for why: forking the
+//! large host, and joining the control groups, were most of what a command
+//! cost). It carries nothing of the host's environment and runs no program
+//! itself. When it cannot be started, the host starts processes itself,
+//! the same way.
+//!
 //! Between fork and exec an *intermediate* process creates the namespaces and
 //! forks PID 1 of the new PID namespace, which locks itself down and execs
 //! the program. The intermediate relays the exit status, kills the namespace
-//! when the host dies (a lifeline pipe), and its own death kills PID 1
-//! (parent-death signal), whose death kills every process of the namespace.
-//! So timeouts, [`Sandbox::kill_job`], [`Sandbox::shutdown`], dropping the
-//! [`Sandbox`] and the death of the host all end everything the session
-//! started.
-//!
-//! Each running command keeps a copy-on-write image of the host process
-//! (the intermediate is a fork of it), which costs memory only for pages the
-//! host writes while the command runs.
-//!
+//! when its spawner (or the host) dies (a lifeline pipe), and its own death
+//! kills PID 1 (parent-death signal), whose death kills every process of
+//! the namespace. The spawner dies when the host does (its socket's end of
+//! stream). So timeouts, [`Sandbox::kill_job`], [`Sandbox::shutdown`],
+//! dropping the [`Sandbox`] and the death of the host all end everything the
+//! session started.
+
 //! # Shells
 //!
 //! [`Sandbox::shell_run`] runs a fresh bash per call; the working directory
@@ -95,6 +100,7 @@ mod sandbox;
 mod seccomp;
 mod shared_net;
 mod shell;
+mod spawner;
 mod stale;
 mod state_dir;
 mod types;

@@ -17,14 +17,19 @@ pub(crate) fn read_end() -> io::Result<RawFd> {
     if let Some((read, _)) = LIFELINE.get() {
         return Ok(read.as_raw_fd());
     }
+    let pair = pipe()?;
+    // A racing thread may have won; its pipe is kept and ours dropped.
+    let _ = LIFELINE.set(pair);
+    Ok(LIFELINE.get().expect("lifeline was just set").0.as_raw_fd())
+}
+
+/// A pipe, `(read, write)`, both ends close-on-exec.
+pub(crate) fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [-1; 2];
     // SAFETY: pipe2 fills the two-element array on success.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         return Err(io::Error::last_os_error());
     }
     // SAFETY: both fds were just created and are owned by nobody else.
-    let pair = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    // A racing thread may have won; its pipe is kept and ours dropped.
-    let _ = LIFELINE.set(pair);
-    Ok(LIFELINE.get().expect("lifeline was just set").0.as_raw_fd())
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }

@@ -20,6 +20,7 @@ use crate::root::RootSpec;
 use crate::seccomp;
 use crate::shared_net::SharedNet;
 use crate::shell::{self, Body, ShellState};
+use crate::spawner::{Slot, Spawner};
 use crate::stale;
 use crate::state_dir::{StateDir, StateFile};
 use crate::types::{Command, JobOutput, Output, Policy, ProcessError};
@@ -152,6 +153,24 @@ impl Sandbox {
     /// and how to opt in to degraded mode) unless `policy.allow_degraded`.
     pub fn new(policy: Policy) -> Result<Self, ProcessError> {
         check_paths(&policy)?;
+        let group =
+            match SessionGroup::create(policy.limits.max_processes, policy.limits.max_memory) {
+                Ok(group) => Some(group),
+                Err(why) => {
+                    // The per-process limits still hold.
+                    tracing::debug!("no session-wide process and memory limits: {why}");
+                    None
+                }
+            };
+        let group_procs = group
+            .as_ref()
+            .map(|group| group.procs().to_vec())
+            .unwrap_or_default();
+        // Started first: it joins the control groups (milliseconds of the
+        // kernel's waiting) while this thread probes and plans.
+        let spawner = Spawner::launch(&group_procs)
+            .map_err(|e| tracing::debug!("no spawner ahead: {e}"))
+            .ok();
         let layers = choose_layers(&policy, features::cached())?;
         let io_err = |what: &str, e: std::io::Error| ProcessError::Failed(format!("{what}: {e}"));
         // 0700: the session's files are nobody else's business on this host.
@@ -209,20 +228,8 @@ impl Sandbox {
                 .unwrap_or_else(|| temp.clone()),
             home: passwd_home().map(|home| (temp.clone(), home)),
         };
-        let group =
-            match SessionGroup::create(policy.limits.max_processes, policy.limits.max_memory) {
-                Ok(group) => Some(group),
-                Err(why) => {
-                    // The per-process limits still hold.
-                    tracing::debug!("no session-wide process and memory limits: {why}");
-                    None
-                }
-            };
         let mut plan = Plan::new(&layers, filters, lifeline, &root_spec);
-        plan.cgroup_procs = group
-            .as_ref()
-            .map(|group| group.procs().to_vec())
-            .unwrap_or_default();
+        plan.cgroup_procs = group_procs;
         if layers.net_ns {
             match SharedNet::create(&plan.uid_map, &plan.gid_map) {
                 Ok(net) => plan.share_network(net),
@@ -230,6 +237,13 @@ impl Sandbox {
                 Err(why) => tracing::debug!("no shared network namespace: {why}"),
             }
         }
+        let spawner = spawner.filter(|spawner| match spawner.init(&plan, &grant) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::debug!("the spawner did not take the plan: {e}");
+                false
+            }
+        });
         let plan = Arc::new(plan);
         let base_env = env::build(&temp, &policy.env, &[]);
         Ok(Sandbox {
@@ -237,6 +251,7 @@ impl Sandbox {
                 plan,
                 grant,
                 registry: Arc::new(Registry::default()),
+                spawner: Slot::with(spawner),
             },
             base_env,
             temp,

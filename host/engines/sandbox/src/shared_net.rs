@@ -81,6 +81,11 @@ impl SharedNet {
         opened
     }
 
+    /// The namespaces from their descriptors (passed to the spawner).
+    pub(crate) fn from_fds(user: OwnedFd, net: OwnedFd) -> Self {
+        SharedNet { user, net }
+    }
+
     /// The user namespace's fd, for `setns` in the forked child.
     pub(crate) fn user_fd(&self) -> RawFd {
         self.user.as_raw_fd()

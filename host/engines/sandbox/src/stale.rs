@@ -18,10 +18,20 @@ pub(crate) fn mark_owner(root: &Path) -> std::io::Result<()> {
 }
 
 /// Once per process: removes the private directories under `parent` whose
-/// owner no longer runs. Directories without a readable owner are left.
+/// owner no longer runs. Directories without a readable owner are left, so
+/// this runs beside the session's start, on a thread of its own: a system
+/// temp directory of thousands of entries takes milliseconds to read.
 pub(crate) fn sweep_once(parent: &Path) {
     static SWEPT: Once = Once::new();
-    SWEPT.call_once(|| sweep(parent));
+    SWEPT.call_once(|| {
+        let owned = parent.to_path_buf();
+        let spawned = std::thread::Builder::new()
+            .name("kaizen-sweep".into())
+            .spawn(move || sweep(&owned));
+        if spawned.is_err() {
+            sweep(parent);
+        }
+    });
 }
 
 /// Removes the stale private directories under `parent`.

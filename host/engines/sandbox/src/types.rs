@@ -60,18 +60,23 @@ pub struct Limits {
     pub max_output_bytes: usize,
 }
 
-impl Default for Limits {
+impl Limits {
     /// 512 processes, 4 GiB files, 30 CPU minutes, 8 GiB of memory per
     /// process, 1 GiB of private `/tmp`, 1 MiB per output stream.
+    pub const DEFAULT: Limits = Limits {
+        max_processes: 512,
+        max_file_size: 4 << 30,
+        cpu_seconds: 1800,
+        max_memory: 8 << 30,
+        tmp_size: 1 << 30,
+        max_output_bytes: 1 << 20,
+    };
+}
+
+impl Default for Limits {
+    /// [`Limits::DEFAULT`].
     fn default() -> Self {
-        Limits {
-            max_processes: 512,
-            max_file_size: 4 << 30,
-            cpu_seconds: 1800,
-            max_memory: 8 << 30,
-            tmp_size: 1 << 30,
-            max_output_bytes: 1 << 20,
-        }
+        Limits::DEFAULT
     }
 }
 

@@ -1,0 +1,293 @@
+//! The spawner process: Kaizen's own binary, started again with a marker
+//! argument, serving one [`crate::Sandbox`].
+//!
+//! It joins the session's control groups once, takes the plan once, then
+//! starts each process the host asks for exactly as the host would (the
+//! same [`crate::child`] code between fork and exec), reports its PID with
+//! a pidfd, and reports its exit status when it ends. It runs no program
+//! itself and touches nothing but the plan's files.
+//!
+//! It enters through an `.init_array` function, before `main`, so any
+//! binary that links this crate can be a spawner (Kaizen, and every test
+//! and bench that makes a [`crate::Sandbox`]); the function returns at once
+//! unless argv is exactly [`ARG0`] [`FLAG`] and fd [`FD`] is a
+//! `SOCK_SEQPACKET` socket. A binary without it would reject the flag and
+//! exit, and the host falls back to starting processes itself.
+
+use std::collections::HashMap;
+use std::ffi::{CStr, OsStr, c_char};
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::sync::Arc;
+
+use libc::c_int;
+
+use super::socket;
+use super::wire::{self, Kind, Malformed, Reader, Writer};
+use crate::exec::{self, Spec};
+use crate::landlock_rules::{self, FsGrant};
+use crate::plan::Plan;
+use crate::shared_net::SharedNet;
+
+/// The spawner's `argv[0]`.
+pub(crate) const ARG0: &CStr = c"kaizen-sandbox-spawner";
+/// The spawner's one argument: a program that does not know it refuses it.
+pub(crate) const FLAG: &CStr = c"--kaizen-sandbox-spawner";
+/// Where the spawner finds its end of the socket.
+pub(crate) const FD: RawFd = 3;
+
+/// Runs before `main` in every process of a binary that links this crate.
+/// [`super::Spawner::start`] names it, so the linker keeps it.
+#[used]
+#[unsafe(link_section = ".init_array")]
+pub(crate) static ENTRY: extern "C" fn(c_int, *const *const c_char, *const *const c_char) = entry;
+
+extern "C" fn entry(argc: c_int, argv: *const *const c_char, _envp: *const *const c_char) {
+    if argc != 2 || argv.is_null() {
+        return;
+    }
+    // SAFETY: the loader passes argc valid, NUL-terminated arguments.
+    let ours = unsafe { CStr::from_ptr(*argv) == ARG0 && CStr::from_ptr(*argv.add(1)) == FLAG };
+    if !ours || !socket::is_seqpacket(FD) {
+        return;
+    }
+    // SAFETY: fd 3 is the socket the host passed; nothing else owns it.
+    let sock = unsafe { OwnedFd::from_raw_fd(FD) };
+    let code = match serve(sock) {
+        Ok(()) => 0,
+        Err(_) => 1,
+    };
+    // SAFETY: ends this process without running `main`.
+    unsafe { libc::_exit(code) }
+}
+
+/// A process this spawner started and has not reaped.
+struct Live {
+    child: Child,
+    pidfd: OwnedFd,
+}
+
+/// The spawner's life: the control groups, the plan, then requests until
+/// the host hangs up.
+fn serve(sock: OwnedFd) -> io::Result<()> {
+    let sock = sock.as_fd();
+    let mut inbox = socket::Inbox::new();
+    // The session's control groups come first, so that joining them (which
+    // waits for the kernel's RCU grace period, milliseconds) overlaps the
+    // host's own preparation of the plan.
+    let Some(_) = socket::recv(sock, &mut inbox)? else {
+        return Ok(());
+    };
+    let joined = join(inbox.message());
+    let Some(fds) = socket::recv(sock, &mut inbox)? else {
+        return Ok(());
+    };
+    // The spawner's own lifeline: its processes' intermediates watch the
+    // read end, and the write end closes when the spawner ends, however.
+    let (lifeline, _lifeline_write) = crate::lifeline::pipe()?;
+    let taken = joined.and_then(|()| take_init(inbox.message(), fds, lifeline.as_raw_fd()));
+    let (plan, grant) = match taken {
+        Ok(taken) => taken,
+        Err(why) => {
+            let mut w = Writer::new(Kind::InitFailed, 0);
+            w.bytes(why.as_bytes());
+            return socket::send(sock, &w.finish(), &[]);
+        }
+    };
+    socket::send(sock, &Writer::new(Kind::Ready, 0).finish(), &[])?;
+    let plan = Arc::new(plan);
+    let mut live: HashMap<u64, Live> = HashMap::new();
+    loop {
+        let ids: Vec<u64> = live.keys().copied().collect();
+        let mut polled: Vec<libc::pollfd> = std::iter::once(sock.as_raw_fd())
+            .chain(ids.iter().map(|id| live[id].pidfd.as_raw_fd()))
+            .map(|fd| libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        // SAFETY: poll on a live array of pollfds.
+        let rc = unsafe { libc::poll(polled.as_mut_ptr(), polled.len() as libc::nfds_t, -1) };
+        if rc < 0 {
+            let err = io::Error::last_os_error();
+            if err.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            break;
+        }
+        for (i, id) in ids.iter().enumerate() {
+            if polled[i + 1].revents == 0 {
+                continue;
+            }
+            let Some(entry) = live.get_mut(id) else {
+                continue;
+            };
+            if let Ok(Some(status)) = entry.child.try_wait() {
+                live.remove(id);
+                let mut w = Writer::new(Kind::Exited, *id);
+                w.i32(status.into_raw());
+                if socket::send(sock, &w.finish(), &[]).is_err() {
+                    break;
+                }
+            }
+        }
+        if polled[0].revents != 0 {
+            match socket::recv(sock, &mut inbox) {
+                Ok(Some(fds)) => {
+                    if start(sock, &plan, &grant, inbox.message(), fds, &mut live).is_err() {
+                        break;
+                    }
+                }
+                // The host hung up (or died): so do we.
+                Ok(None) | Err(_) => break,
+            }
+        }
+    }
+    // The intermediates' death takes every namespace with it (their PID 1s
+    // have them as parent-death signal); the lifeline would too.
+    for (_, mut entry) in live {
+        let _ = entry.child.kill();
+        let _ = entry.child.wait();
+    }
+    Ok(())
+}
+
+/// Joins the session's control groups, once here so that no process has
+/// to join them again: its children are born in them.
+fn join(msg: &[u8]) -> Result<(), String> {
+    let (kind, _, mut r) = Reader::open(msg).map_err(|e| e.to_string())?;
+    if kind != Kind::Join {
+        return Err("the first message was not the control groups".into());
+    }
+    let procs = wire::get_join(&mut r).map_err(|e| e.to_string())?;
+    r.end().map_err(|e| e.to_string())?;
+    for procs in procs {
+        let path = Path::new(OsStr::from_bytes(procs.as_bytes()));
+        std::fs::write(path, b"0").map_err(|e| {
+            format!(
+                "joining the session's control group {}: {e}",
+                path.display()
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// Takes up the plan, with the session's network namespace from the passed
+/// descriptors.
+fn take_init(
+    msg: &[u8],
+    mut fds: Vec<OwnedFd>,
+    lifeline: RawFd,
+) -> Result<(Plan, FsGrant), String> {
+    let (kind, _, mut r) = Reader::open(msg).map_err(|e| e.to_string())?;
+    if kind != Kind::Init {
+        return Err("the second message was not the plan".into());
+    }
+    let (mut plan, shared_net, grant) =
+        wire::get_init(&mut r, lifeline).map_err(|e| e.to_string())?;
+    r.end().map_err(|e| e.to_string())?;
+    if shared_net {
+        if fds.len() != 2 {
+            return Err("the session's network namespace did not come".into());
+        }
+        let net = fds.pop();
+        let user = fds.pop();
+        if let (Some(user), Some(net)) = (user, net) {
+            plan.share_network(SharedNet::from_fds(user, net));
+        }
+    }
+    for procs in std::mem::take(&mut plan.cgroup_procs) {
+        let path = Path::new(OsStr::from_bytes(procs.as_bytes()));
+        std::fs::write(path, b"0").map_err(|e| {
+            format!(
+                "joining the session's control group {}: {e}",
+                path.display()
+            )
+        })?;
+    }
+    Ok((plan, grant))
+}
+
+/// Starts the process one request asks for and answers it. Errs only when
+/// the host can no longer be told.
+fn start(
+    sock: BorrowedFd<'_>,
+    plan: &Arc<Plan>,
+    grant: &FsGrant,
+    msg: &[u8],
+    fds: Vec<OwnedFd>,
+    live: &mut HashMap<u64, Live>,
+) -> io::Result<()> {
+    let (id, result) = match Reader::open(msg) {
+        Ok((Kind::Spawn, id, mut r)) => (id, spawn_one(plan, grant, &mut r, fds)),
+        Ok((_, id, _)) => (id, Err(io::Error::other(Malformed("not a request")))),
+        Err(e) => (0, Err(io::Error::other(e))),
+    };
+    match result {
+        Ok(started) => {
+            let mut w = Writer::new(Kind::Started, id);
+            w.i32(started.child.id() as i32);
+            socket::send(sock, &w.finish(), &[started.pidfd.as_raw_fd()])?;
+            live.insert(id, started);
+        }
+        Err(err) => {
+            let mut w = Writer::new(Kind::Failed, id);
+            w.i32(err.raw_os_error().unwrap_or(-1));
+            w.bytes(err.to_string().as_bytes());
+            socket::send(sock, &w.finish(), &[])?;
+        }
+    }
+    Ok(())
+}
+
+/// Decodes one request and starts its process.
+fn spawn_one(
+    plan: &Arc<Plan>,
+    grant: &FsGrant,
+    r: &mut Reader,
+    fds: Vec<OwnedFd>,
+) -> io::Result<Live> {
+    let spec: Spec = wire::get_spec(r).map_err(io::Error::other)?;
+    let mut fds = fds.into_iter();
+    let stdin = if spec.stdin { fds.next() } else { None };
+    let (Some(stdout), Some(stderr), None) = (fds.next(), fds.next(), fds.next()) else {
+        return Err(io::Error::other("a request came without its streams"));
+    };
+    if spec.stdin && stdin.is_none() {
+        return Err(io::Error::other("a request came without its stdin"));
+    }
+    let ruleset = if plan.landlock {
+        Some(landlock_rules::create(grant).map_err(io::Error::other)?)
+    } else {
+        None
+    };
+    let stdin = stdin.map_or_else(Stdio::null, Stdio::from);
+    let mut cmd = exec::command(
+        plan.clone(),
+        &spec,
+        ruleset.as_ref().map_or(-1, |fd| fd.as_raw_fd()),
+        [stdin, Stdio::from(stdout), Stdio::from(stderr)],
+    )
+    .map_err(io::Error::other)?;
+    let child = cmd.spawn()?;
+    // Our copies of its streams go now: its output ends when it does.
+    drop(cmd);
+    drop(ruleset);
+    match exec::pidfd_open(child.id() as i32) {
+        Some(pidfd) => Ok(Live { child, pidfd }),
+        None => {
+            let mut child = child;
+            let _ = child.kill();
+            let _ = child.wait();
+            Err(io::Error::other(
+                "this kernel has no pidfds (Linux 5.3 or later)",
+            ))
+        }
+    }
+}
