@@ -144,13 +144,13 @@ fn find_program(name: &str) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(name))
 }
 
-/// Runs `program args` inside `layers` and reports whether it exited 0.
+/// Runs `program args` inside `layers`; its standard output if it exited 0.
 fn try_run(
     layers: &Layers,
     grant: Option<&FsGrant>,
     program: &Path,
     args: &[&str],
-) -> Result<(), String> {
+) -> Result<Vec<u8>, String> {
     let lifeline = lifeline::read_end().map_err(|e| format!("lifeline pipe: {e}"))?;
     let filters = if layers.seccomp {
         seccomp::programs()?
@@ -174,21 +174,20 @@ fn try_run(
         .env("PATH", "/usr/bin:/bin")
         .current_dir("/")
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
         .stderr(Stdio::null());
     // SAFETY: `child::enter` is written for the forked child (see there).
     unsafe {
         cmd.pre_exec(move || child::enter(&plan, ruleset_fd, c"/"));
     }
-    let status = cmd.status().map_err(|e| match child::decode(&e) {
+    let out = cmd.output().map_err(|e| match child::decode(&e) {
         Some((step, errno)) => format!("{} failed: {errno}", step.describe()),
         None => format!("could not start {}: {e}", program.display()),
     })?;
     drop(ruleset);
-    if status.success() {
-        Ok(())
+    if out.status.success() {
+        Ok(out.stdout)
     } else {
-        Err(format!("the probe process failed ({status})"))
+        Err(format!("the probe process failed ({})", out.status))
     }
 }
 
@@ -212,7 +211,8 @@ type Probe<'a> = dyn Fn(Layers, Option<&FsGrant>) -> Result<(), String> + 'a;
 
 fn probe_all() -> SupportReport {
     let truth = find_program("true");
-    let run = |layers: Layers, grant: Option<&FsGrant>| try_run(&layers, grant, &truth, &[]);
+    let run =
+        |layers: Layers, grant: Option<&FsGrant>| try_run(&layers, grant, &truth, &[]).map(drop);
     // SAFETY: reads our own credentials.
     let uid = unsafe { libc::geteuid() };
     let mut features = vec![line(Feature::Landlock, probe_landlock(&run))];
@@ -280,13 +280,16 @@ fn probe_at_once() -> Option<SupportReport> {
         limits: Some(PROBE_LIMITS),
         ..full_layers()
     };
-    try_run(
+    let pid_max = try_run(
         &layers,
         Some(&system_only()),
-        &find_program("sh"),
-        &["-c", &pid_max_script()],
+        &find_program("cat"),
+        &[PID_MAX],
     )
     .ok()?;
+    if !pid_max_as_planned(&pid_max) {
+        return None;
+    }
     // SAFETY: reads our own credentials.
     Some(all_supported(abi, unsafe { libc::geteuid() }))
 }
@@ -398,13 +401,14 @@ const PROBE_LIMITS: Limits = Limits {
     ..Limits::DEFAULT
 };
 
-/// A script that succeeds when its PID namespace's `pid_max` is the one
-/// the plan writes for [`PROBE_LIMITS`].
-fn pid_max_script() -> String {
+/// Where a process reads its PID namespace's `pid_max`.
+const PID_MAX: &str = "/proc/sys/kernel/pid_max";
+
+/// Whether `cat`'s output of [`PID_MAX`] is the value the plan writes for
+/// [`PROBE_LIMITS`].
+fn pid_max_as_planned(out: &[u8]) -> bool {
     let expected = PROBE_LIMITS.max_processes + 300;
-    // `cat`, not `read`: dash reads byte by byte, and a sysctl file read at a
-    // non-zero offset returns nothing.
-    format!("[ \"$(cat /proc/sys/kernel/pid_max)\" = {expected} ]")
+    String::from_utf8_lossy(out).trim() == expected.to_string()
 }
 
 /// What [`probe_limits`] says, given whether `pid_max` could be set.
@@ -439,9 +443,19 @@ fn probe_limits(uid: libc::uid_t, proc: Layers) -> Result<String, String> {
             ..proc
         },
         None,
-        &find_program("sh"),
-        &["-c", &pid_max_script()],
-    );
+        &find_program("cat"),
+        &[PID_MAX],
+    )
+    .and_then(|out| {
+        if pid_max_as_planned(&out) {
+            Ok(())
+        } else {
+            Err(format!(
+                "the namespace's pid_max is {}",
+                String::from_utf8_lossy(&out).trim()
+            ))
+        }
+    });
     match (uid, pid_max) {
         (0, Err(e)) => Err(format!(
             "host is root, which RLIMIT_NPROC exempts, and the PID namespace's pid_max \

@@ -18,7 +18,6 @@ use crate::lifeline;
 use crate::plan::{Layers, Plan};
 use crate::root::RootSpec;
 use crate::seccomp;
-use crate::shared_net::SharedNet;
 use crate::shell::{self, Body, ShellState};
 use crate::spawner::{Slot, Spawner};
 use crate::stale;
@@ -230,13 +229,9 @@ impl Sandbox {
         };
         let mut plan = Plan::new(&layers, filters, lifeline, &root_spec);
         plan.cgroup_procs = group_procs;
-        if layers.net_ns {
-            match SharedNet::create(&plan.uid_map, &plan.gid_map) {
-                Ok(net) => plan.share_network(net),
-                // Each process then makes its own, as isolated and slower.
-                Err(why) => tracing::debug!("no shared network namespace: {why}"),
-            }
-        }
+        // The session's network namespace is the spawner's to make (a fork
+        // of a small process: see `shared_net.rs`); processes the host
+        // starts itself each make their own.
         let spawner = spawner.filter(|spawner| match spawner.init(&plan, &grant) {
             Ok(()) => true,
             Err(e) => {

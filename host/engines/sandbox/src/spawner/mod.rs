@@ -136,11 +136,7 @@ impl Spawner {
     pub(crate) fn init(&self, plan: &Plan, grant: &FsGrant) -> io::Result<()> {
         let mut w = Writer::new(Kind::Init, 0);
         wire::put_init(&mut w, plan, grant);
-        let fds: Vec<RawFd> = plan
-            .shared_net_fds()
-            .map(|(user, net)| vec![user, net])
-            .unwrap_or_default();
-        socket::send(self.sock.as_fd(), &w.finish(), &fds)
+        socket::send(self.sock.as_fd(), &w.finish(), &[])
     }
 
     /// [`Spawner::launch`] then [`Spawner::init`].

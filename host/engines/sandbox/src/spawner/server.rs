@@ -83,13 +83,13 @@ fn serve(sock: OwnedFd) -> io::Result<()> {
         return Ok(());
     };
     let joined = join(inbox.message());
-    let Some(fds) = socket::recv(sock, &mut inbox)? else {
+    let Some(_) = socket::recv(sock, &mut inbox)? else {
         return Ok(());
     };
     // The spawner's own lifeline: its processes' intermediates watch the
     // read end, and the write end closes when the spawner ends, however.
     let (lifeline, _lifeline_write) = crate::lifeline::pipe()?;
-    let taken = joined.and_then(|()| take_init(inbox.message(), fds, lifeline.as_raw_fd()));
+    let taken = joined.and_then(|()| take_init(inbox.message(), lifeline.as_raw_fd()));
     let (plan, grant) = match taken {
         Ok(taken) => taken,
         Err(why) => {
@@ -178,38 +178,20 @@ fn join(msg: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-/// Takes up the plan, with the session's network namespace from the passed
-/// descriptors.
-fn take_init(
-    msg: &[u8],
-    mut fds: Vec<OwnedFd>,
-    lifeline: RawFd,
-) -> Result<(Plan, FsGrant), String> {
+/// Takes up the plan, and makes the session's network namespace when the
+/// plan wants one (see `shared_net.rs`).
+fn take_init(msg: &[u8], lifeline: RawFd) -> Result<(Plan, FsGrant), String> {
     let (kind, _, mut r) = Reader::open(msg).map_err(|e| e.to_string())?;
     if kind != Kind::Init {
         return Err("the second message was not the plan".into());
     }
-    let (mut plan, shared_net, grant) =
-        wire::get_init(&mut r, lifeline).map_err(|e| e.to_string())?;
+    let (mut plan, grant) = wire::get_init(&mut r, lifeline).map_err(|e| e.to_string())?;
     r.end().map_err(|e| e.to_string())?;
-    if shared_net {
-        if fds.len() != 2 {
-            return Err("the session's network namespace did not come".into());
+    if plan.unshare_flags & libc::CLONE_NEWNET != 0 {
+        // Without it each process makes its own: as isolated, slower.
+        if let Ok(net) = SharedNet::create(&plan.uid_map, &plan.gid_map) {
+            plan.share_network(net);
         }
-        let net = fds.pop();
-        let user = fds.pop();
-        if let (Some(user), Some(net)) = (user, net) {
-            plan.share_network(SharedNet::from_fds(user, net));
-        }
-    }
-    for procs in std::mem::take(&mut plan.cgroup_procs) {
-        let path = Path::new(OsStr::from_bytes(procs.as_bytes()));
-        std::fs::write(path, b"0").map_err(|e| {
-            format!(
-                "joining the session's control group {}: {e}",
-                path.display()
-            )
-        })?;
     }
     Ok((plan, grant))
 }

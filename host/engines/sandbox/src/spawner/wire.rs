@@ -23,8 +23,7 @@ pub(crate) enum Kind {
     /// Host → spawner, first: the session's control groups to join
     /// (`cgroup.procs` files).
     Join = 3,
-    /// Host → spawner, second: the plan and the grant; the session's user
-    /// and network namespaces ride along as descriptors.
+    /// Host → spawner, second: the plan and the grant.
     Init = 1,
     /// Host → spawner: start one process ([`Spec`]); its stdin (when
     /// piped), stdout and stderr ride along.
@@ -239,9 +238,9 @@ pub(crate) fn get_join(r: &mut Reader) -> Result<Vec<CString>, Malformed> {
     (0..r.count(4)?).map(|_| r.cstring()).collect()
 }
 
-/// Writes the plan and the grant (not the plan's descriptors: they are
-/// passed as such, and the lifeline is the spawner's own; nor its control
-/// groups, which the spawner joined already: see [`put_join`]).
+/// Writes the plan and the grant: not its lifeline (the spawner has its
+/// own), its control groups (joined already: see [`put_join`]) or a shared
+/// network namespace (the spawner makes the session's).
 pub(crate) fn put_init(w: &mut Writer, plan: &Plan, grant: &FsGrant) {
     w.i32(plan.unshare_flags)
         .bool(plan.user_ns)
@@ -287,19 +286,17 @@ pub(crate) fn put_init(w: &mut Writer, plan: &Plan, grant: &FsGrant) {
             w.bool(false);
         }
     }
-    w.bool(plan.shared_net.is_some());
     put_paths(w, &grant.read);
     put_paths(w, &grant.write);
     w.bool(grant.network);
 }
 
 /// What [`put_init`] wrote: the plan (with `lifeline`, no control groups
-/// and no shared network yet), whether a shared network was sent, and the
-/// grant.
+/// and no shared network yet) and the grant.
 pub(crate) fn get_init(
     r: &mut Reader,
     lifeline: std::os::fd::RawFd,
-) -> Result<(Plan, bool, FsGrant), Malformed> {
+) -> Result<(Plan, FsGrant), Malformed> {
     let unshare_flags = r.i32()?;
     let user_ns = r.bool()?;
     let uid_map = r.bytes()?.to_vec();
@@ -348,7 +345,6 @@ pub(crate) fn get_init(
     } else {
         None
     };
-    let shared_net = r.bool()?;
     let grant = FsGrant {
         read: get_paths(r)?,
         write: get_paths(r)?,
@@ -374,7 +370,7 @@ pub(crate) fn get_init(
         cgroup_procs: Vec::new(),
         shared_net: None,
     };
-    Ok((plan, shared_net, grant))
+    Ok((plan, grant))
 }
 
 fn put_step(w: &mut Writer, step: &RootStep) {
@@ -543,9 +539,8 @@ mod tests {
         let bytes = init_bytes(&plan, &grant);
         let (kind, id, mut r) = Reader::open(&bytes).unwrap();
         assert_eq!((kind, id), (Kind::Init, 0));
-        let (back, shared_net, back_grant) = get_init(&mut r, 9).unwrap();
+        let (back, back_grant) = get_init(&mut r, 9).unwrap();
         r.end().unwrap();
-        assert!(!shared_net);
         assert_eq!(back.lifeline, 9);
         // Debug covers every field (the lifeline aside, which is local,
         // and the control groups, which travel in `Join`).
