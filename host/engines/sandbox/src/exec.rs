@@ -137,7 +137,11 @@ impl Registry {
     }
 }
 
-/// Removes a process from its registry when dropped.
+/// Removes a process from its registry when dropped, and kills it: the
+/// registration lives as long as someone waits for the process, so a
+/// caller that gives up on a call (its future dropped) ends what it
+/// started. A process that already ended is not hurt: its pidfd names it
+/// alone.
 #[derive(Debug)]
 pub(crate) struct Registration {
     registry: Arc<Registry>,
@@ -146,11 +150,15 @@ pub(crate) struct Registration {
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        self.registry
+        let handle = self
+            .registry
             .live
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&self.id);
+        if let Some(handle) = handle {
+            handle.kill();
+        }
     }
 }
 

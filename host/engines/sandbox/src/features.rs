@@ -378,7 +378,7 @@ fn probe_seccomp(run: &Probe<'_>) -> Result<String, String> {
 }
 
 /// Every layer, as every command runs.
-fn full_layers() -> Layers {
+pub(crate) fn full_layers() -> Layers {
     Layers {
         user_ns: true,
         pid_ns: true,

@@ -174,3 +174,23 @@ fn kill9(pid: i32) {
         .unwrap();
     assert!(status.success());
 }
+
+#[tokio::test]
+async fn a_call_dropped_before_it_ends_takes_its_processes_with_it() {
+    let (_ws, sb) = sandbox();
+    let marker = marker_sleep();
+    let script = format!("sleep {marker}");
+    let mut call = Box::pin(sb.shell_run("bash", &script, None));
+    tokio::select! {
+        out = &mut call => panic!("the call ended early: {out:?}"),
+        _ = wait_present(&marker) => {}
+    }
+    // The caller gives up on the call (a cancelled tool call).
+    drop(call);
+    assert!(
+        wait_gone(&marker).await,
+        "the process outlived its dropped call: {:?}",
+        host_pids(&marker)
+    );
+    still_works(&sb).await;
+}

@@ -56,7 +56,11 @@ extern "C" fn entry(argc: c_int, argv: *const *const c_char, _envp: *const *cons
         return;
     }
     // SAFETY: fd 3 is the socket the host passed; nothing else owns it.
-    let sock = unsafe { OwnedFd::from_raw_fd(FD) };
+    // Close-on-exec again (dup2 cleared it): no program may inherit it.
+    let sock = unsafe {
+        libc::fcntl(FD, libc::F_SETFD, libc::FD_CLOEXEC);
+        OwnedFd::from_raw_fd(FD)
+    };
     let code = match serve(sock) {
         Ok(()) => 0,
         Err(_) => 1,

@@ -477,20 +477,10 @@ pub(crate) fn get_spec(r: &mut Reader) -> Result<Spec, Malformed> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Layers;
     use crate::root::RootSpec;
-    use crate::types::Limits;
 
     fn plan() -> Plan {
-        let layers = Layers {
-            user_ns: true,
-            pid_ns: true,
-            net_ns: true,
-            mount_proc: true,
-            landlock: true,
-            seccomp: true,
-            limits: Some(Limits::default()),
-        };
+        let layers = crate::features::full_layers();
         let filters = vec![vec![
             libc::sock_filter {
                 code: 0x20,
