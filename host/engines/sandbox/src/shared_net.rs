@@ -82,6 +82,32 @@ impl SharedNet {
         opened
     }
 
+    /// Whether a process can join the namespaces and make its own user
+    /// namespace inside, as every command does: a kernel or a security
+    /// module may refuse a nested user namespace, and then commands must
+    /// each make their own network namespace instead of failing.
+    pub(crate) fn joinable(&self) -> bool {
+        let (user, net) = (self.user_fd(), self.net_fd());
+        // SAFETY: the child makes only async-signal-safe calls on fds
+        // opened before the fork, then exits; we reap it.
+        unsafe {
+            let pid = libc::fork();
+            if pid == 0 {
+                let joined = libc::setns(user, libc::CLONE_NEWUSER) == 0
+                    && libc::setns(net, libc::CLONE_NEWNET) == 0
+                    && libc::unshare(libc::CLONE_NEWUSER) == 0;
+                libc::_exit(if joined { 0 } else { 1 });
+            }
+            if pid < 0 {
+                return false;
+            }
+            let mut status = 0;
+            libc::waitpid(pid, &mut status, 0) == pid
+                && libc::WIFEXITED(status)
+                && libc::WEXITSTATUS(status) == 0
+        }
+    }
+
     /// The user namespace's fd, for `setns` in the forked child.
     pub(crate) fn user_fd(&self) -> RawFd {
         self.user.as_raw_fd()
@@ -163,5 +189,30 @@ unsafe fn make_namespaces(uid_map: &[u8], gid_map: &[u8], ready: RawFd, parent: 
             }
         }
         libc::_exit(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The session's namespaces can be made exactly where the machine
+    /// supports user and network namespaces, and once made they can be
+    /// joined the way commands join them.
+    #[test]
+    fn a_shared_network_is_made_where_namespaces_work_and_is_joinable() {
+        use crate::features::{Feature, cached};
+        let uid = unsafe { libc::geteuid() };
+        let gid = unsafe { libc::getegid() };
+        let made = SharedNet::create(
+            format!("{uid} {uid} 1\n").as_bytes(),
+            format!("{gid} {gid} 1\n").as_bytes(),
+        );
+        let supported = cached().supports(Feature::UserNamespace)
+            && cached().supports(Feature::NetworkNamespace);
+        assert_eq!(made.is_ok(), supported, "{made:?}");
+        if let Ok(net) = made {
+            assert!(net.joinable());
+        }
     }
 }

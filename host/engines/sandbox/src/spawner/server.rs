@@ -193,7 +193,9 @@ fn take_init(msg: &[u8], lifeline: RawFd) -> Result<(Plan, FsGrant), String> {
     r.end().map_err(|e| e.to_string())?;
     if plan.unshare_flags & libc::CLONE_NEWNET != 0 {
         // Without it each process makes its own: as isolated, slower.
-        if let Ok(net) = SharedNet::create(&plan.uid_map, &plan.gid_map) {
+        if let Ok(net) = SharedNet::create(&plan.uid_map, &plan.gid_map)
+            && net.joinable()
+        {
             plan.share_network(net);
         }
     }
