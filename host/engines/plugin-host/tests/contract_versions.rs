@@ -38,7 +38,6 @@ fn dummy_plugin(
         &resolve,
         world,
         wit_component::StringEncoding::UTF8,
-        false,
     )
     .unwrap();
     let component = wit_component::ComponentEncoder::default()

@@ -88,7 +88,7 @@ pub async fn build(project: &Project, kit: &Kit) -> anyhow::Result<()> {
             wasi_preview1_component_adapter_provider::WASI_SNAPSHOT_PREVIEW1_REACTOR_ADAPTER,
         )
         .and_then(|encoder| encoder.module(&module))
-        .and_then(|encoder| encoder.encode())
+        .and_then(|mut encoder| encoder.encode())
         .map_err(|err| anyhow::anyhow!("making the component failed: {err:#}"))?;
     std::fs::write(&project.output, component)
         .with_context(|| format!("writing {}", project.output.display()))?;
