@@ -31,13 +31,14 @@ pub struct Submitted {
 
 impl Cluster {
     /// The cluster whose ingress is at `ingress` (`http://host:8080`) and
-    /// admin API at `admin` (`http://host:9070`).
-    pub fn new(ingress: &str, admin: &str) -> Self {
-        Self {
+    /// admin API at `admin` (`http://host:9070`); fails only when no HTTP
+    /// client can be set up.
+    pub fn new(ingress: &str, admin: &str) -> Result<Self, String> {
+        Ok(Self {
             ingress: ingress.trim_end_matches('/').to_string(),
             admin: admin.trim_end_matches('/').to_string(),
-            http: reqwest::Client::new(),
-        }
+            http: http_client()?,
+        })
     }
 
     /// The admin address that goes with `ingress` when none is given:
@@ -161,7 +162,7 @@ impl Failure {
 /// `admin`, so the engine sends it turns. Registering it again is fine.
 pub async fn register(admin: &str, uri: &str) -> Result<(), String> {
     let url = format!("{}/deployments", admin.trim_end_matches('/'));
-    let request = reqwest::Client::new()
+    let request = http_client()?
         .post(&url)
         .json(&serde_json::json!({ "uri": uri }));
     accepted(request, &url)
@@ -184,6 +185,13 @@ async fn accepted(request: reqwest::RequestBuilder, url: &str) -> Result<(), Str
 /// What to say when `url` could not be reached.
 fn unreachable(url: &str, err: reqwest::Error) -> String {
     format!("cannot reach the cluster at {url}: {err}")
+}
+
+/// An HTTP client with Kaizen's TLS ([`kaizen_llm::http_client`]).
+fn http_client() -> Result<reqwest::Client, String> {
+    kaizen_llm::http_client()?
+        .build()
+        .map_err(|e| format!("setting up the HTTP client: {e}"))
 }
 
 #[cfg(test)]

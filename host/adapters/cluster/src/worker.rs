@@ -230,7 +230,8 @@ mod tests {
         let server = tokio::spawn(async move {
             serve(listen, Arc::new(NoTurns), INACTIVITY_TIMEOUT, &keys).await
         });
-        let client = reqwest::Client::builder()
+        let client = kaizen_llm::http_client()
+            .unwrap()
             .http2_prior_knowledge()
             .build()
             .unwrap();

@@ -92,13 +92,15 @@ pub(crate) struct Transport {
 impl Transport {
     /// Builds the client (which loads the TLS roots).
     pub fn new(settings: HttpSettings) -> Result<Self, LlmError> {
-        let client = reqwest::Client::builder()
+        let setup_failed = |message: String| LlmError {
+            kind: LlmErrorKind::Network,
+            message: format!("could not set up the HTTP client: {message}"),
+        };
+        let client = crate::client::http_client()
+            .map_err(setup_failed)?
             .user_agent(concat!("kaizen/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|error| LlmError {
-                kind: LlmErrorKind::Network,
-                message: format!("could not set up the HTTP client: {}", chain(&error)),
-            })?;
+            .map_err(|error| setup_failed(chain(&error)))?;
         Ok(Transport { client, settings })
     }
 

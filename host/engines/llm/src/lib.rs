@@ -11,6 +11,7 @@
 #![deny(clippy::unwrap_used)]
 
 mod anthropic;
+mod client;
 mod fallback;
 mod http;
 mod ollama;
@@ -31,6 +32,7 @@ mod wire;
 pub use anthropic::{
     ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_VERSION, AnthropicConfig, AnthropicProvider,
 };
+pub use client::http_client;
 pub use fallback::{FallbackProvider, ProviderFactory};
 pub use http::{ApiKey, HttpSettings};
 pub use ollama::{OLLAMA_DEFAULT_HOST, OllamaConfig, OllamaProvider, ollama_host_url};

@@ -45,11 +45,11 @@ pub struct NotOnCluster(pub String);
 impl Pending {
     /// The cluster answers go through: `ingress`, or else the one the
     /// session was sent to.
-    pub fn cluster(&self, ingress: Option<String>) -> Result<Cluster, NotOnCluster> {
+    pub fn cluster(&self, ingress: Option<String>) -> anyhow::Result<Cluster> {
         let ingress = ingress
             .or_else(|| self.cluster.clone())
             .ok_or_else(|| NotOnCluster(self.id.clone()))?;
-        Ok(Cluster::new(&ingress, &Cluster::default_admin(&ingress)))
+        Cluster::new(&ingress, &Cluster::default_admin(&ingress)).map_err(anyhow::Error::msg)
     }
 }
 

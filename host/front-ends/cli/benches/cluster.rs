@@ -285,7 +285,7 @@ async fn bench(server_bin: &Path, sessions: usize) {
     let workers = place.two_workers(&server);
     let pids = workers.each_ref().map(|worker| worker.0.id());
     let before = pids.map(|pid| rss_kib(pid).0);
-    let cluster = Cluster::new(&ingress, &admin);
+    let cluster = Cluster::new(&ingress, &admin).expect("an HTTP client");
     let started = Instant::now();
     let submitted = futures::future::join_all((0..sessions).map(|i| {
         let cluster = &cluster;

@@ -108,7 +108,10 @@ fn http_round_trips(home: &Path, workspace: &Path) -> Vec<Duration> {
         .enable_all()
         .build()
         .expect("runtime");
-    let client = reqwest::Client::new();
+    let client = kaizen_llm::http_client()
+        .expect("TLS")
+        .build()
+        .expect("an HTTP client");
     let post = |body: String, session: Option<&str>| {
         let mut request = client
             .post(&url)

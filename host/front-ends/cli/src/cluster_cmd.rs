@@ -41,7 +41,7 @@ pub async fn run(
     let store = session::open_store()?;
     let (session, request) = turn_request(&mut options, &store, ingress)?;
     let admin = admin.map_or_else(|| Cluster::default_admin(ingress), str::to_string);
-    let cluster = Cluster::new(ingress, &admin);
+    let cluster = Cluster::new(ingress, &admin).map_err(anyhow::Error::msg)?;
     let turn = Following::submit(&cluster, &store, &session, &request)
         .await
         .map_err(anyhow::Error::msg)?;
