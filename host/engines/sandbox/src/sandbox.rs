@@ -120,6 +120,17 @@ fn choose_layers(policy: &Policy, report: &SupportReport) -> Result<Layers, Proc
     })
 }
 
+/// The control groups the session's processes share, when this host can
+/// make them.
+fn session_group(policy: &Policy) -> Option<SessionGroup> {
+    SessionGroup::create(policy.limits.max_processes, policy.limits.max_memory)
+        .map_err(|why| {
+            // The per-process limits still hold.
+            tracing::debug!("no session-wide process and memory limits: {why}");
+        })
+        .ok()
+}
+
 /// The home directory the password database names for this user.
 fn passwd_home() -> Option<PathBuf> {
     use std::os::unix::ffi::OsStrExt;
@@ -152,15 +163,7 @@ impl Sandbox {
     /// and how to opt in to degraded mode) unless `policy.allow_degraded`.
     pub fn new(policy: Policy) -> Result<Self, ProcessError> {
         check_paths(&policy)?;
-        let group =
-            match SessionGroup::create(policy.limits.max_processes, policy.limits.max_memory) {
-                Ok(group) => Some(group),
-                Err(why) => {
-                    // The per-process limits still hold.
-                    tracing::debug!("no session-wide process and memory limits: {why}");
-                    None
-                }
-            };
+        let group = session_group(&policy);
         let group_procs = group
             .as_ref()
             .map(|group| group.procs().to_vec())
@@ -232,12 +235,11 @@ impl Sandbox {
         // The session's network namespace is the spawner's to make (a fork
         // of a small process: see `shared_net.rs`); processes the host
         // starts itself each make their own.
-        let spawner = spawner.filter(|spawner| match spawner.init(&plan, &grant) {
-            Ok(()) => true,
-            Err(e) => {
-                tracing::debug!("the spawner did not take the plan: {e}");
-                false
-            }
+        let spawner = spawner.filter(|spawner| {
+            spawner
+                .init(&plan, &grant)
+                .map_err(|e| tracing::debug!("the spawner did not take the plan: {e}"))
+                .is_ok()
         });
         let plan = Arc::new(plan);
         let base_env = env::build(&temp, &policy.env, &[]);
