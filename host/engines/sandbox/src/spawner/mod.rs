@@ -27,7 +27,7 @@
 
 mod server;
 mod socket;
-pub(crate) mod wire;
+mod wire;
 
 use std::collections::HashMap;
 use std::ffi::{CString, OsStr};

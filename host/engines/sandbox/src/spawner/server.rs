@@ -105,7 +105,7 @@ fn serve(sock: OwnedFd) -> io::Result<()> {
     socket::send(sock, &Writer::new(Kind::Ready, 0).finish(), &[])?;
     let plan = Arc::new(plan);
     let mut live: HashMap<u64, Live> = HashMap::new();
-    loop {
+    'serve: loop {
         let ids: Vec<u64> = live.keys().copied().collect();
         let mut polled: Vec<libc::pollfd> = std::iter::once(sock.as_raw_fd())
             .chain(ids.iter().map(|id| live[id].pidfd.as_raw_fd()))
@@ -122,7 +122,7 @@ fn serve(sock: OwnedFd) -> io::Result<()> {
             if err.kind() == io::ErrorKind::Interrupted {
                 continue;
             }
-            break;
+            break 'serve;
         }
         for (i, id) in ids.iter().enumerate() {
             if polled[i + 1].revents == 0 {
@@ -136,7 +136,8 @@ fn serve(sock: OwnedFd) -> io::Result<()> {
                 let mut w = Writer::new(Kind::Exited, *id);
                 w.i32(status.into_raw());
                 if socket::send(sock, &w.finish(), &[]).is_err() {
-                    break;
+                    // The host can no longer be told: it is gone.
+                    break 'serve;
                 }
             }
         }
@@ -144,11 +145,11 @@ fn serve(sock: OwnedFd) -> io::Result<()> {
             match socket::recv(sock, &mut inbox) {
                 Ok(Some(fds)) => {
                     if start(sock, &plan, &grant, inbox.message(), fds, &mut live).is_err() {
-                        break;
+                        break 'serve;
                     }
                 }
                 // The host hung up (or died): so do we.
-                Ok(None) | Err(_) => break,
+                Ok(None) | Err(_) => break 'serve,
             }
         }
     }
