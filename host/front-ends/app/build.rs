@@ -30,7 +30,8 @@
 //! `$OUT_DIR/dictionaries.rs`), to a sixth of their size: they were most of
 //! the binary. `src/builtins.rs` unpacks one when a run first needs it, and
 //! the plugin host keeps the result in its compile cache. Packing at level
-//! 19 takes about a minute of CPU for all of them, so each packed file is
+//! 19 (release builds; other profiles pack quickly at level 3) takes about
+//! a minute of CPU for all of them, so each packed file is
 //! kept in `<target>/wasm-guests/packed/` under the BLAKE3 of what it packs
 //! (and of its dictionary), and only what changed is packed again.
 
@@ -47,10 +48,24 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// zstd's level for the embedded files: its strongest before the
-/// `--ultra` levels, whose larger windows would cost every run memory to
-/// unpack. Unpacking speed hardly depends on it.
+/// zstd's level for the embedded files in a release build: its strongest
+/// before the `--ultra` levels, whose larger windows would cost every run
+/// memory to unpack. Unpacking speed hardly depends on it.
 const PACK_LEVEL: i32 = 19;
+
+/// zstd's level for the other profiles (tests, clippy, debugging): their
+/// binary's size does not matter, and level 19 costs about a minute of CPU
+/// that every cold CI run would pay.
+const QUICK_PACK_LEVEL: i32 = 3;
+
+/// The level this build packs at, by its profile.
+fn pack_level() -> i32 {
+    if env_var("PROFILE") == "release" {
+        PACK_LEVEL
+    } else {
+        QUICK_PACK_LEVEL
+    }
+}
 
 fn main() {
     let manifest_dir = manifest_dir();
@@ -203,6 +218,7 @@ fn packed_path(file: &Path) -> PathBuf {
 fn pack(guests: &GuestDir, files: &[PathBuf], dictionary: &Path) -> PathBuf {
     let store = guests.path().join("packed");
     create_dir(&store);
+    let level = pack_level();
     let mut files: Vec<(&PathBuf, Vec<u8>)> = files.iter().map(|f| (f, read(f))).collect();
     // The largest first: the dictionary, and no thread left with one at
     // the end.
@@ -216,7 +232,7 @@ fn pack(guests: &GuestDir, files: &[PathBuf], dictionary: &Path) -> PathBuf {
     let kept = |bytes: &[u8], against: bool| {
         let hash = blake3::hash(bytes).to_hex();
         let tag = if against { &dict_hash[..16] } else { "alone" };
-        store.join(format!("{hash}-{tag}.{PACK_LEVEL}.zst"))
+        store.join(format!("{hash}-{tag}.{level}.zst"))
     };
     let missing: Vec<(&[u8], PathBuf, bool)> = std::iter::once((&dict[..], false))
         .chain(files.iter().map(|(_, bytes)| (&bytes[..], true)))
@@ -229,7 +245,7 @@ fn pack(guests: &GuestDir, files: &[PathBuf], dictionary: &Path) -> PathBuf {
         for _ in 0..workers.min(missing.len()) {
             scope.spawn(|| {
                 // Each thread prepares the dictionary once, for all its files.
-                let prepared = zstd::dict::EncoderDictionary::copy(dict, PACK_LEVEL);
+                let prepared = zstd::dict::EncoderDictionary::copy(dict, level);
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some((bytes, path, against)) = missing.get(i) else {
@@ -238,7 +254,7 @@ fn pack(guests: &GuestDir, files: &[PathBuf], dictionary: &Path) -> PathBuf {
                     let packed = if *against {
                         zstd::bulk::Compressor::with_prepared_dictionary(&prepared)
                     } else {
-                        zstd::bulk::Compressor::new(PACK_LEVEL)
+                        zstd::bulk::Compressor::new(level)
                     }
                     .and_then(|mut packer| {
                         packer.include_checksum(true)?;
