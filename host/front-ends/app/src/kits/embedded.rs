@@ -1,34 +1,70 @@
 //! The kits' files, embedded in the binary by the build script (see
 //! `build_kits.rs`): the contract under `wit/` and each language's kit and
-//! project template under `sdk/`.
+//! project template under `sdk/`. They are packed in one zstd frame,
+//! unpacked the first time a run needs their bytes (a plugin built,
+//! a project made); their paths are at hand without it.
 
 use anyhow::Context as _;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
-/// Every embedded file: its path relative to the repository, its bytes.
-static FILES: &[(&str, &[u8])] = include!(concat!(env!("OUT_DIR"), "/kits.rs"));
+/// The embedded kits, as the build script writes them.
+struct Kits {
+    /// BLAKE3 over every path and its bytes, each preceded by its length:
+    /// names the directory they are extracted to.
+    digest: &'static str,
+    /// The length of the unpacked frame.
+    size: usize,
+    /// Every file: its path relative to the repository, and where its
+    /// bytes lie in the unpacked frame.
+    files: &'static [(&'static str, usize, usize)],
+    /// The frame, packed.
+    packed: &'static [u8],
+}
+
+static KITS: Kits = include!(concat!(env!("OUT_DIR"), "/kits.rs"));
+
+static UNPACKED: OnceLock<Vec<u8>> = OnceLock::new();
+
+/// The kits' files one after another, unpacked once.
+fn contents() -> anyhow::Result<&'static [u8]> {
+    if let Some(contents) = UNPACKED.get() {
+        return Ok(contents);
+    }
+    let contents = zstd::stream::decode_all(KITS.packed).context("unpacking the embedded kits")?;
+    anyhow::ensure!(
+        contents.len() == KITS.size,
+        "the embedded kits unpack to {} bytes, not {}",
+        contents.len(),
+        KITS.size
+    );
+    Ok(UNPACKED.get_or_init(|| contents))
+}
+
+/// The paths of the embedded files under `prefix` (which ends with `/`),
+/// relative to it.
+pub fn paths_under(prefix: &str) -> impl Iterator<Item = &'static str> + '_ {
+    KITS.files
+        .iter()
+        .filter_map(move |(path, _, _)| path.strip_prefix(prefix))
+}
 
 /// The embedded files under `prefix` (which ends with `/`), with paths
 /// relative to it.
-pub fn under(prefix: &str) -> impl Iterator<Item = (&'static str, &'static [u8])> + '_ {
-    FILES
-        .iter()
-        .filter_map(move |(path, bytes)| Some((path.strip_prefix(prefix)?, *bytes)))
+pub fn under(
+    prefix: &str,
+) -> anyhow::Result<impl Iterator<Item = (&'static str, &'static [u8])> + '_> {
+    let contents = contents()?;
+    Ok(KITS.files.iter().filter_map(move |(path, start, end)| {
+        Some((path.strip_prefix(prefix)?, contents.get(*start..*end)?))
+    }))
 }
 
 /// The kits written out under `root` (`<root>/<digest>/wit`, `.../sdk`),
 /// once per distinct set of files: a kaizen of another version gets a
 /// directory of its own, and a directory once complete is never changed.
 pub fn extracted(root: &Path) -> anyhow::Result<PathBuf> {
-    let mut hasher = blake3::Hasher::new();
-    for (path, bytes) in FILES {
-        hasher.update(&(path.len() as u64).to_le_bytes());
-        hasher.update(path.as_bytes());
-        hasher.update(&(bytes.len() as u64).to_le_bytes());
-        hasher.update(bytes);
-    }
-    let digest = hasher.finalize().to_hex();
-    let dir = root.join(&digest[..16]);
+    let dir = root.join(&KITS.digest[..16]);
     if dir.is_dir() {
         return Ok(dir);
     }
@@ -37,7 +73,7 @@ pub fn extracted(root: &Path) -> anyhow::Result<PathBuf> {
         .prefix(".extracting-")
         .tempdir_in(root)
         .with_context(|| format!("creating a directory in {}", root.display()))?;
-    for (path, bytes) in FILES {
+    for (path, bytes) in under("")? {
         let file = staging.path().join(path);
         if let Some(parent) = file.parent() {
             std::fs::create_dir_all(parent)?;

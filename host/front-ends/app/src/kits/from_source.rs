@@ -17,8 +17,8 @@ const SOURCES: &str = "plugins/";
 
 /// The names of the built-ins carried as source.
 pub fn names() -> Vec<&'static str> {
-    embedded::under(SOURCES)
-        .filter_map(|(path, _)| path.strip_suffix("/plugin.toml"))
+    embedded::paths_under(SOURCES)
+        .filter_map(|path| path.strip_suffix("/plugin.toml"))
         .filter(|name| !name.contains('/'))
         .collect()
 }

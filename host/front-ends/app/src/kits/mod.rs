@@ -133,7 +133,7 @@ pub fn new_project(name: &str, lang: Lang, dir: Option<&Path>) -> anyhow::Result
     let names = Names::of(name);
     let prefix = format!("sdk/{}/template/", lang.kit());
     let mut written = 0;
-    for (path, bytes) in embedded::under(&prefix) {
+    for (path, bytes) in embedded::under(&prefix)? {
         let target = dir.join(names.render(&project_path(path)));
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent)
@@ -153,7 +153,7 @@ pub fn new_project(name: &str, lang: Lang, dir: Option<&Path>) -> anyhow::Result
     if lang == Lang::Js {
         let kit = dir.join("kaizen-sdk");
         std::fs::create_dir_all(&kit)?;
-        for (path, bytes) in embedded::under("sdk/js/kaizen-sdk/") {
+        for (path, bytes) in embedded::under("sdk/js/kaizen-sdk/")? {
             if js::PROJECT_KIT.contains(&path) {
                 std::fs::write(kit.join(path), bytes)?;
             }
