@@ -36,8 +36,8 @@ pub fn install(target_tmp: &str) -> PathBuf {
     ))
 }
 
-/// Starts the server `bin` with its data and log in `dir`; returns once
-/// its admin API answers.
+/// Starts the server `bin` with its data, log and temporary files in
+/// `dir`; returns once its admin API answers.
 ///
 /// # Panics
 ///
@@ -45,10 +45,15 @@ pub fn install(target_tmp: &str) -> PathBuf {
 pub fn start(bin: &Path, dir: &Path) -> KillOnDrop {
     let log_path = dir.join("restate-server.log");
     let log = std::fs::File::create(&log_path).expect("creating the server's log");
+    // Its invoker makes a directory per run in the temporary directory and
+    // leaves it there: thousands of them in the machine's `/tmp` otherwise.
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).expect("creating the server's temporary directory");
     let server = KillOnDrop(
         Command::new(bin)
             .arg("--base-dir")
             .arg(dir.join("restate-data"))
+            .env("TMPDIR", &tmp)
             .stdout(log.try_clone().expect("the server's log"))
             .stderr(log)
             .spawn()
