@@ -38,6 +38,13 @@ fn contents() -> anyhow::Result<&'static [u8]> {
         contents.len(),
         KITS.size
     );
+    // Every file lies in the frame, so `under` can slice without checking.
+    anyhow::ensure!(
+        KITS.files
+            .iter()
+            .all(|(_, start, end)| start <= end && *end <= KITS.size),
+        "the embedded kits' table points outside their frame"
+    );
     Ok(UNPACKED.get_or_init(|| contents))
 }
 
@@ -56,7 +63,7 @@ pub fn under(
 ) -> anyhow::Result<impl Iterator<Item = (&'static str, &'static [u8])> + '_> {
     let contents = contents()?;
     Ok(KITS.files.iter().filter_map(move |(path, start, end)| {
-        Some((path.strip_prefix(prefix)?, contents.get(*start..*end)?))
+        Some((path.strip_prefix(prefix)?, &contents[*start..*end]))
     }))
 }
 
