@@ -43,6 +43,9 @@ pub(crate) struct ProcHandle {
     /// Whether the host is its parent (the cold path): only then may it
     /// signal its process group by number.
     parent: bool,
+    /// The spawner that started it, kept while the process runs: a retired
+    /// spawner (see `spawner/fingerprint.rs`) ends with its last process.
+    _spawner: Option<Arc<Spawner>>,
 }
 
 impl ProcHandle {
@@ -53,16 +56,7 @@ impl ProcHandle {
         // Without pidfds (Linux < 5.3) only the owner of the `Child` can kill,
         // by PID, before reaping it (see `kill_group`) or by dropping it.
         if let Some(fd) = &self.pidfd {
-            // SAFETY: pidfd_send_signal on a pidfd we own.
-            unsafe {
-                libc::syscall(
-                    libc::SYS_pidfd_send_signal,
-                    fd.as_raw_fd(),
-                    libc::SIGKILL,
-                    std::ptr::null::<libc::siginfo_t>(),
-                    0u32,
-                );
-            }
+            pidfd_kill(fd);
         }
     }
 
@@ -244,6 +238,20 @@ fn spawn_error(program: &str, err: io::Error) -> ProcessError {
     }
 }
 
+/// SIGKILLs the process `pidfd` names (never a recycled one).
+pub(crate) fn pidfd_kill(pidfd: &OwnedFd) {
+    // SAFETY: pidfd_send_signal on a pidfd the caller owns.
+    unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_raw_fd(),
+            libc::SIGKILL,
+            std::ptr::null::<libc::siginfo_t>(),
+            0u32,
+        );
+    }
+}
+
 /// The pidfd of process `pid`, when the kernel has them (Linux 5.3+).
 pub(crate) fn pidfd_open(pid: i32) -> Option<OwnedFd> {
     // SAFETY: pidfd_open returns a new fd or -1; the fd is ours.
@@ -306,7 +314,11 @@ pub(crate) fn spawn(ctx: &Context, spec: Spec) -> Result<Running, ProcessError> 
 }
 
 /// Asks the spawner to start `spec` with pipes for its streams.
-fn spawn_through(ctx: &Context, spawner: &Spawner, spec: &Spec) -> Result<Running, NotStarted> {
+fn spawn_through(
+    ctx: &Context,
+    spawner: &Arc<Spawner>,
+    spec: &Spec,
+) -> Result<Running, NotStarted> {
     let unreachable = NotStarted::Unreachable;
     let stdin = if spec.stdin {
         Some(crate::lifeline::pipe().map_err(unreachable)?)
@@ -332,6 +344,7 @@ fn spawn_through(ctx: &Context, spawner: &Spawner, spec: &Spec) -> Result<Runnin
         pid: started.pid,
         pidfd: Some(started.pidfd),
         parent: false,
+        _spawner: Some(spawner.clone()),
     });
     let registration = ctx.registry.add(handle.clone());
     Ok(Running {
@@ -375,6 +388,7 @@ fn spawn_here(ctx: &Context, spec: Spec) -> Result<Running, ProcessError> {
         pid,
         pidfd: pidfd_open(pid),
         parent: true,
+        _spawner: None,
     });
     let registration = ctx.registry.add(handle.clone());
     Ok(Running {

@@ -43,6 +43,13 @@
 //! itself. When it cannot be started, the host starts processes itself,
 //! the same way.
 //!
+//! The spawner keeps the sandbox *warm*: a resident process, forked from
+//! it, holds the session's namespaces and its root, built once, and each
+//! command starts from there in namespaces nested in the resident's, with
+//! a fresh `/tmp`, `/dev/shm` and `/proc` (see `spawner/zygote.rs`). When
+//! that cannot be (no user, PID or mount namespace; `KAIZEN_SANDBOX_COLD`
+//! set), every process builds its sandbox afresh.
+//!
 //! Between fork and exec an *intermediate* process creates the namespaces and
 //! forks PID 1 of the new PID namespace, which locks itself down and execs
 //! the program. The intermediate relays the exit status, kills the namespace
@@ -95,6 +102,7 @@ mod landlock_rules;
 pub mod launcher;
 mod lifeline;
 mod plan;
+mod refresh;
 mod root;
 mod sandbox;
 mod seccomp;

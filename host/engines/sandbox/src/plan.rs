@@ -12,6 +12,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::OnceLock;
 
+use crate::refresh::Refresh;
 use crate::root::{RootSpec, RootStep};
 use crate::shared_net::SharedNet;
 use crate::types::Limits;
@@ -84,6 +85,22 @@ pub(crate) struct Plan {
     /// The session's network namespace, joined instead of a new one per
     /// process (see [`crate::shared_net`]).
     pub shared_net: Option<SharedNet>,
+    /// PID 1 does not exec a program: it becomes the warm sandbox's
+    /// resident process once its root is built (see `spawner/zygote.rs`).
+    pub zygote: bool,
+    /// Whether the spawner may serve this plan warm (see
+    /// [`Plan::for_warm_commands`]); off with [`COLD_VARIABLE`] set.
+    pub warm: bool,
+}
+
+/// Set (to anything but `0`), every process builds its sandbox afresh:
+/// a switch to compare the two ways and to test the cold one, never
+/// needed for safety (both give a command the same sandbox).
+pub(crate) const COLD_VARIABLE: &str = "KAIZEN_SANDBOX_COLD";
+
+/// Whether [`COLD_VARIABLE`] asks for the cold way.
+fn cold_asked() -> bool {
+    std::env::var_os(COLD_VARIABLE).is_some_and(|v| !v.is_empty() && v != "0")
 }
 
 /// How the child builds its own root (see [`crate::root`]).
@@ -97,6 +114,9 @@ pub(crate) struct RootPlan {
     /// Where the process starts when its working directory is not in its
     /// root.
     pub fallback_cwd: CString,
+    /// Set for the commands of a warm sandbox: the root is the resident
+    /// process's, already built, and only this is remade.
+    pub refresh: Option<Refresh>,
 }
 
 /// Unshare flags for the given layers.
@@ -196,10 +216,61 @@ impl Plan {
                 private_access: crate::landlock_rules::all_fs_access(),
                 fallback_cwd: CString::new(root.fallback_cwd.as_os_str().as_bytes())
                     .unwrap_or_else(|_| c"/".into()),
+                refresh: None,
             }),
             cgroup_procs: Vec::new(),
             shared_net: None,
+            zygote: false,
+            warm: !cold_asked(),
         }
+    }
+
+    /// The plan of the commands a warm sandbox's resident process starts
+    /// (see `spawner/zygote.rs`), with `lifeline` its own; `None` when this
+    /// plan cannot be served warm: no root of its own, no user or PID
+    /// namespace, or a root with too many mounts under `/tmp`.
+    ///
+    /// Each command gets new user, PID, mount and IPC namespaces, nested in
+    /// the resident's: the network and UTS namespaces, the control groups,
+    /// the root and its covers of secrets are the resident's, made once.
+    pub(crate) fn for_warm_commands(&self, lifeline: RawFd) -> Option<Plan> {
+        let root = self.root.as_ref()?;
+        let nested = libc::CLONE_NEWUSER | libc::CLONE_NEWPID | libc::CLONE_NEWNS;
+        if !self.warm
+            || !self.user_ns
+            || self.unshare_flags & nested != nested
+            || root.refresh.is_some()
+        {
+            return None;
+        }
+        let refresh = crate::refresh::refresh(&root.steps)?;
+        Some(Plan {
+            unshare_flags: nested | libc::CLONE_NEWIPC,
+            user_ns: true,
+            uid_map: self.uid_map.clone(),
+            gid_map: self.gid_map.clone(),
+            private_mounts: self.private_mounts,
+            mount_proc: self.mount_proc,
+            mask_run: false,
+            secrets: Vec::new(),
+            pid_max: self.pid_max.clone(),
+            rlimits: self.rlimits.clone(),
+            cap_last: self.cap_last,
+            landlock: self.landlock,
+            proc_access: self.proc_access,
+            seccomp: self.seccomp.clone(),
+            lifeline,
+            root: Some(RootPlan {
+                steps: Vec::new(),
+                private_access: root.private_access,
+                fallback_cwd: root.fallback_cwd.clone(),
+                refresh: Some(refresh),
+            }),
+            cgroup_procs: Vec::new(),
+            shared_net: None,
+            zygote: false,
+            warm: false,
+        })
     }
 
     /// Has every process join `net` instead of making a network namespace

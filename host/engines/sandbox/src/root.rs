@@ -97,6 +97,22 @@ pub(crate) struct RootSpec {
     pub home: Option<(PathBuf, PathBuf)>,
 }
 
+impl RootSpec {
+    /// Every host path the root is built from: the granted directories,
+    /// the protected, hidden and denied paths, and the private home.
+    pub(crate) fn watched(&self) -> Vec<PathBuf> {
+        self.readable
+            .iter()
+            .chain(&self.writable)
+            .chain(&self.protected)
+            .chain(&self.hidden)
+            .chain(&self.no_exec)
+            .chain(self.home.iter().map(|(private, _)| private))
+            .cloned()
+            .collect()
+    }
+}
+
 /// The steps that build a root from `spec`, in order.
 pub(crate) fn plan(spec: &RootSpec) -> Vec<RootStep> {
     let mut root = Builder::default();

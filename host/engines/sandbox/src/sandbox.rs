@@ -230,6 +230,7 @@ impl Sandbox {
                 .unwrap_or_else(|| temp.clone()),
             home: passwd_home().map(|home| (temp.clone(), home)),
         };
+        let watched = root_spec.watched();
         let mut plan = Plan::new(&layers, filters, lifeline, &root_spec);
         plan.cgroup_procs = group_procs;
         // The session's network namespace is the spawner's to make (a fork
@@ -248,7 +249,7 @@ impl Sandbox {
                 plan,
                 grant,
                 registry: Arc::new(Registry::default()),
-                spawner: Slot::with(spawner),
+                spawner: Slot::with(spawner, watched),
             },
             base_env,
             temp,

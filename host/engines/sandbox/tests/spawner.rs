@@ -70,34 +70,7 @@ async fn a_sessions_processes_come_from_one_spawner_with_nothing_of_the_hosts_en
 
 #[tokio::test]
 async fn a_spawner_killed_mid_call_ends_the_call_and_the_next_call_gets_a_new_one() {
-    let (ws, sb) = sandbox();
-    let marker = marker_sleep();
-    let script = format!("(sleep 1; touch late) & sleep {marker}");
-    let call = sb.shell_run("bash", &script, None);
-    tokio::pin!(call);
-    let spawner = tokio::select! {
-        out = &mut call => panic!("the call ended early: {out:?}"),
-        pid = spawner_of(&marker) => pid,
-    };
-    kill9(spawner);
-    let out = tokio::time::timeout(Duration::from_secs(20), call)
-        .await
-        .expect("the call outlived its spawner")
-        .unwrap();
-    assert_eq!(out.signal, Some(9), "{out:?}");
-    assert!(wait_gone(&marker).await, "the command outlived its spawner");
-    tokio::time::sleep(Duration::from_millis(1200)).await;
-    assert!(
-        !ws.path().join("late").exists(),
-        "a process outlived its spawner"
-    );
-    // A new spawner serves the next call.
-    let next = marker_sleep();
-    let job = sb.spawn("bash", &format!("sleep {next}")).await.unwrap();
-    let replacement = spawner_of(&next).await;
-    assert_ne!(replacement, spawner);
-    sb.kill_job(&job).await.unwrap();
-    still_works(&sb).await;
+    kill_helper_mid_call("spawner", |marker| async move { spawner_of(&marker).await }).await;
 }
 
 #[tokio::test]
@@ -164,15 +137,6 @@ async fn many_calls_at_once_each_get_their_own_answer() {
         assert_eq!(out.exit_code, Some(i), "{out:?}");
         assert_eq!(text(&out), format!("{i}\n"));
     }
-}
-
-/// SIGKILL to `pid`, with kill(1): this test crate has no libc.
-fn kill9(pid: i32) {
-    let status = std::process::Command::new("kill")
-        .args(["-9", &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
 }
 
 #[tokio::test]

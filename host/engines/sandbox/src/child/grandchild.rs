@@ -9,7 +9,7 @@ use std::ptr;
 
 use libc::{c_int, c_uint, c_ulong};
 
-use super::own_root::build_root;
+use super::own_root::{build_root, refresh_root};
 use super::step::{Step, fail};
 use crate::after_fork::{errno, write_file};
 use crate::plan::Plan;
@@ -32,7 +32,10 @@ pub(super) unsafe fn run(plan: &Plan, ruleset: RawFd, guard: c_int, cwd: &CStr) 
             return Err(fail(Step::PrivateMounts));
         }
         if let Some(root) = &plan.root {
-            build_root(root)?;
+            match &root.refresh {
+                Some(refresh) => refresh_root(refresh)?,
+                None => build_root(root)?,
+            }
             // A directory outside the grant is not in this root: start in
             // the workspace instead.
             if libc::chdir(cwd.as_ptr()) != 0 && libc::chdir(root.fallback_cwd.as_ptr()) != 0 {
@@ -42,6 +45,18 @@ pub(super) unsafe fn run(plan: &Plan, ruleset: RawFd, guard: c_int, cwd: &CStr) 
             cover_host_mounts(plan)?;
         }
         mask_secrets(plan)?;
+        if plan.zygote {
+            // The warm sandbox's resident process runs no program: it
+            // starts the commands, which mount their own `/proc` and
+            // `/tmp` (no Landlock domain and none of their filters would
+            // let them), so it stops here, with one capability left (see
+            // `KEEP_FOR_ROOT_MAP`) and no way to gain another.
+            drop_capabilities(plan.cap_last, KEEP_FOR_ROOT_MAP);
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1 as c_ulong, 0, 0, 0) != 0 {
+                return Err(fail(Step::NoNewPrivs));
+            }
+            return Ok(());
+        }
         set_limits(plan)?;
         // Only 0, 1 and 2 survive exec: whatever the host leaked without
         // O_CLOEXEC is closed. (Not closed now: std's exec-error pipe and the
@@ -52,7 +67,7 @@ pub(super) unsafe fn run(plan: &Plan, ruleset: RawFd, guard: c_int, cwd: &CStr) 
             c_uint::MAX,
             libc::CLOSE_RANGE_CLOEXEC,
         );
-        drop_capabilities(plan.cap_last);
+        drop_capabilities(plan.cap_last, 0);
         if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1 as c_ulong, 0, 0, 0) != 0 {
             return Err(fail(Step::NoNewPrivs));
         }
@@ -264,11 +279,18 @@ unsafe fn add_path_rule(ruleset: RawFd, dir: &CStr, access: u64) -> io::Result<(
     }
 }
 
-/// Drops every capability the new user namespace gave us, and the bounding
-/// set so that exec (as uid 0 inside when the host is root) cannot regain
-/// them. Failures are ignored: without a user namespace an unprivileged
-/// process has nothing to drop.
-unsafe fn drop_capabilities(cap_last: c_int) {
+/// What the warm sandbox's resident process keeps: `CAP_SETFCAP`. A user
+/// namespace may map uid 0 (a host that runs as root maps uid 0 to itself)
+/// only if its creator held it (Linux 5.12+), and the resident's commands
+/// create theirs from its forked children.
+const KEEP_FOR_ROOT_MAP: u64 = 1 << 31;
+
+/// Drops every capability the new user namespace gave us but those in
+/// `keep` (a mask of capability numbers), and the bounding set so that
+/// exec (as uid 0 inside when the host is root) cannot regain them.
+/// Failures are ignored: without a user namespace an unprivileged process
+/// has nothing to drop.
+unsafe fn drop_capabilities(cap_last: c_int, keep: u64) {
     #[repr(C)]
     struct Header {
         version: u32,
@@ -284,7 +306,7 @@ unsafe fn drop_capabilities(cap_last: c_int) {
     const VERSION_3: u32 = 0x2008_0522;
     // SAFETY: see `super::enter`.
     unsafe {
-        for cap in 0..=cap_last {
+        for cap in (0..=cap_last).filter(|cap| keep & (1u64 << cap) == 0) {
             libc::prctl(libc::PR_CAPBSET_DROP, cap as c_ulong, 0, 0, 0);
         }
         libc::prctl(
@@ -298,11 +320,18 @@ unsafe fn drop_capabilities(cap_last: c_int) {
             version: VERSION_3,
             pid: 0,
         };
-        let data = [Data {
-            effective: 0,
-            permitted: 0,
-            inheritable: 0,
-        }; 2];
+        let data = [
+            Data {
+                effective: keep as u32,
+                permitted: keep as u32,
+                inheritable: 0,
+            },
+            Data {
+                effective: (keep >> 32) as u32,
+                permitted: (keep >> 32) as u32,
+                inheritable: 0,
+            },
+        ];
         libc::syscall(libc::SYS_capset, &header as *const Header, data.as_ptr());
     }
 }

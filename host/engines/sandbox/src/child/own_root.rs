@@ -5,11 +5,12 @@ use std::ffi::CStr;
 use std::io;
 use std::ptr;
 
-use libc::c_uint;
+use libc::{c_int, c_uint};
 
 use super::step::{Step, fail};
 use crate::after_fork::errno;
 use crate::plan::RootPlan;
+use crate::refresh::{MAX_KEPT, Refresh};
 use crate::root::{OLD_ROOT, RootStep, STAGE, STAGE_OLD_ROOT};
 
 /// `struct mount_attr` of `mount_setattr(2)`.
@@ -87,6 +88,63 @@ pub(super) unsafe fn build_root(root: &RootPlan) -> io::Result<()> {
             || !set_mount_attrs(c"/", MOUNT_ATTR_RDONLY, false)
         {
             return Err(fail(Step::RootLeave));
+        }
+        Ok(())
+    }
+}
+
+/// Remakes what a command of the warm sandbox gets afresh in its copy of
+/// the resident process's root (see [`crate::refresh`]): the kept mounts
+/// are cloned, the private directories and `/proc` mounted anew, the
+/// mount points made again, and the clones moved back onto them.
+pub(super) unsafe fn refresh_root(refresh: &Refresh) -> io::Result<()> {
+    let mut clones = [-1 as c_int; MAX_KEPT];
+    // SAFETY: see `super::enter`; every fd in `clones` is ours.
+    unsafe {
+        let result = refresh_with(refresh, &mut clones);
+        for fd in clones.into_iter().filter(|fd| *fd >= 0) {
+            libc::close(fd);
+        }
+        result
+    }
+}
+
+unsafe fn refresh_with(refresh: &Refresh, clones: &mut [c_int; MAX_KEPT]) -> io::Result<()> {
+    const OPEN_TREE_CLONE: c_uint = 1;
+    const MOVE_MOUNT_F_EMPTY_PATH: c_uint = 0x4;
+    // SAFETY: see `super::enter`.
+    unsafe {
+        for (slot, path) in clones.iter_mut().zip(&refresh.kept) {
+            let fd = libc::syscall(
+                libc::SYS_open_tree,
+                libc::AT_FDCWD,
+                path.as_ptr(),
+                OPEN_TREE_CLONE | libc::O_CLOEXEC as c_uint | AT_RECURSIVE,
+            ) as c_int;
+            // A path that the root could not bind is not there to keep.
+            if fd < 0 && errno() != libc::ENOENT {
+                return Err(fail(Step::RootKeep));
+            }
+            *slot = fd;
+        }
+        for step in &refresh.steps {
+            if !run_step(step) {
+                return Err(fail(Step::RootRefresh));
+            }
+        }
+        for (fd, path) in clones.iter().zip(&refresh.kept) {
+            if *fd >= 0
+                && libc::syscall(
+                    libc::SYS_move_mount,
+                    *fd,
+                    c"".as_ptr(),
+                    libc::AT_FDCWD,
+                    path.as_ptr(),
+                    MOVE_MOUNT_F_EMPTY_PATH,
+                ) != 0
+            {
+                return Err(fail(Step::RootKeep));
+            }
         }
         Ok(())
     }

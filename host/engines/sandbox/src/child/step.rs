@@ -35,9 +35,11 @@ pub(crate) enum Step {
     Chdir,
     Cgroup,
     JoinNet,
+    RootKeep,
+    RootRefresh,
 }
 
-const STEPS: [Step; 23] = [
+const STEPS: [Step; 25] = [
     Step::Unshare,
     Step::Setgroups,
     Step::UidMap,
@@ -61,6 +63,8 @@ const STEPS: [Step; 23] = [
     Step::Chdir,
     Step::Cgroup,
     Step::JoinNet,
+    Step::RootKeep,
+    Step::RootRefresh,
 ];
 
 impl Step {
@@ -92,6 +96,8 @@ impl Step {
             Step::Chdir => "entering the working directory in the sandbox's root",
             Step::Cgroup => "joining the session's control group",
             Step::JoinNet => "joining the session's network namespace (setns)",
+            Step::RootKeep => "keeping the granted directories under /tmp (open_tree, move_mount)",
+            Step::RootRefresh => "mounting a fresh /tmp, /dev/shm and /proc",
         }
     }
 }

@@ -25,9 +25,11 @@
 //! host starts the process itself, as before: slower, never less
 //! contained.
 
+mod fingerprint;
 mod server;
 mod socket;
 mod wire;
+mod zygote;
 
 use std::collections::HashMap;
 use std::ffi::{CString, OsStr};
@@ -35,6 +37,7 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, mpsc};
@@ -44,6 +47,7 @@ use tokio::sync::oneshot;
 use crate::exec::Spec;
 use crate::landlock_rules::FsGrant;
 use crate::plan::Plan;
+use fingerprint::Fingerprint;
 use wire::{Kind, Reader, Writer};
 
 /// Starts after which a sandbox stops trying and starts its processes
@@ -93,6 +97,8 @@ pub(crate) struct Spawner {
     sock: Arc<OwnedFd>,
     waiting: Arc<Mutex<Waiting>>,
     next: AtomicU64,
+    /// Closed once the reader thread has reaped the spawner.
+    reaped: Mutex<mpsc::Receiver<()>>,
 }
 
 fn lock(waiting: &Mutex<Waiting>) -> MutexGuard<'_, Waiting> {
@@ -119,16 +125,21 @@ impl Spawner {
         let sock = Arc::new(ours);
         let waiting = Arc::new(Mutex::new(Waiting::default()));
         let (reader_sock, reader_waiting) = (sock.clone(), waiting.clone());
+        let (reaped_tx, reaped) = mpsc::channel();
         // If the thread cannot start, the closure (and the child in it) is
         // dropped: the spawner sees its socket close and ends.
         std::thread::Builder::new()
             .name("kaizen-spawner".into())
             .stack_size(256 * 1024)
-            .spawn(move || read_replies(&reader_sock, &reader_waiting, child))?;
+            .spawn(move || {
+                read_replies(&reader_sock, &reader_waiting, child);
+                drop(reaped_tx);
+            })?;
         Ok(Spawner {
             sock,
             waiting,
             next: AtomicU64::new(1),
+            reaped: Mutex::new(reaped),
         })
     }
 
@@ -191,10 +202,14 @@ impl Spawner {
 
 impl Drop for Spawner {
     fn drop(&mut self) {
-        // The reader thread sees the end of stream, kills and reaps the
-        // spawner; the spawner's processes die with it.
+        // The reader thread sees the end of stream and reaps the spawner,
+        // which ends with everything it started. Waited for (briefly) so
+        // that a host about to exit has reaped the whole tree: its own
+        // accounting of CPU time then includes the session's commands.
         // SAFETY: shutdown on a socket we own.
         unsafe { libc::shutdown(self.sock.as_raw_fd(), libc::SHUT_RDWR) };
+        let reaped = self.reaped.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = reaped.recv_timeout(REAP_GRACE);
     }
 }
 
@@ -293,31 +308,53 @@ fn read_replies(sock: &OwnedFd, waiting: &Mutex<Waiting>, mut child: Child) {
     }
     // SAFETY: shutdown on a socket we share; later requests fail at once.
     unsafe { libc::shutdown(sock.as_raw_fd(), libc::SHUT_RDWR) };
+    // A spawner that saw the end of stream ends on its own, once what it
+    // started has ended (so each process is reaped by its parent, and its
+    // CPU time is counted up to the host); one that does not is killed.
+    if let Some(pidfd) = crate::exec::pidfd_open(child.id() as i32) {
+        let mut pfd = libc::pollfd {
+            fd: pidfd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: poll on one pidfd we own; readable once the process ended.
+        unsafe { libc::poll(&mut pfd, 1, REAP_GRACE.as_millis() as libc::c_int) };
+    }
     let _ = child.kill();
     let _ = child.wait();
 }
 
-/// A sandbox's spawner, started at its first process and started again
-/// (a few times) if it dies.
+/// How long a spawner may take to end after its host hung up.
+const REAP_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// A sandbox's spawner, started at its first process, started again (a
+/// few times) if it dies, and retired when what its root was built from
+/// changed on the host (see `fingerprint.rs`).
 #[derive(Debug, Default)]
 pub(crate) struct Slot {
     state: Mutex<SlotState>,
+    /// The paths whose change retires the spawner.
+    watched: Arc<[PathBuf]>,
 }
 
 #[derive(Debug, Default)]
 struct SlotState {
-    spawner: Option<Arc<Spawner>>,
+    spawner: Option<(Arc<Spawner>, Fingerprint)>,
     starts: u32,
 }
 
 impl Slot {
-    /// A slot holding a spawner launched ahead, if there is one.
-    pub(crate) fn with(spawner: Option<Spawner>) -> Slot {
+    /// A slot holding a spawner launched ahead, if there is one, watching
+    /// `watched` (the paths the sandbox's root binds, protects, hides or
+    /// denies).
+    pub(crate) fn with(spawner: Option<Spawner>, watched: Vec<PathBuf>) -> Slot {
+        let watched: Arc<[PathBuf]> = watched.into();
         Slot {
             state: Mutex::new(SlotState {
                 starts: spawner.is_some() as u32,
-                spawner: spawner.map(Arc::new),
+                spawner: spawner.map(|s| (Arc::new(s), Fingerprint::take(watched.clone()))),
             }),
+            watched,
         }
     }
 
@@ -325,20 +362,33 @@ impl Slot {
     /// starts its processes itself.
     pub(crate) fn get(&self, plan: &Plan, grant: &FsGrant) -> Option<Arc<Spawner>> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(spawner) = &state.spawner {
+        let mut retiring = false;
+        if let Some((spawner, print)) = &state.spawner {
             if spawner.alive() {
-                return Some(spawner.clone());
+                let Some(path) = print.changed() else {
+                    return Some(spawner.clone());
+                };
+                tracing::info!(
+                    "{} changed on the host: the sandbox builds its root again",
+                    path.display()
+                );
+                retiring = true;
             }
+            // Its running processes keep it until they end.
             state.spawner = None;
         }
-        if state.starts >= MAX_STARTS {
-            return None;
+        // A retired spawner did nothing wrong: it does not count.
+        if !retiring {
+            if state.starts >= MAX_STARTS {
+                return None;
+            }
+            state.starts += 1;
         }
-        state.starts += 1;
+        let print = Fingerprint::take(self.watched.clone());
         match Spawner::start(plan, grant) {
             Ok(spawner) => {
                 let spawner = Arc::new(spawner);
-                state.spawner = Some(spawner.clone());
+                state.spawner = Some((spawner.clone(), print));
                 Some(spawner)
             }
             Err(e) => {

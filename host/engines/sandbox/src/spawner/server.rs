@@ -19,15 +19,15 @@ use std::ffi::{CStr, OsStr, c_char};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 
 use libc::c_int;
 
 use super::socket;
 use super::wire::{self, Kind, Malformed, Reader, Writer};
+use super::zygote;
 use crate::exec::{self, Spec};
 use crate::landlock_rules::{self, FsGrant};
 use crate::plan::Plan;
@@ -71,39 +71,60 @@ extern "C" fn entry(argc: c_int, argv: *const *const c_char, _envp: *const *cons
 
 /// A process this spawner started and has not reaped.
 struct Live {
-    child: Child,
+    pid: libc::pid_t,
     pidfd: OwnedFd,
 }
 
 /// The spawner's life: the control groups, the plan, then requests until
-/// the host hangs up.
+/// the host hangs up, served by a resident process when the plan allows
+/// (see `zygote.rs`), else by the spawner itself.
 fn serve(sock: OwnedFd) -> io::Result<()> {
-    let sock = sock.as_fd();
     let mut inbox = socket::Inbox::new();
     // The session's control groups come first, so that joining them (which
     // waits for the kernel's RCU grace period, milliseconds) overlaps the
     // host's own preparation of the plan.
-    let Some(_) = socket::recv(sock, &mut inbox)? else {
+    let Some(_) = socket::recv(sock.as_fd(), &mut inbox)? else {
         return Ok(());
     };
     let joined = join(inbox.message());
-    let Some(_) = socket::recv(sock, &mut inbox)? else {
+    let Some(_) = socket::recv(sock.as_fd(), &mut inbox)? else {
         return Ok(());
     };
     // The spawner's own lifeline: its processes' intermediates watch the
     // read end, and the write end closes when the spawner ends, however.
-    let (lifeline, _lifeline_write) = crate::lifeline::pipe()?;
+    let (lifeline, lifeline_write) = crate::lifeline::pipe()?;
     let taken = joined.and_then(|()| take_init(inbox.message(), lifeline.as_raw_fd()));
-    let (plan, grant) = match taken {
+    let (mut plan, grant) = match taken {
         Ok(taken) => taken,
         Err(why) => {
             let mut w = Writer::new(Kind::InitFailed, 0);
             w.bytes(why.as_bytes());
-            return socket::send(sock, &w.finish(), &[]);
+            return socket::send(sock.as_fd(), &w.finish(), &[]);
         }
     };
-    socket::send(sock, &Writer::new(Kind::Ready, 0).finish(), &[])?;
-    let plan = Arc::new(plan);
+    socket::send(sock.as_fd(), &Writer::new(Kind::Ready, 0).finish(), &[])?;
+    match zygote::start(sock.as_fd(), &mut plan, &grant, lifeline_write.as_raw_fd()) {
+        zygote::Outcome::Handed(pid) => {
+            // The resident answers the host now; its death, or ours, ends
+            // the other (the lifeline).
+            drop(sock);
+            zygote::wait(pid);
+            Ok(())
+        }
+        zygote::Outcome::Cold => serve_requests(sock.as_fd(), &Arc::new(plan), &grant),
+    }
+}
+
+/// Starts what the host asks for under `plan` until the host hangs up,
+/// and reports each process's end. Every child that ends is reaped: a
+/// resident process, PID 1 of its namespace, inherits the PID 1s of
+/// commands whose intermediate was killed first.
+pub(super) fn serve_requests(
+    sock: BorrowedFd<'_>,
+    plan: &Arc<Plan>,
+    grant: &FsGrant,
+) -> io::Result<()> {
+    let mut inbox = socket::Inbox::new();
     let mut live: HashMap<u64, Live> = HashMap::new();
     'serve: loop {
         let ids: Vec<u64> = live.keys().copied().collect();
@@ -124,27 +145,28 @@ fn serve(sock: OwnedFd) -> io::Result<()> {
             }
             break 'serve;
         }
-        for (i, id) in ids.iter().enumerate() {
-            if polled[i + 1].revents == 0 {
-                continue;
+        loop {
+            let mut status = 0;
+            // SAFETY: reaps any child of ours that ended, without waiting.
+            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+            if pid <= 0 {
+                break;
             }
-            let Some(entry) = live.get_mut(id) else {
+            let Some(id) = live.iter().find(|(_, l)| l.pid == pid).map(|(id, _)| *id) else {
                 continue;
             };
-            if let Ok(Some(status)) = entry.child.try_wait() {
-                live.remove(id);
-                let mut w = Writer::new(Kind::Exited, *id);
-                w.i32(status.into_raw());
-                if socket::send(sock, &w.finish(), &[]).is_err() {
-                    // The host can no longer be told: it is gone.
-                    break 'serve;
-                }
+            live.remove(&id);
+            let mut w = Writer::new(Kind::Exited, id);
+            w.i32(status);
+            if socket::send(sock, &w.finish(), &[]).is_err() {
+                // The host can no longer be told: it is gone.
+                break 'serve;
             }
         }
         if polled[0].revents != 0 {
             match socket::recv(sock, &mut inbox) {
                 Ok(Some(fds)) => {
-                    if start(sock, &plan, &grant, inbox.message(), fds, &mut live).is_err() {
+                    if start(sock, plan, grant, inbox.message(), fds, &mut live).is_err() {
                         break 'serve;
                     }
                 }
@@ -155,9 +177,9 @@ fn serve(sock: OwnedFd) -> io::Result<()> {
     }
     // The intermediates' death takes every namespace with it (their PID 1s
     // have them as parent-death signal); the lifeline would too.
-    for (_, mut entry) in live {
-        let _ = entry.child.kill();
-        let _ = entry.child.wait();
+    for (_, entry) in live {
+        exec::pidfd_kill(&entry.pidfd);
+        zygote::wait(entry.pid);
     }
     Ok(())
 }
@@ -221,7 +243,7 @@ fn start(
     match result {
         Ok(started) => {
             let mut w = Writer::new(Kind::Started, id);
-            w.i32(started.child.id() as i32);
+            w.i32(started.pid);
             socket::send(sock, &w.finish(), &[started.pidfd.as_raw_fd()])?;
             live.insert(id, started);
         }
@@ -242,7 +264,14 @@ fn spawn_one(
     r: &mut Reader,
     fds: Vec<OwnedFd>,
 ) -> io::Result<Live> {
-    let spec: Spec = wire::get_spec(r).map_err(io::Error::other)?;
+    let mut spec: Spec = wire::get_spec(r).map_err(io::Error::other)?;
+    // In a resident process's root, a directory outside the grant does not
+    // exist: the process starts where it would in a root of its own.
+    if let Some(root) = plan.root.as_ref().filter(|root| root.refresh.is_some())
+        && !spec.cwd.is_dir()
+    {
+        spec.cwd = Path::new(OsStr::from_bytes(root.fallback_cwd.as_bytes())).to_path_buf();
+    }
     let mut fds = fds.into_iter();
     let stdin = if spec.stdin { fds.next() } else { None };
     let (Some(stdout), Some(stderr), None) = (fds.next(), fds.next(), fds.next()) else {
@@ -268,12 +297,15 @@ fn spawn_one(
     // Our copies of its streams go now: its output ends when it does.
     drop(cmd);
     drop(ruleset);
-    match exec::pidfd_open(child.id() as i32) {
-        Some(pidfd) => Ok(Live { child, pidfd }),
+    let pid = child.id() as libc::pid_t;
+    // From here the process is reaped by pid (see `serve_requests`).
+    drop(child);
+    match exec::pidfd_open(pid) {
+        Some(pidfd) => Ok(Live { pid, pidfd }),
         None => {
-            let mut child = child;
-            let _ = child.kill();
-            let _ = child.wait();
+            // SAFETY: kill on our own child, not reaped yet.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            zygote::wait(pid);
             Err(io::Error::other(
                 "this kernel has no pidfds (Linux 5.3 or later)",
             ))

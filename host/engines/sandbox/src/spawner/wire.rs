@@ -289,6 +289,7 @@ pub(crate) fn put_init(w: &mut Writer, plan: &Plan, grant: &FsGrant) {
     put_paths(w, &grant.read);
     put_paths(w, &grant.write);
     w.bool(grant.network);
+    w.bool(plan.warm);
 }
 
 /// What [`put_init`] wrote: the plan (with `lifeline`, no control groups
@@ -341,6 +342,7 @@ pub(crate) fn get_init(
             steps,
             private_access: r.u64()?,
             fallback_cwd: r.cstring()?,
+            refresh: None,
         })
     } else {
         None
@@ -350,6 +352,7 @@ pub(crate) fn get_init(
         write: get_paths(r)?,
         network: r.bool()?,
     };
+    let warm = r.bool()?;
     let plan = Plan {
         unshare_flags,
         user_ns,
@@ -369,6 +372,8 @@ pub(crate) fn get_init(
         root,
         cgroup_procs: Vec::new(),
         shared_net: None,
+        zygote: false,
+        warm,
     };
     Ok((plan, grant))
 }

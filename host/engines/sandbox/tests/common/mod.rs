@@ -141,3 +141,41 @@ pub fn wait_gone_blocking(marker: &str) -> bool {
     }
     false
 }
+
+/// Kills with SIGKILL, mid-call, the helper process (`what`: the spawner,
+/// the resident) that `find` names from the marker of the call's command,
+/// then checks what must follow: the call ends by SIGKILL, nothing it
+/// started outlives it, and the next call runs under a new helper.
+pub async fn kill_helper_mid_call<F, Fut>(what: &str, find: F)
+where
+    F: Fn(String) -> Fut,
+    Fut: std::future::Future<Output = i32>,
+{
+    let (ws, sb) = sandbox();
+    let marker = marker_sleep();
+    let script = format!("(sleep 1; touch late) & sleep {marker}");
+    let call = sb.shell_run("bash", &script, None);
+    tokio::pin!(call);
+    let helper = tokio::select! {
+        out = &mut call => panic!("the call ended early: {out:?}"),
+        pid = find(marker.clone()) => pid,
+    };
+    // SAFETY: kill(2) on a process of this test's own session.
+    assert_eq!(unsafe { libc::kill(helper, libc::SIGKILL) }, 0);
+    let out = tokio::time::timeout(Duration::from_secs(20), call)
+        .await
+        .unwrap_or_else(|_| panic!("the call outlived its {what}"))
+        .unwrap();
+    assert_eq!(out.signal, Some(9), "{out:?}");
+    assert!(wait_gone(&marker).await, "the command outlived its {what}");
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    assert!(
+        !ws.path().join("late").exists(),
+        "a process outlived its {what}"
+    );
+    let next = marker_sleep();
+    let job = sb.spawn("bash", &format!("sleep {next}")).await.unwrap();
+    assert_ne!(find(next).await, helper, "no new {what}");
+    sb.kill_job(&job).await.unwrap();
+    still_works(&sb).await;
+}
