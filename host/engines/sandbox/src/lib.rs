@@ -96,6 +96,7 @@ mod child;
 mod containment;
 mod env;
 mod exec;
+mod exports;
 mod features;
 mod jobs;
 mod landlock_rules;

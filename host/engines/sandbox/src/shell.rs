@@ -76,21 +76,13 @@ pub(crate) fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
-/// The EXIT trap that saves `pwd -P` and the exported variables.
+/// The EXIT trap that saves `pwd -P` and the exported variables (as
+/// `export -p` prints them: see [`crate::exports`]), each followed by a
+/// NUL, so that a file cut short is seen as such.
 fn save_state_trap(state: &Path) -> String {
-    // "${!A@}" lists the variables whose names start with A: with all 53
-    // possible first characters this enumerates every variable without the
-    // fork that `$(compgen -e)` would cost.
-    let names: String = ('A'..='Z')
-        .chain('a'..='z')
-        .chain(['_'])
-        .map(|c| format!("\"${{!{c}@}}\" "))
-        .collect();
     let body = format!(
-        "__kz_rc=$?; {{ builtin pwd -P; builtin printf '\\0'; \
-         for __kz_n in {names}; do \
-         [[ ${{!__kz_n@a}} == *x* && -v $__kz_n ]] && builtin printf '%s=%s\\0' \"$__kz_n\" \"${{!__kz_n}}\"; \
-         done; }} 2>/dev/null >{state}; builtin exit $__kz_rc",
+        "__kz_rc=$?; {{ builtin pwd -P; builtin printf '\\0'; builtin export -p; \
+         builtin printf '\\0'; }} 2>/dev/null >{state}; builtin exit $__kz_rc",
         state = quote(&state.to_string_lossy()),
     );
     format!("trap {} EXIT\n", quote(&body))
@@ -117,32 +109,24 @@ pub(crate) fn wrapper(body: Body<'_>, state: Option<&Path>) -> String {
 /// A parsed state file: the new cwd, if usable, and the environment.
 pub(crate) type Saved = (Option<PathBuf>, Vec<(String, String)>);
 
-/// Parses a state file: `cwd "\n\0"` then `NAME=value\0` records. Returns the
-/// new cwd (if it was readable and absolute) and environment, or `None` when
-/// the file is not a complete state file.
+/// Parses a state file: `cwd "\n\0"`, then what `export -p` printed,
+/// then `"\0"`. Returns the new cwd (if it was readable and absolute) and
+/// the environment to carry, or `None` when the file is not a complete
+/// state file.
 pub(crate) fn parse_state(bytes: &[u8]) -> Option<Saved> {
     let body = bytes.strip_suffix(b"\0")?;
-    let mut records = body.split(|&b| b == 0);
-    let cwd = records
-        .next()?
+    let (cwd, exports) = body.split_at(body.iter().position(|&b| b == 0)?);
+    let cwd = cwd
         .strip_suffix(b"\n")
         .and_then(|c| std::str::from_utf8(c).ok())
         .map(PathBuf::from)
         .filter(|p| p.is_absolute());
-    let mut env = Vec::new();
-    for record in records {
-        let text = std::str::from_utf8(record).ok();
-        let Some((name, value)) = text.and_then(|t| t.split_once('=')) else {
-            // Not valid UTF-8 (our API carries Strings) or malformed: skip it.
-            continue;
-        };
-        let valid_name = !name.is_empty()
-            && !name.starts_with(|c: char| c.is_ascii_digit())
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if valid_name && carried(name) {
-            env.push((name.to_string(), value.to_string()));
-        }
-    }
+    let env = crate::exports::parse(&exports[1..])
+        .into_iter()
+        // Not valid UTF-8: our API carries Strings.
+        .filter_map(|(name, value)| Some((name, String::from_utf8(value).ok()?)))
+        .filter(|(name, _)| carried(name))
+        .collect();
     Some((cwd, env))
 }
 
@@ -157,7 +141,10 @@ mod tests {
 
     #[test]
     fn parses_state() {
-        let (cwd, env) = parse_state(b"/w/sub\n\0A=1\0B=x\ny=z\0PWD=/w\0").unwrap();
+        let (cwd, env) = parse_state(
+            b"/w/sub\n\0declare -x A=\"1\"\ndeclare -x B=$'x\\ny=z'\ndeclare -x PWD=\"/w\"\n\0",
+        )
+        .unwrap();
         assert_eq!(cwd, Some(PathBuf::from("/w/sub")));
         assert_eq!(
             env,
@@ -168,8 +155,9 @@ mod tests {
     #[test]
     fn what_would_run_hidden_code_in_the_next_call_is_not_carried() {
         let (_, env) = parse_state(
-            b"/w\n\0BASH_ENV=/w/evil.sh\0ENV=/w/e\0LD_PRELOAD=/w/x.so\0PROMPT_COMMAND=rm\0\
-              IFS=/\0KEEP=1\0PATH=/usr/bin\0",
+            b"/w\n\0declare -x BASH_ENV=\"/w/evil.sh\"\ndeclare -x ENV=\"/w/e\"\n\
+              declare -x LD_PRELOAD=\"/w/x.so\"\ndeclare -x PROMPT_COMMAND=\"rm\"\n\
+              declare -x IFS=\"/\"\ndeclare -x KEEP=\"1\"\ndeclare -x PATH=\"/usr/bin\"\n\0",
         )
         .unwrap();
         assert_eq!(
@@ -184,8 +172,8 @@ mod tests {
     #[test]
     fn rejects_incomplete_state() {
         assert!(parse_state(b"").is_none());
-        assert!(parse_state(b"/w\n\0A=1").is_none());
-        let (cwd, env) = parse_state(b"\0A=1\0").unwrap();
+        assert!(parse_state(b"/w\n\0declare -x A=\"1\"\n").is_none());
+        let (cwd, env) = parse_state(b"\0declare -x A=\"1\"\n\0").unwrap();
         assert_eq!(cwd, None);
         assert_eq!(env.len(), 1);
     }

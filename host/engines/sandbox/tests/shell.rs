@@ -32,6 +32,38 @@ async fn cd_and_export_persist_per_shell() {
     assert_eq!(text(&out), format!("{}\nnone\n", ws.path().display()));
 }
 
+/// Exported values travel as `export -p` prints them: every byte a value
+/// can hold comes back the same, in both of bash's quotings and in POSIX
+/// mode; arrays (which no program could receive) and unset variables do
+/// not travel.
+#[tokio::test]
+async fn every_exported_value_survives_to_the_next_call() {
+    let (_ws, sb) = sandbox();
+    let out = sh(
+        &sb,
+        "export A=$'tab\\there\\nnew \"dq\" \\'sq\\' $HOME `x` \\\\ \\001 \\x7f end' \
+         B='ü ñ 日本' C='' D='a=b=c' E=$'\\n'; \
+         export -a ARR=(1 2); declare -x UNSET_ONE; set -o posix; export F='posix \"mode\"'",
+    )
+    .await;
+    assert_eq!(out.exit_code, Some(0), "{out:?}");
+    let out = sh(
+        &sb,
+        "for v in A B C D E F; do printf '%s=[%s]\\n' $v \"${!v}\" | od -An -c | tr -s ' '; done; \
+         echo \"${ARR-none} ${UNSET_ONE-unset}\"",
+    )
+    .await;
+    let expected = sh(
+        &sb,
+        "A=$'tab\\there\\nnew \"dq\" \\'sq\\' $HOME `x` \\\\ \\001 \\x7f end' \
+         B='ü ñ 日本' C='' D='a=b=c' E=$'\\n' F='posix \"mode\"'; \
+         for v in A B C D E F; do printf '%s=[%s]\\n' $v \"${!v}\" | od -An -c | tr -s ' '; done; \
+         echo 'none unset'",
+    )
+    .await;
+    assert_eq!(text(&out), text(&expected));
+}
+
 /// A call may set a startup file, a prompt hook or a preloaded library
 /// for itself; the next call never inherits them, so a later, innocent
 /// call runs only what its text says.
