@@ -22,6 +22,7 @@
 //! errno are the crate's [`crate::after_fork`] (the session's network
 //! namespace is made with them too).
 
+mod cloned;
 mod grandchild;
 mod intermediate;
 mod own_root;
@@ -35,8 +36,28 @@ use libc::c_int;
 
 use crate::after_fork::{errno, write_file};
 use crate::plan::Plan;
+pub(crate) use cloned::{Program, start_cloned};
 pub(crate) use step::decode;
 use step::{Step, fail};
+
+/// Maps the caller's ids to themselves in the user namespace this process
+/// just made.
+unsafe fn write_id_maps(plan: &Plan) -> io::Result<()> {
+    // SAFETY: see `enter`.
+    unsafe {
+        // setgroups must be denied before an unprivileged gid_map write.
+        if !write_file(c"/proc/self/setgroups", b"deny") {
+            return Err(fail(Step::Setgroups));
+        }
+        if !write_file(c"/proc/self/uid_map", &plan.uid_map) {
+            return Err(fail(Step::UidMap));
+        }
+        if !write_file(c"/proc/self/gid_map", &plan.gid_map) {
+            return Err(fail(Step::GidMap));
+        }
+        Ok(())
+    }
+}
 
 /// Entry point in the intermediate process (see the module docs). Returns
 /// only in the grandchild, ready for `exec`; `ruleset` is the per-process
@@ -68,16 +89,7 @@ pub(crate) unsafe fn enter(plan: &Plan, ruleset: RawFd, cwd: &CStr) -> io::Resul
             return Err(fail(Step::Unshare));
         }
         if plan.user_ns {
-            // setgroups must be denied before an unprivileged gid_map write.
-            if !write_file(c"/proc/self/setgroups", b"deny") {
-                return Err(fail(Step::Setgroups));
-            }
-            if !write_file(c"/proc/self/uid_map", &plan.uid_map) {
-                return Err(fail(Step::UidMap));
-            }
-            if !write_file(c"/proc/self/gid_map", &plan.gid_map) {
-                return Err(fail(Step::GidMap));
-            }
+            write_id_maps(plan)?;
         }
         // The guard pipe lets the grandchild notice an intermediate that died
         // before PR_SET_PDEATHSIG was set (getppid() is 0 for a PID 1, so the

@@ -226,7 +226,8 @@ impl Plan {
     }
 
     /// The plan of the commands a warm sandbox's resident process starts
-    /// (see `spawner/zygote.rs`), with `lifeline` its own; `None` when this
+    /// (see `spawner/zygote.rs`), with `lifeline` for intermediates (it
+    /// clones them without one: -1); `None` when this
     /// plan cannot be served warm: no root of its own, no user or PID
     /// namespace, or a root with too many mounts under `/tmp`.
     ///

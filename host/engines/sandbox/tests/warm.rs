@@ -23,13 +23,12 @@ fn parent(pid: i32) -> Option<i32> {
     stat.rsplit(") ").next()?.split(' ').nth(1)?.parse().ok()
 }
 
-/// The resident process of the command with `marker`: the parent of its
-/// intermediate (`sleep` as PID 1 of its namespaces, then the
-/// intermediate, then the resident).
+/// The resident process of the command with `marker`: its parent (the
+/// command, `sleep` as PID 1 of its namespaces, is cloned by the resident
+/// directly).
 async fn resident_of(marker: &str) -> i32 {
     let pid = wait_present(marker).await[0];
-    let intermediate = parent(pid).expect("the command is gone");
-    let resident = parent(intermediate).expect("the intermediate is gone");
+    let resident = parent(pid).expect("the command is gone");
     // The resident's intermediate and the spawner come next: the host is
     // the spawner's parent.
     let spawner = parent(parent(resident).expect("no resident intermediate"));

@@ -20,6 +20,15 @@ pub(super) unsafe fn run(plan: &Plan, ruleset: RawFd, guard: c_int, cwd: &CStr) 
     // SAFETY: see `super::enter`.
     unsafe {
         tie_to_intermediate(guard)?;
+        lock_down(plan, ruleset, cwd)
+    }
+}
+
+/// The steps of PID 1, from its mounts to its filters, for the program
+/// the caller then execs in `cwd`.
+pub(super) unsafe fn lock_down(plan: &Plan, ruleset: RawFd, cwd: &CStr) -> io::Result<()> {
+    // SAFETY: see `super::enter`.
+    unsafe {
         if plan.private_mounts
             && libc::mount(
                 ptr::null(),

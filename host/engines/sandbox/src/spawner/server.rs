@@ -265,9 +265,13 @@ fn spawn_one(
     fds: Vec<OwnedFd>,
 ) -> io::Result<Live> {
     let mut spec: Spec = wire::get_spec(r).map_err(io::Error::other)?;
+    let warm = plan
+        .root
+        .as_ref()
+        .is_some_and(|root| root.refresh.is_some());
     // In a resident process's root, a directory outside the grant does not
     // exist: the process starts where it would in a root of its own.
-    if let Some(root) = plan.root.as_ref().filter(|root| root.refresh.is_some())
+    if let Some(root) = plan.root.as_ref().filter(|_| warm)
         && !spec.cwd.is_dir()
     {
         spec.cwd = Path::new(OsStr::from_bytes(root.fallback_cwd.as_bytes())).to_path_buf();
@@ -285,6 +289,20 @@ fn spawn_one(
     } else {
         None
     };
+    if warm {
+        // The resident clones the command itself (see `child/cloned.rs`).
+        let program = crate::child::Program::new(&spec)?;
+        let stdin = match stdin {
+            Some(fd) => fd,
+            None => std::fs::File::open("/dev/null")?.into(),
+        };
+        let stdio = [stdin.as_raw_fd(), stdout.as_raw_fd(), stderr.as_raw_fd()];
+        let ruleset_fd = ruleset.as_ref().map_or(-1, |fd| fd.as_raw_fd());
+        let (pid, pidfd) = crate::child::start_cloned(plan, ruleset_fd, &program, stdio)?;
+        // Our copies of its streams and ruleset close here: its output
+        // ends when it does.
+        return Ok(Live { pid, pidfd });
+    }
     let stdin = stdin.map_or_else(Stdio::null, Stdio::from);
     let mut cmd = exec::command(
         plan.clone(),

@@ -9,9 +9,9 @@
 //! PID 1 of the session's namespaces, in its root, with the root's covers
 //! of protected, hidden and secret paths in place.
 //!
-//! What a command gets does not change. Each is still started through an
-//! intermediate, as PID 1 of new user, PID, mount and IPC namespaces, now
-//! nested in the resident's: its mount namespace is a copy of the resident's
+//! What a command gets does not change. Each is still PID 1 of new user,
+//! PID, mount and IPC namespaces, now nested in the resident's and cloned
+//! by it directly (`child/cloned.rs`): its mount namespace is a copy of the resident's
 //! (locked: it cannot undo the covers), in which it gets a fresh `/tmp`,
 //! `/dev/shm` and `/proc` ([`crate::refresh`]); then the same limits,
 //! Landlock domain (a ruleset of its own) and seccomp filters as before.
@@ -99,18 +99,14 @@ pub(super) fn start(
     Outcome::Cold
 }
 
-/// The resident's life: a lifeline of its own for its commands'
-/// intermediates (its death ends them, as the spawner's ends the
-/// resident's), a word to the spawner that it serves, then the host's
-/// requests until the host hangs up.
+/// The resident's life: a word to the spawner that it serves, then the
+/// host's requests until the host hangs up.
 fn resident(
     sock: BorrowedFd<'_>,
-    mut commands: Plan,
+    commands: Plan,
     grant: &FsGrant,
     ready: OwnedFd,
 ) -> io::Result<()> {
-    let (lifeline, _lifeline_write) = crate::lifeline::pipe()?;
-    commands.lifeline = lifeline.as_raw_fd();
     // SAFETY: one byte from a buffer of ours.
     if unsafe { libc::write(ready.as_raw_fd(), b"1".as_ptr().cast(), 1) } != 1 {
         return Err(io::Error::last_os_error());
