@@ -35,7 +35,8 @@ use crate::types::{Output, ProcessError};
 /// the call.
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
 
-/// The host's handle on a running intermediate process.
+/// The host's handle on a running process: the intermediate, or, from a
+/// warm sandbox, PID 1 of the command's namespaces itself.
 #[derive(Debug)]
 pub(crate) struct ProcHandle {
     pid: i32,
@@ -49,9 +50,9 @@ pub(crate) struct ProcHandle {
 }
 
 impl ProcHandle {
-    /// SIGKILLs the intermediate; its death takes the grandchild (parent-death
-    /// signal) and with it the whole PID namespace. Safe at any time: a pidfd
-    /// never names a recycled process.
+    /// SIGKILLs the process; the death of an intermediate takes its PID 1
+    /// (parent-death signal), and that of a PID 1 its whole namespace. Safe
+    /// at any time: a pidfd never names a recycled process.
     pub(crate) fn kill(&self) {
         // Without pidfds (Linux < 5.3) only the owner of the `Child` can kill,
         // by PID, before reaping it (see `kill_group`) or by dropping it.

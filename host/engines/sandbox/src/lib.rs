@@ -44,21 +44,24 @@
 //! the same way.
 //!
 //! The spawner keeps the sandbox *warm*: a resident process, forked from
-//! it, holds the session's namespaces and its root, built once, and each
-//! command starts from there in namespaces nested in the resident's, with
-//! a fresh `/tmp`, `/dev/shm` and `/proc` (see `spawner/zygote.rs`). When
-//! that cannot be (no user, PID or mount namespace; `KAIZEN_SANDBOX_COLD`
-//! set), every process builds its sandbox afresh.
+//! it, holds the session's namespaces and its root, built once, and clones
+//! each command into new namespaces nested in its own, as PID 1 of them,
+//! with a fresh `/tmp`, `/dev/shm` and `/proc` (see `spawner/zygote.rs`).
+//! The resident reaps its commands and reports their end; its death (with
+//! the host's, or the spawner's) kills every command (parent-death signal,
+//! and the end of its PID namespace).
 //!
-//! Between fork and exec an *intermediate* process creates the namespaces and
-//! forks PID 1 of the new PID namespace, which locks itself down and execs
-//! the program. The intermediate relays the exit status, kills the namespace
-//! when its spawner (or the host) dies (a lifeline pipe), and its own death
-//! kills PID 1 (parent-death signal), whose death kills every process of
-//! the namespace. The spawner dies when the host does (its socket's end of
-//! stream). So timeouts, [`Sandbox::kill_job`], [`Sandbox::shutdown`],
-//! dropping the [`Sandbox`] and the death of the host all end everything the
-//! session started.
+//! When that cannot be (no user, PID or mount namespace;
+//! `KAIZEN_SANDBOX_COLD` set), every process builds its sandbox afresh:
+//! between fork and exec an *intermediate* process creates the namespaces
+//! and forks PID 1 of the new PID namespace, which locks itself down and
+//! execs the program. The intermediate relays the exit status, kills the
+//! namespace when its spawner (or the host) dies (a lifeline pipe), and its
+//! own death kills PID 1 (parent-death signal), whose death kills every
+//! process of the namespace. The spawner dies when the host does (its
+//! socket's end of stream). So timeouts, [`Sandbox::kill_job`],
+//! [`Sandbox::shutdown`], dropping the [`Sandbox`] and the death of the
+//! host all end everything the session started.
 
 //! # Shells
 //!
