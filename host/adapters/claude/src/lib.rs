@@ -5,8 +5,9 @@
 //! `.claude/settings.json` / `.claude/settings.local.json` ([`settings`]),
 //! and their `type: "command"` hooks ([`CommandHook`]), which run in
 //! Kaizen's OS sandbox with the event's JSON on stdin and answer by exit
-//! code and JSON on stdout exactly as Claude Code documents. Which files
-//! count (a project's only once trusted) is the caller's business.
+//! code and JSON on stdout exactly as Claude Code documents; and their
+//! skills ([`skills`]), through the `Skill` tool. Which files count (a
+//! project's only once trusted) is the caller's business.
 
 #![warn(missing_docs)]
 #![deny(clippy::unwrap_used)]
@@ -14,6 +15,7 @@
 mod command_hook;
 mod hook_output;
 pub mod settings;
+pub mod skills;
 
 pub use command_hook::{CommandHook, CommandRunner};
 pub use hook_output::decision_from;

@@ -156,6 +156,12 @@ impl Setup {
                     .to_string(),
             );
         }
+        if !trusted && snapshot.has_dir(crate::skills_setup::WORKSPACE_SKILLS) {
+            ignored.push(
+                ".claude/skills: its skills are not used (the workspace is not trusted)"
+                    .to_string(),
+            );
+        }
         let mut setup = Self::from_config(config, kaizen_home, workspace, trust, snapshot)?;
         setup.ignored = ignored;
         setup.project_permissions = project_permissions;

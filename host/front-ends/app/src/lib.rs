@@ -54,6 +54,7 @@ pub mod section;
 pub mod session;
 pub mod session_builder;
 pub mod sessions;
+pub mod skills_setup;
 pub mod snapshot;
 pub mod tool_calls;
 pub mod transcript;

@@ -37,6 +37,8 @@ pub struct Loaded {
     pub plugins: PluginSet,
     /// The permission rules and mode.
     pub permissions: PermissionSetup,
+    /// The system prompt's list of the session's skills, if it has any.
+    pub skills: Option<String>,
 }
 
 /// Loads the built-ins and every plugin directory the selection names;
@@ -111,6 +113,12 @@ pub async fn load_with(
     };
     sources.extend(sources_in(&setup.plugin_roots));
     let mut plugins = PluginSet::load(&host, &sources, &setup.policy).await;
+    let skills = crate::skills_setup::Skills::of(&setup, notices);
+    if let Some(tool) = skills.tool()
+        && let Err(err) = plugins.registry.register(tool)
+    {
+        notices.note(format!("the Skill tool is not available: {err}"));
+    }
     // A run's MCP servers live as long as their tools in the registry.
     if for_run {
         crate::mcp_servers::start(&setup, host.sandbox(), &mut plugins.registry, notices).await?;
@@ -120,5 +128,6 @@ pub async fn load_with(
         host,
         plugins,
         permissions,
+        skills: skills.prompt(),
     })
 }

@@ -237,7 +237,10 @@ impl<'a> SessionBuilder<'a> {
         config.models = setup.models.clone();
         config.plugin_llm = setup.plugin_llm.clone();
         config.context = setup.context.policy(&model);
-        config.instructions = recalled;
+        config.instructions = match (loaded.skills, recalled) {
+            (Some(skills), Some(recalled)) => Some(format!("{skills}\n\n{recalled}")),
+            (skills, recalled) => skills.or(recalled),
+        };
         config.inbox = with.inbox;
         if let Some(steps) = with.steps {
             config.steps = steps;

@@ -126,6 +126,12 @@ impl ConfigSnapshot {
         self.under(prefix).next().is_some()
     }
 
+    /// The files read under `prefix` (a directory of the workspace), by
+    /// their paths below it.
+    pub fn files_under<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = (&'a str, &'a [u8])> {
+        self.under(prefix)
+    }
+
     /// One digest of every entry's path and content.
     pub fn digest(&self) -> String {
         let mut hasher = blake3::Hasher::new();

@@ -1,0 +1,211 @@
+//! Claude Code's skills through the real `kaizen run`, with real skill
+//! folders: the user's skills are listed in the system prompt and loaded
+//! by the `Skill` tool, with their folder and arguments; a workspace's
+//! skills count only once the workspace is trusted (until then they are
+//! left out, and the run says so); a permission rule can deny a skill; and
+//! `kaizen tools call Skill` loads one without a model.
+
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a test starts the programs it tests as a user would, outside Kaizen's launcher"
+)]
+
+mod common;
+
+use common::run::{result_of, scripted_run, tool_results};
+use kaizen_model_server::{Recorded, Reply};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use tempfile::TempDir;
+
+/// A project with Kaizen's home and a Claude user directory of its own.
+struct Project {
+    home: TempDir,
+    ws: TempDir,
+    claude_user: TempDir,
+}
+
+impl Project {
+    fn new() -> Self {
+        Self {
+            home: tempfile::tempdir().unwrap(),
+            ws: tempfile::tempdir().unwrap(),
+            claude_user: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn root(&self) -> PathBuf {
+        self.ws.path().canonicalize().unwrap()
+    }
+
+    async fn run(&self, replies: Vec<Reply>, args: &[&str]) -> (Output, Vec<Recorded>) {
+        let env = [("CLAUDE_CONFIG_DIR", self.claude_user.path())];
+        scripted_run(self.home.path(), &self.root(), replies, args, &env).await
+    }
+
+    fn trust(&self) {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_kaizen"))
+            .arg("trust")
+            .arg(self.root())
+            .env("KAIZEN_HOME", self.home.path())
+            .output()
+            .unwrap();
+        common::succeeded(&out);
+    }
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+const GREET: &str = "---\nname: greet\ndescription: Greets someone by name. Use when asked to greet.\n\
+    allowed-tools: Bash(./scripts/hello.sh:*)\n---\n\n# Greeting\n\nRun scripts/hello.sh with $ARGUMENTS.\n";
+
+const REVIEW: &str =
+    "---\nname: review\ndescription: Reviews the workspace's changes.\n---\nLook at git diff.\n";
+
+fn system(request: &Recorded) -> String {
+    request.body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_users_skill_is_listed_up_front_and_loaded_on_use() {
+    let project = Project::new();
+    let dir = project.claude_user.path().join("skills/greet");
+    write(&dir.join("SKILL.md"), GREET);
+    write(&dir.join("scripts/hello.sh"), "echo hello \"$1\"\n");
+    let (out, requests) = project
+        .run(
+            vec![
+                Reply::tool(
+                    "Skill",
+                    &json!({"skill": "greet", "args": "Bob"}).to_string(),
+                ),
+                Reply::text("Done."),
+            ],
+            &[],
+        )
+        .await;
+    assert_eq!(result_of(&out)["status"], "complete", "{out:?}");
+    let prompt = system(&requests[0]);
+    assert!(
+        prompt.contains("- greet: Greets someone by name. Use when asked to greet."),
+        "{prompt}"
+    );
+    // The body is not in the prompt: only what it is for.
+    assert!(!prompt.contains("scripts/hello.sh"), "{prompt}");
+    let results = tool_results(&requests[1].body);
+    assert_eq!(results.len(), 1);
+    assert!(
+        results[0].contains(&format!("Base directory for this skill: {}", dir.display())),
+        "{}",
+        results[0]
+    );
+    assert!(
+        results[0].contains("Run scripts/hello.sh with Bob."),
+        "{}",
+        results[0]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_workspaces_skills_count_only_once_it_is_trusted() {
+    let project = Project::new();
+    write(
+        &project.root().join(".claude/skills/review/SKILL.md"),
+        REVIEW,
+    );
+    let call = || Reply::tool("Skill", &json!({"skill": "review"}).to_string());
+    let (out, requests) = project.run(vec![call(), Reply::text("Done.")], &[]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(".claude/skills: its skills are not used (the workspace is not trusted)"),
+        "{stderr}"
+    );
+    assert!(
+        !system(&requests[0]).contains("review"),
+        "{}",
+        system(&requests[0])
+    );
+    // No skill at all: no Skill tool.
+    let results = tool_results(&requests[1].body);
+    assert!(results[0].contains("Skill"), "{}", results[0]);
+    assert!(!results[0].contains("Look at git diff"), "{}", results[0]);
+
+    project.trust();
+    let (out, requests) = project.run(vec![call(), Reply::text("Done.")], &[]).await;
+    assert_eq!(result_of(&out)["status"], "complete", "{out:?}");
+    assert!(
+        system(&requests[0]).contains("- review: Reviews the workspace's changes."),
+        "{}",
+        system(&requests[0])
+    );
+    let results = tool_results(&requests[1].body);
+    assert!(results[0].contains("Look at git diff."), "{}", results[0]);
+    assert!(
+        results[0].contains(&format!(
+            "Base directory for this skill: {}",
+            project.root().join(".claude/skills/review").display()
+        )),
+        "{}",
+        results[0]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_permission_rule_can_deny_one_skill() {
+    let project = Project::new();
+    write(
+        &project.claude_user.path().join("skills/greet/SKILL.md"),
+        GREET,
+    );
+    let (_, requests) = project
+        .run(
+            vec![
+                Reply::tool("Skill", &json!({"skill": "greet"}).to_string()),
+                Reply::text("Done."),
+            ],
+            &["--disallowedTools", "Skill(greet)"],
+        )
+        .await;
+    let results = tool_results(&requests[1].body);
+    assert!(
+        !results[0].contains("Run scripts/hello.sh"),
+        "{}",
+        results[0]
+    );
+    assert!(
+        results[0].to_lowercase().contains("denied"),
+        "{}",
+        results[0]
+    );
+}
+
+#[test]
+fn tools_call_loads_a_skill_without_a_model() {
+    let project = Project::new();
+    write(
+        &project.claude_user.path().join("skills/greet/SKILL.md"),
+        GREET,
+    );
+    let out = common::command(
+        project.home.path(),
+        &project.root(),
+        [
+            "tools",
+            "call",
+            "Skill",
+            r#"{"skill":"greet","args":"Ann"}"#,
+        ],
+    )
+    .env("CLAUDE_CONFIG_DIR", project.claude_user.path())
+    .output()
+    .unwrap();
+    let text = common::succeeded(&out);
+    assert!(text.contains("Run scripts/hello.sh with Ann."), "{text}");
+}
