@@ -6,13 +6,17 @@
 //! and their `type: "command"` hooks ([`CommandHook`]), which run in
 //! Kaizen's OS sandbox with the event's JSON on stdin and answer by exit
 //! code and JSON on stdout exactly as Claude Code documents; and their
-//! skills ([`skills`]), through the `Skill` tool. Which files count (a
+//! skills ([`skills`]) and slash commands ([`commands`]), through the
+//! `Skill` tool ([`catalogue`]). Which files count (a
 //! project's only once trusted) is the caller's business.
 
 #![warn(missing_docs)]
 #![deny(clippy::unwrap_used)]
 
+pub mod catalogue;
 mod command_hook;
+pub mod commands;
+mod front_matter;
 mod hook_output;
 pub mod settings;
 pub mod skills;

@@ -162,6 +162,12 @@ impl Setup {
                     .to_string(),
             );
         }
+        if !trusted && snapshot.has_dir(crate::skills_setup::WORKSPACE_COMMANDS) {
+            ignored.push(
+                ".claude/commands: its commands are not used (the workspace is not trusted)"
+                    .to_string(),
+            );
+        }
         let mut setup = Self::from_config(config, kaizen_home, workspace, trust, snapshot)?;
         setup.ignored = ignored;
         setup.project_permissions = project_permissions;

@@ -37,8 +37,8 @@ pub struct Loaded {
     pub plugins: PluginSet,
     /// The permission rules and mode.
     pub permissions: PermissionSetup,
-    /// The system prompt's list of the session's skills, if it has any.
-    pub skills: Option<String>,
+    /// The session's skills and slash commands.
+    pub catalogue: Arc<kaizen_claude::catalogue::Catalogue>,
 }
 
 /// Loads the built-ins and every plugin directory the selection names;
@@ -113,12 +113,8 @@ pub async fn load_with(
     };
     sources.extend(sources_in(&setup.plugin_roots));
     let mut plugins = PluginSet::load(&host, &sources, &setup.policy).await;
-    let skills = crate::skills_setup::Skills::of(&setup, notices);
-    if let Some(tool) = skills.tool()
-        && let Err(err) = plugins.registry.register(tool)
-    {
-        notices.note(format!("the Skill tool is not available: {err}"));
-    }
+    let catalogue = Arc::new(crate::skills_setup::catalogue(&setup, notices));
+    crate::skills_setup::register(&catalogue, &mut plugins.registry, notices);
     // A run's MCP servers live as long as their tools in the registry.
     if for_run {
         crate::mcp_servers::start(&setup, host.sandbox(), &mut plugins.registry, notices).await?;
@@ -128,6 +124,6 @@ pub async fn load_with(
         host,
         plugins,
         permissions,
-        skills: skills.prompt(),
+        catalogue,
     })
 }

@@ -167,6 +167,9 @@ pub struct Session {
     pub recorder: Arc<SessionRecorder>,
     /// What the user must hear before the run (a degraded sandbox).
     pub warnings: Vec<String>,
+    /// Its skills and slash commands: a task that starts with `/name`
+    /// runs that command.
+    pub catalogue: Arc<kaizen_claude::catalogue::Catalogue>,
     pricing: Pricing,
 }
 
@@ -237,7 +240,8 @@ impl<'a> SessionBuilder<'a> {
         config.models = setup.models.clone();
         config.plugin_llm = setup.plugin_llm.clone();
         config.context = setup.context.policy(&model);
-        config.instructions = match (loaded.skills, recalled) {
+        let catalogue = loaded.catalogue.clone();
+        config.instructions = match (catalogue.prompt(), recalled) {
             (Some(skills), Some(recalled)) => Some(format!("{skills}\n\n{recalled}")),
             (skills, recalled) => skills.or(recalled),
         };
@@ -265,6 +269,7 @@ impl<'a> SessionBuilder<'a> {
         }
         let pricing = pricing_for(&setup, provider.name());
         let session = Session {
+            catalogue,
             warnings: sandbox_warnings(&setup, &plugins),
             guard,
             setup,

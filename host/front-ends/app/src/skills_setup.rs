@@ -1,17 +1,21 @@
-//! The session's skills, Claude Code's way: the user's, from
-//! `~/.claude/skills` (or `$CLAUDE_CONFIG_DIR/skills`), and the
-//! workspace's `.claude/skills` once the workspace is trusted — as trust
-//! saw them: their `SKILL.md` comes from the snapshot, not the disk read
-//! again. A skill of the user's wins over the workspace's of the same
-//! name, as in Claude Code. The model sees each skill's name and
-//! description in the system prompt ([`Skills::prompt`]) and loads one
-//! through the `Skill` tool.
+//! The session's skills and slash commands, Claude Code's way: the
+//! user's, from `~/.claude/skills` and `~/.claude/commands` (or under
+//! `$CLAUDE_CONFIG_DIR`), and the workspace's `.claude/skills` and
+//! `.claude/commands` once the workspace is trusted — as trust saw them:
+//! their files come from the snapshot, not the disk read again. The user's
+//! win over the workspace's of the same name, as in Claude Code. The model
+//! sees each one's name and description in the system prompt and loads
+//! one through the `Skill` tool (or `SlashCommand`); a task that starts
+//! with `/name` becomes that command's prompt
+//! ([`Catalogue::expand_task`]).
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use kaizen_claude::skills::{self, Skill, SkillTool};
-use kaizen_tools::Tool;
+use kaizen_claude::catalogue::{Catalogue, SkillTool};
+use kaizen_claude::commands;
+use kaizen_claude::skills::{self, Skill};
+use kaizen_tools::ToolRegistry;
 
 use crate::config::Setup;
 use crate::notices::Notices;
@@ -20,68 +24,76 @@ use crate::trust::TrustStatus;
 /// Where a workspace's skills are, below it.
 pub const WORKSPACE_SKILLS: &str = ".claude/skills";
 
-/// A session's skills.
-pub struct Skills {
-    found: Vec<Skill>,
-}
+/// Where a workspace's slash commands are, below it.
+pub const WORKSPACE_COMMANDS: &str = ".claude/commands";
 
-impl Skills {
-    /// The skills `setup` allows, each that cannot be used said in
-    /// `notices`.
-    pub fn of(setup: &Setup, notices: &Notices) -> Skills {
-        let mut found: Vec<Skill> = Vec::new();
-        if let Some(dir) = kaizen_claude::settings::user_dir() {
-            let (user, notes) = skills::from_dir(&dir.join("skills"));
-            found.extend(user);
-            for note in notes {
-                notices.note(format!("skill {note}"));
-            }
-        }
-        if setup.trust == TrustStatus::Trusted {
-            let base = setup.workspace.join(WORKSPACE_SKILLS);
-            for (rel, text) in setup.snapshot.files_under(WORKSPACE_SKILLS) {
-                let Some(folder) = rel.strip_suffix("/SKILL.md").filter(|f| !f.contains('/'))
-                else {
-                    continue;
-                };
-                match Skill::parse(text, &base.join(folder)) {
-                    Ok(skill) if found.iter().any(|s| s.name == skill.name) => {
-                        notices.note(format!(
-                            "skill {}: the user's skill of the same name is used instead",
-                            show(&base, folder)
-                        ))
-                    }
-                    Ok(skill) => found.push(skill),
-                    Err(why) => {
-                        notices.note(format!("skill {}: not used: {why}", show(&base, folder)))
-                    }
+/// The skills and commands `setup` allows, each that cannot be used said
+/// in `notices`.
+pub fn catalogue(setup: &Setup, notices: &Notices) -> Catalogue {
+    let mut catalogue = Catalogue::default();
+    let mut notes = Vec::new();
+    if let Some(dir) = kaizen_claude::settings::user_dir() {
+        let (found, skipped) = skills::from_dir(&dir.join("skills"));
+        catalogue.skills.extend(found);
+        notes.extend(skipped);
+        let (found, skipped) = commands::from_dir(&dir.join("commands"));
+        catalogue.commands.extend(found);
+        notes.extend(skipped);
+    }
+    if setup.trust == TrustStatus::Trusted {
+        let base = setup.workspace.join(WORKSPACE_SKILLS);
+        for (rel, text) in setup.snapshot.files_under(WORKSPACE_SKILLS) {
+            let Some(folder) = rel.strip_suffix("/SKILL.md").filter(|f| !f.contains('/')) else {
+                continue;
+            };
+            let path = base.join(folder).join("SKILL.md");
+            match Skill::parse(text, &base.join(folder)) {
+                Ok(skill) if catalogue.skills.iter().any(|s| s.name == skill.name) => {
+                    notes.push(format!("{}: a skill of yours has its name", path.display()))
                 }
+                Ok(skill) => catalogue.skills.push(skill),
+                Err(why) => notes.push(format!("{}: not used: {why}", path.display())),
             }
         }
-        Skills { found }
-    }
-
-    /// The `Skill` tool, when there is a skill to load.
-    pub fn tool(&self) -> Option<Arc<dyn Tool>> {
-        (!self.found.is_empty()).then(|| Arc::new(SkillTool::new(self.found.clone())) as _)
-    }
-
-    /// The system prompt's list of skills, when there are any.
-    pub fn prompt(&self) -> Option<String> {
-        if self.found.is_empty() {
-            return None;
+        let base = setup.workspace.join(WORKSPACE_COMMANDS);
+        let mut files: Vec<(PathBuf, std::io::Result<Vec<u8>>)> = setup
+            .snapshot
+            .files_under(WORKSPACE_COMMANDS)
+            .filter(|(rel, _)| rel.ends_with(".md"))
+            .map(|(rel, text)| (base.join(rel), Ok(text.to_vec())))
+            .collect();
+        files.sort_by(|a, b| a.0.cmp(&b.0));
+        let (found, skipped) = commands::from_files(files);
+        notes.extend(skipped);
+        for command in found {
+            if catalogue.commands.iter().any(|c| c.name == command.name) {
+                notes.push(format!(
+                    "{}: a command of yours has its name",
+                    command.path.display()
+                ));
+            } else {
+                catalogue.commands.push(command);
+            }
         }
-        let mut text = String::from(
-            "# Skills\n\nThese skills are available through the Skill tool. When a task matches \
-             one, call Skill with its name before doing the task, then follow what it returns.\n",
-        );
-        for skill in &self.found {
-            text.push_str(&format!("\n- {}: {}", skill.name, skill.description));
-        }
-        Some(text)
     }
+    for note in notes {
+        notices.note(format!("skills and commands: {note}"));
+    }
+    catalogue
 }
 
-fn show(base: &Path, folder: &str) -> String {
-    base.join(folder).join("SKILL.md").display().to_string()
+/// Puts `Skill` and `SlashCommand` over `catalogue` in `registry`, when
+/// it has anything to load.
+pub fn register(catalogue: &Arc<Catalogue>, registry: &mut ToolRegistry, notices: &Notices) {
+    if catalogue.is_empty() {
+        return;
+    }
+    for tool in [
+        SkillTool::skill(catalogue.clone()),
+        SkillTool::slash_command(catalogue.clone()),
+    ] {
+        if let Err(err) = registry.register(Arc::new(tool)) {
+            notices.note(format!("a tool for skills is not available: {err}"));
+        }
+    }
 }

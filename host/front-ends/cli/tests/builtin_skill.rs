@@ -1,9 +1,10 @@
-//! Claude Code's skills through the real `kaizen run`, with real skill
-//! folders: the user's skills are listed in the system prompt and loaded
-//! by the `Skill` tool, with their folder and arguments; a workspace's
-//! skills count only once the workspace is trusted (until then they are
-//! left out, and the run says so); a permission rule can deny a skill; and
-//! `kaizen tools call Skill` loads one without a model.
+//! Claude Code's skills and slash commands through the real `kaizen run`,
+//! with real skill folders and command files: the user's are listed in
+//! the system prompt and loaded by the `Skill` tool, with their folder and
+//! arguments; a task typed as `/name args` runs that command's prompt; a
+//! workspace's count only once the workspace is trusted (until then they
+//! are left out, and the run says so); a permission rule can deny a
+//! skill; and `kaizen tools call Skill` loads one without a model.
 
 #![allow(
     clippy::disallowed_methods,
@@ -12,8 +13,8 @@
 
 mod common;
 
-use common::run::{result_of, scripted_run, tool_results};
-use kaizen_model_server::{Recorded, Reply};
+use common::run::{result_of, run_command, scripted_run, tool_results};
+use kaizen_model_server::{ModelServer, Recorded, Reply, Wire};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -208,4 +209,106 @@ fn tools_call_loads_a_skill_without_a_model() {
     .unwrap();
     let text = common::succeeded(&out);
     assert!(text.contains("Run scripts/hello.sh with Ann."), "{text}");
+}
+
+const FIX_ISSUE: &str = "---\ndescription: Fixes a GitHub issue\nargument-hint: [issue-number] [priority]\n---\n\
+    Fix issue #$1 with priority $2, then run the tests.\n";
+
+/// `kaizen run TASK` for `project` answering `replies`: the run and what
+/// the model was sent.
+async fn run_task(project: &Project, replies: Vec<Reply>, task: &str) -> (Output, Vec<Recorded>) {
+    let server = ModelServer::start(common::run::replies(replies))
+        .await
+        .unwrap();
+    let args = ["--model", "gpt-4o-mini", "--output-format", "json", task];
+    let out = run_command(
+        project.home.path(),
+        &project.root(),
+        Some((&server, Wire::OpenAi)),
+        &args,
+    )
+    .env("CLAUDE_CONFIG_DIR", project.claude_user.path())
+    .output()
+    .unwrap();
+    (out, server.requests())
+}
+
+/// The text of the first user message of `request`.
+fn first_user_message(request: &Recorded) -> String {
+    let messages = request.body["messages"].as_array().unwrap();
+    let user = messages.iter().find(|m| m["role"] == "user").unwrap();
+    match &user["content"] {
+        serde_json::Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_task_typed_as_a_command_runs_its_prompt() {
+    let project = Project::new();
+    write(
+        &project.claude_user.path().join("commands/fix-issue.md"),
+        FIX_ISSUE,
+    );
+    let (out, requests) =
+        run_task(&project, vec![Reply::text("Fixed.")], "/fix-issue 123 high").await;
+    assert_eq!(result_of(&out)["status"], "complete", "{out:?}");
+    let sent = first_user_message(&requests[0]);
+    assert!(
+        sent.contains("Fix issue #123 with priority high, then run the tests."),
+        "{sent}"
+    );
+    assert!(!sent.contains("/fix-issue"), "{sent}");
+    let prompt = system(&requests[0]);
+    assert!(
+        prompt.contains("- /fix-issue [issue-number] [priority] (command): Fixes a GitHub issue"),
+        "{prompt}"
+    );
+    // A task that only looks like one is left as it is.
+    let (_, requests) = run_task(&project, vec![Reply::text("Ok.")], "/usr/bin is missing").await;
+    assert!(first_user_message(&requests[0]).contains("/usr/bin is missing"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_model_runs_a_workspaces_command_through_skill_or_slash_command_once_trusted() {
+    let project = Project::new();
+    write(
+        &project.root().join(".claude/commands/team/fix-issue.md"),
+        FIX_ISSUE,
+    );
+    let replies = || {
+        vec![
+            Reply::tool(
+                "Skill",
+                &json!({"skill": "fix-issue", "args": "7 low"}).to_string(),
+            )
+            .with_tool(
+                "SlashCommand",
+                &json!({"command": "/fix-issue 8"}).to_string(),
+            ),
+            Reply::text("Done."),
+        ]
+    };
+    let (out, _) = run_task(&project, replies(), "fix them").await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr
+            .contains(".claude/commands: its commands are not used (the workspace is not trusted)"),
+        "{stderr}"
+    );
+    project.trust();
+    let (out, requests) = run_task(&project, replies(), "fix them").await;
+    assert_eq!(result_of(&out)["status"], "complete", "{out:?}");
+    let results = tool_results(&requests[1].body);
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(
+        results[0].contains("Fix issue #7 with priority low"),
+        "{}",
+        results[0]
+    );
+    assert!(
+        results[1].contains("Fix issue #8 with priority ,"),
+        "{}",
+        results[1]
+    );
 }

@@ -94,25 +94,3 @@ fn skills_are_found_in_their_folders_and_bad_ones_are_noted() {
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(notes[0].contains("Bad Name"), "{notes:?}");
 }
-
-#[tokio::test]
-async fn the_tool_loads_a_skill_by_name_and_lists_the_others_when_it_has_none() {
-    let tool = SkillTool::new(vec![parse("---\nname: greet\n---\nHi $ARGUMENTS").unwrap()]);
-    let ctx: CallContext = serde_json::from_value(
-        json!({"session_id": "s", "call_id": "c", "workspace": "/w", "cwd": "/w"}),
-    )
-    .unwrap();
-    let out = tool
-        .call(&ctx, &json!({"skill": "greet", "args": "Bob"}))
-        .await
-        .unwrap();
-    assert!(out.joined_text().ends_with("Hi Bob"));
-    let out = tool.call(&ctx, &json!({"skill": "/greet"})).await.unwrap();
-    assert!(out.joined_text().ends_with("Hi "));
-    let err = tool
-        .call(&ctx, &json!({"skill": "nope"}))
-        .await
-        .unwrap_err();
-    assert_eq!(err.kind, ToolErrorKind::NotFound);
-    assert!(err.message.contains("greet"), "{err:?}");
-}

@@ -136,7 +136,15 @@ impl Built {
             notices,
         } = self;
         let agent = session.agent(config, stream.as_deref().unwrap_or(observer));
-        let result = tasks::run_tasks(&agent, &mut state, task, tasks, interrupt).await;
+        let result = tasks::run_tasks(
+            &agent,
+            &mut state,
+            task,
+            tasks,
+            &session.catalogue,
+            interrupt,
+        )
+        .await;
         for problem in session.end(&state.session_id) {
             notices.warn(format!("the session could not be kept in full: {problem}"));
         }

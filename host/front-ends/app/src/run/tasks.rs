@@ -2,6 +2,7 @@
 //! waits in the session's inbox when a run ends (typed at a terminal,
 //! sent by an embedding program), else from the front end's input.
 
+use kaizen_claude::catalogue::Catalogue;
 use kaizen_loop::{Agent, Inbox, SessionState};
 use kaizen_protocol::{CancellationToken, RunResult};
 use std::future::Future;
@@ -68,16 +69,22 @@ impl<T: NextTasks> NextTasks for Option<T> {
 
 /// Runs `task` on `state`, then each task that comes while or after it
 /// runs, until none is left or `interrupt` stops it; the last run's
-/// result.
+/// result. A task that starts with one of `catalogue`'s commands runs
+/// that command's prompt.
 pub(super) async fn run_tasks(
     agent: &Agent<'_>,
     state: &mut SessionState,
     mut task: Option<String>,
     tasks: &mut impl NextTasks,
+    catalogue: &Catalogue,
     interrupt: &CancellationToken,
 ) -> RunResult {
     let inbox = agent.config.inbox.clone();
     loop {
+        // `/name args` runs the command `name`: the model gets its prompt.
+        if let Some(expanded) = task.as_deref().and_then(|t| catalogue.expand_task(t)) {
+            task = Some(expanded);
+        }
         // Each run can be interrupted alone; the caller's interrupt still
         // reaches it.
         let run_interrupt = interrupt.child_token();

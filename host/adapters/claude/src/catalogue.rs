@@ -1,0 +1,294 @@
+//! A session's skills and slash commands, and the tools that load them:
+//! `Skill` (Claude Code 2.1's, which takes skills and commands alike) and
+//! `SlashCommand` (its earlier name for commands, kept as an alias).
+
+use std::sync::Arc;
+
+use kaizen_tools::{
+    CallContext, Danger, RuleSubject, SubjectKind, Tool, ToolError, ToolErrorKind, ToolFuture,
+    ToolOutput, ToolSpec,
+};
+use serde_json::{Value, json};
+
+use crate::commands::{self, SlashCommand};
+use crate::skills::Skill;
+
+/// What a session may load: its skills, then its commands (a skill wins
+/// over a command of the same name).
+#[derive(Debug, Clone, Default)]
+pub struct Catalogue {
+    /// The skills.
+    pub skills: Vec<Skill>,
+    /// The slash commands.
+    pub commands: Vec<SlashCommand>,
+}
+
+impl Catalogue {
+    /// Whether there is nothing to load.
+    pub fn is_empty(&self) -> bool {
+        self.skills.is_empty() && self.commands.is_empty()
+    }
+
+    /// What loading `name` with `args` gives: a skill's instructions with
+    /// its folder, or a command's prompt.
+    pub fn load(&self, name: &str, args: &str) -> Result<String, ToolError> {
+        let name = name.strip_prefix('/').unwrap_or(name);
+        if let Some(skill) = self.skills.iter().find(|s| s.name == name) {
+            return Ok(skill.load(args));
+        }
+        if let Some(command) = self.commands.iter().find(|c| c.name == name) {
+            return Ok(command.expand(args));
+        }
+        let names: Vec<&str> = self
+            .skills
+            .iter()
+            .map(|s| s.name.as_str())
+            .chain(self.commands.iter().map(|c| c.name.as_str()))
+            .collect();
+        Err(ToolError::new(
+            ToolErrorKind::NotFound,
+            format!(
+                "there is no skill or command {name:?}; there are: {}",
+                names.join(", ")
+            ),
+        ))
+    }
+
+    /// The prompt a task that starts with `/name args` stands for, when
+    /// `name` is one of the commands (or skills); `None` for any other
+    /// task.
+    pub fn expand_task(&self, task: &str) -> Option<String> {
+        let (name, args) = commands::invocation(task)?;
+        self.load(name, args).ok()
+    }
+
+    /// The system prompt's list of what there is, when there is anything.
+    pub fn prompt(&self) -> Option<String> {
+        if self.is_empty() {
+            return None;
+        }
+        let mut text = String::from(
+            "# Skills and commands\n\nThese are available through the Skill tool. When a task \
+             matches a skill, call Skill with its name before doing the task, then follow what \
+             it returns. A command is a prepared prompt: call Skill with its name and its \
+             arguments as `args` when the user asks for it.\n",
+        );
+        for skill in &self.skills {
+            text.push_str(&format!("\n- {}: {}", skill.name, skill.description));
+        }
+        for command in &self.commands {
+            let hint = command
+                .argument_hint
+                .as_deref()
+                .map(|h| format!(" {h}"))
+                .unwrap_or_default();
+            text.push_str(&format!(
+                "\n- /{}{hint} (command): {}",
+                command.name, command.description
+            ));
+        }
+        Some(text)
+    }
+}
+
+/// Which of the two tools.
+#[derive(Debug, Clone, Copy)]
+enum Form {
+    /// `{"skill": name, "args": …}`.
+    Skill,
+    /// `{"command": "/name args"}`.
+    SlashCommand,
+}
+
+/// The `Skill` tool, or its `SlashCommand` alias, over a catalogue.
+pub struct SkillTool {
+    spec: ToolSpec,
+    form: Form,
+    catalogue: Arc<Catalogue>,
+    subject: RuleSubject,
+}
+
+impl SkillTool {
+    /// `Skill` over `catalogue`.
+    pub fn skill(catalogue: Arc<Catalogue>) -> SkillTool {
+        SkillTool {
+            spec: ToolSpec {
+                name: "Skill".into(),
+                description: "Loads a skill or a command. A skill is instructions for one kind of \
+                    task, with files beside them; a command is a prepared prompt. What there is, \
+                    each with what it is for, is listed in the system prompt. When a task \
+                    matches a skill, call this tool with its name before doing the task, then \
+                    follow what it returns: its instructions and the folder its files are in \
+                    (read and run them with the other tools). `args` is what the skill or \
+                    command works on, if anything."
+                    .into(),
+                input_schema: json!({
+                    "type": "object",
+                    "properties": {
+                        "skill": {"type": "string", "description": "The skill's or command's name, as listed"},
+                        "args": {"type": "string", "description": "What it works on, if anything"}
+                    },
+                    "required": ["skill"],
+                    "additionalProperties": false
+                }),
+                danger: Danger::Safe,
+                read_only: true,
+            },
+            form: Form::Skill,
+            catalogue,
+            subject: RuleSubject {
+                kind: SubjectKind::Name,
+                field: "skill".into(),
+            },
+        }
+    }
+
+    /// `SlashCommand` over `catalogue`: the name Claude Code 2.0 gave the
+    /// tool for commands.
+    pub fn slash_command(catalogue: Arc<Catalogue>) -> SkillTool {
+        SkillTool {
+            spec: ToolSpec {
+                name: "SlashCommand".into(),
+                description: "Runs a slash command listed in the system prompt: `command` is \
+                    the command as the user would type it, `/name` then its arguments. The \
+                    result is the command's prompt: follow it."
+                    .into(),
+                input_schema: json!({
+                    "type": "object",
+                    "properties": {
+                        "command": {"type": "string", "description": "`/name` and its arguments"}
+                    },
+                    "required": ["command"],
+                    "additionalProperties": false
+                }),
+                danger: Danger::Safe,
+                read_only: true,
+            },
+            form: Form::SlashCommand,
+            catalogue,
+            subject: RuleSubject {
+                kind: SubjectKind::Name,
+                field: "command".into(),
+            },
+        }
+    }
+
+    fn run(&self, input: &Value) -> Result<ToolOutput, ToolError> {
+        let (name, args) = match self.form {
+            Form::Skill => (
+                input["skill"].as_str().unwrap_or(""),
+                input["args"].as_str().unwrap_or(""),
+            ),
+            Form::SlashCommand => {
+                let text = input["command"].as_str().unwrap_or("");
+                commands::invocation(text).ok_or_else(|| {
+                    ToolError::new(
+                        ToolErrorKind::InvalidInput,
+                        format!("{text:?} is not a command: write `/name` then its arguments"),
+                    )
+                })?
+            }
+        };
+        self.catalogue.load(name, args).map(ToolOutput::text)
+    }
+}
+
+impl Tool for SkillTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn source(&self) -> &str {
+        "kaizen"
+    }
+
+    fn rule_subject(&self) -> Option<&RuleSubject> {
+        Some(&self.subject)
+    }
+
+    /// It hands over text read when the session started, nothing else.
+    fn contained(&self) -> bool {
+        true
+    }
+
+    fn call<'a>(&'a self, _ctx: &'a CallContext, input: &'a Value) -> ToolFuture<'a> {
+        Box::pin(async move { self.run(input) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn catalogue() -> Arc<Catalogue> {
+        Arc::new(Catalogue {
+            skills: vec![
+                Skill::parse(
+                    b"---\nname: greet\n---\nHi $ARGUMENTS",
+                    Path::new("/s/greet"),
+                )
+                .unwrap(),
+            ],
+            commands: vec![
+                SlashCommand::parse(b"Fix #$1 now", Path::new("/c/fix.md")).unwrap(),
+                SlashCommand::parse(b"Not this one", Path::new("/c/greet.md")).unwrap(),
+            ],
+        })
+    }
+
+    fn ctx() -> CallContext {
+        serde_json::from_value(
+            json!({"session_id": "s", "call_id": "c", "workspace": "/w", "cwd": "/w"}),
+        )
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn both_tools_load_skills_and_commands_by_name() {
+        let skill = SkillTool::skill(catalogue());
+        let out = skill
+            .call(&ctx(), &json!({"skill": "greet", "args": "Bob"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            out.joined_text(),
+            "Base directory for this skill: /s/greet\n\nHi Bob"
+        );
+        let out = skill
+            .call(&ctx(), &json!({"skill": "/fix", "args": "12"}))
+            .await
+            .unwrap();
+        assert_eq!(out.joined_text(), "Fix #12 now");
+        let err = skill
+            .call(&ctx(), &json!({"skill": "nope"}))
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind, ToolErrorKind::NotFound);
+        assert!(err.message.contains("greet, fix, greet"), "{err:?}");
+        let slash = SkillTool::slash_command(catalogue());
+        let out = slash
+            .call(&ctx(), &json!({"command": "/fix 7"}))
+            .await
+            .unwrap();
+        assert_eq!(out.joined_text(), "Fix #7 now");
+        let err = slash
+            .call(&ctx(), &json!({"command": "fix"}))
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind, ToolErrorKind::InvalidInput);
+    }
+
+    #[test]
+    fn a_task_that_starts_with_a_command_becomes_its_prompt() {
+        let c = catalogue();
+        assert_eq!(c.expand_task("/fix 99").as_deref(), Some("Fix #99 now"));
+        assert_eq!(c.expand_task("/unknown 1"), None);
+        assert_eq!(c.expand_task("/usr/bin is broken"), None);
+        assert_eq!(c.expand_task("please /fix 1"), None);
+        let prompt = c.prompt().unwrap();
+        assert!(prompt.contains("- greet: Hi $ARGUMENTS"), "{prompt}");
+        assert!(prompt.contains("- /fix (command): Fix #$1 now"), "{prompt}");
+        assert!(Catalogue::default().prompt().is_none());
+    }
+}
