@@ -10,6 +10,7 @@ use kaizen_tools::{
 };
 use serde_json::{Value, json};
 
+use crate::agents::AgentFile;
 use crate::commands::{self, SlashCommand};
 use crate::skills::Skill;
 
@@ -21,10 +22,13 @@ pub struct Catalogue {
     pub skills: Vec<Skill>,
     /// The slash commands.
     pub commands: Vec<SlashCommand>,
+    /// The agent files: sub-agent types `Task` starts by name.
+    pub agents: Vec<AgentFile>,
 }
 
 impl Catalogue {
-    /// Whether there is nothing to load.
+    /// Whether there is no skill or command to load (agents are started
+    /// by `Task`, not loaded).
     pub fn is_empty(&self) -> bool {
         self.skills.is_empty() && self.commands.is_empty()
     }
@@ -62,10 +66,20 @@ impl Catalogue {
         self.load(name, args).ok()
     }
 
-    /// The system prompt's list of what there is, when there is anything.
+    /// The system prompt's lists of what there is, when there is anything.
     pub fn prompt(&self) -> Option<String> {
+        let agents = (!self.agents.is_empty()).then(|| {
+            let mut text = String::from(
+                "# Sub-agent types\n\nBesides general-purpose and Explore, the Task tool's \
+                 `subagent_type` may name:\n",
+            );
+            for agent in &self.agents {
+                text.push_str(&format!("\n- {}: {}", agent.name, agent.description));
+            }
+            text
+        });
         if self.is_empty() {
-            return None;
+            return agents;
         }
         let mut text = String::from(
             "# Skills and commands\n\nThese are available through the Skill tool. When a task \
@@ -86,6 +100,9 @@ impl Catalogue {
                 "\n- /{}{hint} (command): {}",
                 command.name, command.description
             ));
+        }
+        if let Some(agents) = agents {
+            text.push_str(&format!("\n\n{agents}"));
         }
         Some(text)
     }
@@ -234,6 +251,7 @@ mod tests {
                 SlashCommand::parse(b"Fix #$1 now", Path::new("/c/fix.md")).unwrap(),
                 SlashCommand::parse(b"Not this one", Path::new("/c/greet.md")).unwrap(),
             ],
+            agents: Vec::new(),
         })
     }
 

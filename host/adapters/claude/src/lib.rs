@@ -7,12 +7,14 @@
 //! Kaizen's OS sandbox with the event's JSON on stdin and answer by exit
 //! code and JSON on stdout exactly as Claude Code documents; and their
 //! skills ([`skills`]) and slash commands ([`commands`]), through the
-//! `Skill` tool ([`catalogue`]). Which files count (a
+//! `Skill` tool ([`catalogue`]), and agent files ([`agents`]), which `Task`
+//! starts by name. Which files count (a
 //! project's only once trusted) is the caller's business.
 
 #![warn(missing_docs)]
 #![deny(clippy::unwrap_used)]
 
+pub mod agents;
 pub mod catalogue;
 mod command_hook;
 pub mod commands;

@@ -74,6 +74,24 @@ pub struct AgentConfig {
     /// How model and tool calls run: in process, or journaled by a
     /// durable-execution engine (see [`crate::StepExecutor`]).
     pub steps: Arc<dyn StepExecutor>,
+    /// Sub-agent types beyond the built-in ones (`general-purpose`,
+    /// `Explore`), by the `subagent_type` a tool names.
+    pub agent_types: Vec<AgentType>,
+}
+
+/// A kind of sub-agent the user defined (Claude Code's agent files).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentType {
+    /// What `subagent_type` names it by.
+    pub name: String,
+    /// When to use it, for the model choosing one.
+    pub description: String,
+    /// The tools it is offered, by name; `None`: all of the session's
+    /// (never the one that starts sub-agents, nor tools the session's
+    /// rules deny).
+    pub tools: Option<Vec<String>>,
+    /// Its instructions, added to the system prompt.
+    pub instructions: String,
 }
 
 impl AgentConfig {
@@ -96,6 +114,7 @@ impl AgentConfig {
             context: ContextPolicy::default(),
             inbox: None,
             steps: Arc::new(InProcess),
+            agent_types: Vec::new(),
         }
     }
 }

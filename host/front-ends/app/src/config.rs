@@ -168,6 +168,12 @@ impl Setup {
                     .to_string(),
             );
         }
+        if !trusted && snapshot.has_dir(crate::skills_setup::WORKSPACE_AGENTS) {
+            ignored.push(
+                ".claude/agents: its agents are not used (the workspace is not trusted)"
+                    .to_string(),
+            );
+        }
         let mut setup = Self::from_config(config, kaizen_home, workspace, trust, snapshot)?;
         setup.ignored = ignored;
         setup.project_permissions = project_permissions;

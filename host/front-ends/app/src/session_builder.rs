@@ -241,6 +241,17 @@ impl<'a> SessionBuilder<'a> {
         config.plugin_llm = setup.plugin_llm.clone();
         config.context = setup.context.policy(&model);
         let catalogue = loaded.catalogue.clone();
+        config.agent_types = crate::skills_setup::agent_types(&catalogue);
+        for agent in &catalogue.agents {
+            if let Some(model) = &agent.model {
+                // The user's own choice for the type, if any, comes first.
+                config
+                    .models
+                    .sub_agents
+                    .entry(agent.name.clone())
+                    .or_insert_with(|| model.clone());
+            }
+        }
         config.instructions = match (catalogue.prompt(), recalled) {
             (Some(skills), Some(recalled)) => Some(format!("{skills}\n\n{recalled}")),
             (skills, recalled) => skills.or(recalled),

@@ -1,17 +1,19 @@
-//! The session's skills and slash commands, Claude Code's way: the
-//! user's, from `~/.claude/skills` and `~/.claude/commands` (or under
-//! `$CLAUDE_CONFIG_DIR`), and the workspace's `.claude/skills` and
-//! `.claude/commands` once the workspace is trusted — as trust saw them:
+//! The session's skills, slash commands and agent files, Claude Code's
+//! way: the user's, from `~/.claude/skills`, `commands` and `agents` (or
+//! under `$CLAUDE_CONFIG_DIR`), and the workspace's `.claude/skills`,
+//! `commands` and `agents` once the workspace is trusted — as trust saw them:
 //! their files come from the snapshot, not the disk read again. The user's
 //! win over the workspace's of the same name, as in Claude Code. The model
 //! sees each one's name and description in the system prompt and loads
 //! one through the `Skill` tool (or `SlashCommand`); a task that starts
 //! with `/name` becomes that command's prompt
-//! ([`Catalogue::expand_task`]).
+//! ([`Catalogue::expand_task`]); `Task` starts an agent file's sub-agent
+//! by its name ([`agent_types`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use kaizen_claude::agents;
 use kaizen_claude::catalogue::{Catalogue, SkillTool};
 use kaizen_claude::commands;
 use kaizen_claude::skills::{self, Skill};
@@ -27,6 +29,9 @@ pub const WORKSPACE_SKILLS: &str = ".claude/skills";
 /// Where a workspace's slash commands are, below it.
 pub const WORKSPACE_COMMANDS: &str = ".claude/commands";
 
+/// Where a workspace's agent files are, below it.
+pub const WORKSPACE_AGENTS: &str = ".claude/agents";
+
 /// The skills and commands `setup` allows, each that cannot be used said
 /// in `notices`.
 pub fn catalogue(setup: &Setup, notices: &Notices) -> Catalogue {
@@ -38,6 +43,9 @@ pub fn catalogue(setup: &Setup, notices: &Notices) -> Catalogue {
         notes.extend(skipped);
         let (found, skipped) = commands::from_dir(&dir.join("commands"));
         catalogue.commands.extend(found);
+        notes.extend(skipped);
+        let (found, skipped) = agents::from_dir(&dir.join("agents"));
+        catalogue.agents.extend(found);
         notes.extend(skipped);
     }
     if setup.trust == TrustStatus::Trusted {
@@ -55,15 +63,8 @@ pub fn catalogue(setup: &Setup, notices: &Notices) -> Catalogue {
                 Err(why) => notes.push(format!("{}: not used: {why}", path.display())),
             }
         }
-        let base = setup.workspace.join(WORKSPACE_COMMANDS);
-        let mut files: Vec<(PathBuf, std::io::Result<Vec<u8>>)> = setup
-            .snapshot
-            .files_under(WORKSPACE_COMMANDS)
-            .filter(|(rel, _)| rel.ends_with(".md"))
-            .map(|(rel, text)| (base.join(rel), Ok(text.to_vec())))
-            .collect();
-        files.sort_by(|a, b| a.0.cmp(&b.0));
-        let (found, skipped) = commands::from_files(files);
+        let (found, skipped) =
+            commands::from_files(workspace_files(setup, WORKSPACE_COMMANDS, true));
         notes.extend(skipped);
         for command in found {
             if catalogue.commands.iter().any(|c| c.name == command.name) {
@@ -75,11 +76,55 @@ pub fn catalogue(setup: &Setup, notices: &Notices) -> Catalogue {
                 catalogue.commands.push(command);
             }
         }
+        let (found, skipped) = agents::from_files(workspace_files(setup, WORKSPACE_AGENTS, false));
+        notes.extend(skipped);
+        for agent in found {
+            if catalogue.agents.iter().any(|a| a.name == agent.name) {
+                notes.push(format!(
+                    "{}: an agent of yours has its name",
+                    agent.path.display()
+                ));
+            } else {
+                catalogue.agents.push(agent);
+            }
+        }
     }
     for note in notes {
         notices.note(format!("skills and commands: {note}"));
     }
     catalogue
+}
+
+/// The `*.md` files the snapshot holds under `dir` (in its subfolders
+/// too when `nested`), by their paths in the workspace, in order.
+fn workspace_files(
+    setup: &Setup,
+    dir: &str,
+    nested: bool,
+) -> Vec<(PathBuf, std::io::Result<Vec<u8>>)> {
+    let base = setup.workspace.join(dir);
+    let mut files: Vec<(PathBuf, std::io::Result<Vec<u8>>)> = setup
+        .snapshot
+        .files_under(dir)
+        .filter(|(rel, _)| rel.ends_with(".md") && (nested || !rel.contains('/')))
+        .map(|(rel, text)| (base.join(rel), Ok(text.to_vec())))
+        .collect();
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    files
+}
+
+/// The sub-agent types `catalogue`'s agent files define, for the loop.
+pub fn agent_types(catalogue: &Catalogue) -> Vec<kaizen_loop::AgentType> {
+    catalogue
+        .agents
+        .iter()
+        .map(|agent| kaizen_loop::AgentType {
+            name: agent.name.clone(),
+            description: agent.description.clone(),
+            tools: agent.tools.clone(),
+            instructions: agent.prompt.clone(),
+        })
+        .collect()
 }
 
 /// Puts `Skill` and `SlashCommand` over `catalogue` in `registry`, when

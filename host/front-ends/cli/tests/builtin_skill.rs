@@ -4,7 +4,9 @@
 //! arguments; a task typed as `/name args` runs that command's prompt; a
 //! workspace's count only once the workspace is trusted (until then they
 //! are left out, and the run says so); a permission rule can deny a
-//! skill; and `kaizen tools call Skill` loads one without a model.
+//! skill; `kaizen tools call Skill` loads one without a model; and an
+//! agent file is a sub-agent type `Task` starts, with its instructions
+//! and only its tools.
 
 #![allow(
     clippy::disallowed_methods,
@@ -311,4 +313,61 @@ async fn the_model_runs_a_workspaces_command_through_skill_or_slash_command_once
         "{}",
         results[1]
     );
+}
+
+/// The names of the tools offered in `request`.
+fn offered(request: &Recorded) -> Vec<String> {
+    request.body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t["function"]["name"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_file_is_a_sub_agent_type_with_its_instructions_and_tools() {
+    let project = Project::new();
+    write(
+        &project.claude_user.path().join("agents/code-reviewer.md"),
+        "---\nname: code-reviewer\ndescription: Reviews code for bugs. Use after a change.\n\
+         tools: Read, Grep\nmodel: sonnet\n---\nYou are a strict reviewer: list every bug.\n",
+    );
+    let task = json!({
+        "description": "review the change",
+        "prompt": "Review src/lib.rs",
+        "subagent_type": "code-reviewer"
+    });
+    let (out, requests) = run_task(
+        &project,
+        vec![
+            Reply::tool("Task", &task.to_string()),
+            Reply::text("No bugs found."),
+            Reply::text("The reviewer found nothing."),
+        ],
+        "review my change",
+    )
+    .await;
+    assert_eq!(result_of(&out)["status"], "complete", "{out:?}");
+    let parent = system(&requests[0]);
+    assert!(
+        parent.contains("- code-reviewer: Reviews code for bugs. Use after a change."),
+        "{parent}"
+    );
+    let sub = &requests[1];
+    let instructions = system(sub);
+    assert!(
+        instructions.contains("You are a strict reviewer: list every bug."),
+        "{instructions}"
+    );
+    let mut tools = offered(sub);
+    tools.sort();
+    assert_eq!(tools, ["Grep", "Read"]);
+    // The alias `sonnet` means nothing to this provider: the session's model.
+    assert_eq!(sub.body["model"], "gpt-4o-mini");
+    let results = tool_results(&requests[2].body);
+    assert!(results[0].contains("No bugs found."), "{}", results[0]);
 }

@@ -6,6 +6,7 @@
 //! tool's result. A sub-agent cannot start sub-agents of its own: its
 //! turn has no delegate.
 
+use crate::agent_config::AgentType;
 use crate::hook_points::{HookPoint, fire};
 use crate::links::SubAgentJob;
 use crate::run::run;
@@ -29,10 +30,7 @@ const KINDS: &[Kind] = &[
     Kind {
         name: "general-purpose",
         read_only: false,
-        instructions: "You are a sub-agent: another agent gave you the task below and will see \
-            only your final message. Do the task completely with the tools you have, then end \
-            with a self-contained report of what you did and found (paths, names, numbers), \
-            since nobody sees your intermediate steps.",
+        instructions: GENERAL,
     },
     Kind {
         name: "Explore",
@@ -53,21 +51,58 @@ struct Kind {
     instructions: &'static str,
 }
 
-impl Kind {
-    fn named(name: &str) -> Result<&'static Kind, String> {
-        KINDS.iter().find(|kind| kind.name == name).ok_or_else(|| {
-            let known: Vec<&str> = KINDS.iter().map(|kind| kind.name).collect();
-            format!(
-                "there is no sub-agent type `{name}`; use one of: {}",
-                known.join(", ")
-            )
-        })
+/// The kind a request names: built in, or one of the run's own types.
+enum Chosen<'a> {
+    BuiltIn(&'static Kind),
+    Defined(&'a AgentType),
+}
+
+impl Chosen<'_> {
+    /// The kind named `name`, among the built-in ones and `defined`.
+    fn named<'a>(name: &str, defined: &'a [AgentType]) -> Result<Chosen<'a>, String> {
+        if let Some(kind) = KINDS.iter().find(|kind| kind.name == name) {
+            return Ok(Chosen::BuiltIn(kind));
+        }
+        if let Some(own) = defined.iter().find(|own| own.name == name) {
+            return Ok(Chosen::Defined(own));
+        }
+        let known: Vec<&str> = KINDS
+            .iter()
+            .map(|kind| kind.name)
+            .chain(defined.iter().map(|own| own.name.as_str()))
+            .collect();
+        Err(format!(
+            "there is no sub-agent type `{name}`; use one of: {}",
+            known.join(", ")
+        ))
     }
 
+    /// Whether it is offered the tool `spec`: never the one that starts
+    /// sub-agents.
     fn offers(&self, spec: &ToolSpec) -> bool {
-        spec.name != TASK_TOOL && (spec.read_only || !self.read_only)
+        spec.name != TASK_TOOL
+            && match self {
+                Chosen::BuiltIn(kind) => spec.read_only || !kind.read_only,
+                Chosen::Defined(own) => own
+                    .tools
+                    .as_ref()
+                    .is_none_or(|tools| tools.contains(&spec.name)),
+            }
+    }
+
+    fn instructions(&self) -> String {
+        match self {
+            Chosen::BuiltIn(kind) => kind.instructions.to_string(),
+            Chosen::Defined(own) => format!("{GENERAL}\n\n{}", own.instructions),
+        }
     }
 }
+
+/// What every sub-agent is told first.
+const GENERAL: &str = "You are a sub-agent: another agent gave you the task below and will \
+    see only your final message. Do the task completely with the tools you have, then end with \
+    a self-contained report of what you did and found (paths, names, numbers), since nobody \
+    sees your intermediate steps.";
 
 /// Reports a sub-agent's events as its parent's, tagged with the call.
 struct Nested<'a> {
@@ -98,8 +133,8 @@ pub(crate) fn delegate<'s>(
             request,
             reply,
         } = job;
-        let answer = match Kind::named(&request.subagent_type) {
-            Ok(kind) => sub_agent(parent, scope, kind, &call_id, &request).await,
+        let answer = match Chosen::named(&request.subagent_type, &parent.config.agent_types) {
+            Ok(kind) => sub_agent(parent, scope, &kind, &call_id, &request).await,
             Err(err) => Err(err),
         };
         let _ = reply.send(answer);
@@ -110,7 +145,7 @@ pub(crate) fn delegate<'s>(
 async fn sub_agent(
     parent: &Turn<'_>,
     scope: &Scope,
-    kind: &Kind,
+    kind: &Chosen<'_>,
     call_id: &str,
     request: &kaizen_tools::SubAgentRequest,
 ) -> Result<SubAgentReport, String> {
@@ -128,8 +163,8 @@ async fn sub_agent(
     // Messages from outside are the parent's.
     config.inbox = None;
     config.instructions = Some(match &own.instructions {
-        Some(instructions) => format!("{instructions}\n\n{}", kind.instructions),
-        None => kind.instructions.to_string(),
+        Some(instructions) => format!("{instructions}\n\n{}", kind.instructions()),
+        None => kind.instructions(),
     });
     // Files it changes are kept with the parent's step.
     let journal = parent
@@ -194,13 +229,24 @@ mod tests {
 
     #[test]
     fn kinds_choose_their_tools_and_never_offer_task() {
-        let general = Kind::named("general-purpose").unwrap();
-        let explore = Kind::named("Explore").unwrap();
+        let defined = [AgentType {
+            name: "reviewer".into(),
+            description: "Reviews code".into(),
+            tools: Some(vec!["Read".into(), "Grep".into(), TASK_TOOL.into()]),
+            instructions: "Review it.".into(),
+        }];
+        let general = Chosen::named("general-purpose", &defined).unwrap();
+        let explore = Chosen::named("Explore", &defined).unwrap();
+        let reviewer = Chosen::named("reviewer", &defined).unwrap();
         assert!(general.offers(&spec("Write", false)));
         assert!(!explore.offers(&spec("Write", false)));
         assert!(explore.offers(&spec("Read", true)));
         assert!(!general.offers(&spec(TASK_TOOL, true)));
-        let err = Kind::named("wizard").err().unwrap();
-        assert!(err.contains("general-purpose, Explore"), "{err}");
+        assert!(reviewer.offers(&spec("Grep", true)));
+        assert!(!reviewer.offers(&spec("Glob", true)));
+        assert!(!reviewer.offers(&spec(TASK_TOOL, true)));
+        assert!(reviewer.instructions().ends_with("Review it."));
+        let err = Chosen::named("wizard", &defined).err().unwrap();
+        assert!(err.contains("general-purpose, Explore, reviewer"), "{err}");
     }
 }
