@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use kaizen_tools::{
-    CallContext, Danger, RuleSubject, SubjectKind, Tool, ToolError, ToolErrorKind, ToolFuture,
-    ToolOutput, ToolSpec,
+    ActiveSkill, CallContext, Danger, RuleSubject, SubjectKind, Tool, ToolError, ToolErrorKind,
+    ToolFuture, ToolOutput, ToolSpec,
 };
 use serde_json::{Value, json};
 
@@ -34,14 +34,27 @@ impl Catalogue {
     }
 
     /// What loading `name` with `args` gives: a skill's instructions with
-    /// its folder, or a command's prompt.
-    pub fn load(&self, name: &str, args: &str) -> Result<String, ToolError> {
+    /// its folder, or a command's prompt, and what its `allowed-tools`
+    /// narrow.
+    pub fn load(&self, name: &str, args: &str) -> Result<Loaded, ToolError> {
         let name = name.strip_prefix('/').unwrap_or(name);
+        let narrows = |allowed: &[String]| {
+            (!allowed.is_empty()).then(|| ActiveSkill {
+                name: name.to_string(),
+                allowed: allowed.to_vec(),
+            })
+        };
         if let Some(skill) = self.skills.iter().find(|s| s.name == name) {
-            return Ok(skill.load(args));
+            return Ok(Loaded {
+                text: skill.load(args),
+                narrows: narrows(&skill.allowed_tools),
+            });
         }
         if let Some(command) = self.commands.iter().find(|c| c.name == name) {
-            return Ok(command.expand(args));
+            return Ok(Loaded {
+                text: command.expand(args),
+                narrows: narrows(&command.allowed_tools),
+            });
         }
         let names: Vec<&str> = self
             .skills
@@ -58,10 +71,9 @@ impl Catalogue {
         ))
     }
 
-    /// The prompt a task that starts with `/name args` stands for, when
-    /// `name` is one of the commands (or skills); `None` for any other
-    /// task.
-    pub fn expand_task(&self, task: &str) -> Option<String> {
+    /// What a task that starts with `/name args` stands for, when `name`
+    /// is one of the commands (or skills); `None` for any other task.
+    pub fn expand_task(&self, task: &str) -> Option<Loaded> {
         let (name, args) = commands::invocation(task)?;
         self.load(name, args).ok()
     }
@@ -106,6 +118,16 @@ impl Catalogue {
         }
         Some(text)
     }
+}
+
+/// A skill or command, loaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Loaded {
+    /// What the model gets: the instructions or the prompt.
+    pub text: String,
+    /// Its `allowed-tools`, which narrow the calls that run until the
+    /// next task (`None`: it names none, and nothing is narrowed).
+    pub narrows: Option<ActiveSkill>,
 }
 
 /// Which of the two tools.
@@ -190,7 +212,7 @@ impl SkillTool {
         }
     }
 
-    fn run(&self, input: &Value) -> Result<ToolOutput, ToolError> {
+    fn run(&self, ctx: &CallContext, input: &Value) -> Result<ToolOutput, ToolError> {
         let (name, args) = match self.form {
             Form::Skill => (
                 input["skill"].as_str().unwrap_or(""),
@@ -206,7 +228,10 @@ impl SkillTool {
                 })?
             }
         };
-        self.catalogue.load(name, args).map(ToolOutput::text)
+        let loaded = self.catalogue.load(name, args)?;
+        // The one loaded last is the one whose tools count.
+        ctx.notes.set_active_skill(loaded.narrows);
+        Ok(ToolOutput::text(loaded.text))
     }
 }
 
@@ -228,8 +253,8 @@ impl Tool for SkillTool {
         true
     }
 
-    fn call<'a>(&'a self, _ctx: &'a CallContext, input: &'a Value) -> ToolFuture<'a> {
-        Box::pin(async move { self.run(input) })
+    fn call<'a>(&'a self, ctx: &'a CallContext, input: &'a Value) -> ToolFuture<'a> {
+        Box::pin(async move { self.run(ctx, input) })
     }
 }
 
@@ -300,7 +325,7 @@ mod tests {
     #[test]
     fn a_task_that_starts_with_a_command_becomes_its_prompt() {
         let c = catalogue();
-        assert_eq!(c.expand_task("/fix 99").as_deref(), Some("Fix #99 now"));
+        assert_eq!(c.expand_task("/fix 99").unwrap().text, "Fix #99 now");
         assert_eq!(c.expand_task("/unknown 1"), None);
         assert_eq!(c.expand_task("/usr/bin is broken"), None);
         assert_eq!(c.expand_task("please /fix 1"), None);

@@ -10,11 +10,17 @@ use crate::hooks::{Dispatch, PayloadBase};
 use crate::scope::Scope;
 use crate::step_executor::StepExecutor;
 use kaizen_hooks::{HookAction, HookCall};
-use kaizen_permissions::{Effect, Grounds, RuleOrigin, Verdict, always_rule};
+use kaizen_permissions::{
+    CallFacts, Effect, Grounds, Rule, RuleOrigin, Verdict, always_rule, subject_of,
+};
 use kaizen_protocol::{Approval, ApprovalRequest, Approver, Event, Observer};
 use kaizen_tools::{CallContext, ContentPart, Tool, ToolError, ToolErrorKind, ToolRegistry};
 use serde_json::Value;
 use std::sync::Mutex;
+
+/// The tools that load skills (Claude Code's `Skill` and its older
+/// `SlashCommand`): never narrowed by the active skill.
+const SKILL_TOOLS: &[&str] = &["Skill", "SlashCommand"];
 
 /// Where a call stands once the guard has decided.
 pub(crate) enum Admission {
@@ -74,6 +80,42 @@ impl Gatekeeper<'_> {
         dispatch(self.guard, self.observer, self.base, point, &call).await
     }
 
+    /// Refuses a call that the active skill's `allowed-tools` do not
+    /// cover (see `kaizen_tools::ActiveSkill`). Loading another skill is
+    /// always allowed: it changes which skill is active.
+    fn narrowed(&self, name: &str, tool: &dyn Tool, input: &Value) -> Option<ToolError> {
+        let skill = self.ctx.notes.active_skill()?;
+        if skill.allowed.is_empty() || SKILL_TOOLS.contains(&name) {
+            return None;
+        }
+        let cwd = &self.ctx.cwd;
+        let facts = CallFacts {
+            tool: name,
+            subject: subject_of(tool, input, cwd),
+            cwd,
+        };
+        let origin = RuleOrigin {
+            label: format!("the skill {}", skill.name),
+            base: self.ctx.workspace.clone(),
+        };
+        let home = std::env::home_dir().unwrap_or_default();
+        let covered = skill.allowed.iter().any(|text| {
+            Rule::parse(Effect::Allow, text, origin.clone(), &home)
+                .is_ok_and(|rule| rule.matches(&facts))
+        });
+        (!covered).then(|| {
+            ToolError::new(
+                ToolErrorKind::PermissionDenied,
+                format!(
+                    "{name} was not run: the skill `{}` allows only {} (its allowed-tools); do \
+                     its task with those, or load another skill",
+                    skill.name,
+                    skill.allowed.join(", ")
+                ),
+            )
+        })
+    }
+
     /// Decides `call`.
     pub async fn admit(&self, call: &PendingCall) -> Admission {
         let refused = |error, denied, context| Admission::Refused {
@@ -97,6 +139,9 @@ impl Gatekeeper<'_> {
         let mut verdict = self.guard.permissions.evaluate(tool.as_ref(), &input, cwd);
         if let Verdict::Deny(grounds) = &verdict {
             return refused(self.deny(call, &input, grounds), true, Vec::new());
+        }
+        if let Some(error) = self.narrowed(name, tool.as_ref(), &input) {
+            return refused(error, true, Vec::new());
         }
         let hooks = self
             .fire(HookPoint::PreToolUse {

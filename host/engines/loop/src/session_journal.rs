@@ -203,6 +203,7 @@ impl SessionState {
                 let mut kept = Notes {
                     files: std::mem::take(&mut self.read_files),
                     todos: std::mem::take(&mut self.todos),
+                    active_skill: None,
                 };
                 notes.apply_to(&mut kept);
                 self.read_files = kept.files;

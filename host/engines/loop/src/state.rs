@@ -28,6 +28,10 @@ pub struct SessionState {
     pub cycles: u32,
     /// Files the tools read or wrote, by absolute path.
     pub read_files: BTreeMap<String, FileRecord>,
+    /// The skill whose `allowed-tools` narrow what the loop admits, until
+    /// the next task (see `kaizen_tools::ActiveSkill`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_skill: Option<kaizen_tools::ActiveSkill>,
     /// Every tool call so far.
     pub tool_calls: Vec<ToolCallRecord>,
     /// How the last run ended, once it has.
@@ -49,6 +53,7 @@ impl SessionState {
             cost_usd: 0.0,
             cycles: 0,
             read_files: BTreeMap::new(),
+            active_skill: None,
             tool_calls: Vec::new(),
             status: None,
             compactions: 0,

@@ -69,6 +69,7 @@ async fn a_stateful_instance_sees_the_notes_each_call_brings() {
     let step_two = Arc::new(SessionNotes::new(Notes {
         files: step_one.take().files,
         todos: vec![json!("restored")],
+        active_skill: None,
     }));
     let seen = call(
         &registry,

@@ -371,3 +371,74 @@ async fn an_agent_file_is_a_sub_agent_type_with_its_instructions_and_tools() {
     let results = tool_results(&requests[2].body);
     assert!(results[0].contains("No bugs found."), "{}", results[0]);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_skills_allowed_tools_narrow_the_calls_until_the_next_task() {
+    let project = Project::new();
+    write(
+        &project.claude_user.path().join("skills/inspect/SKILL.md"),
+        "---\nname: inspect\ndescription: Looks only.\nallowed-tools: Read, Bash(ls:*)\n---\nLook around.\n",
+    );
+    write(
+        &project.claude_user.path().join("commands/tidy.md"),
+        "---\nallowed-tools: Bash(echo:*)\n---\nTidy up.\n",
+    );
+    write(&project.root().join("notes.txt"), "hello\n");
+    let read = json!({"file_path": project.root().join("notes.txt")}).to_string();
+    let (out, requests) = run_task(
+        &project,
+        vec![
+            Reply::tool("Skill", &json!({"skill": "inspect"}).to_string()),
+            Reply::tool("Bash", &json!({"command": "touch made"}).to_string())
+                .with_tool("Bash", &json!({"command": "ls"}).to_string())
+                .with_tool("Read", &read),
+            Reply::text("Done."),
+        ],
+        "inspect the project",
+    )
+    .await;
+    assert_eq!(result_of(&out)["status"], "complete", "{out:?}");
+    // The conversation's results: the skill's, then the three calls'.
+    let all = tool_results(&requests[2].body);
+    assert_eq!(all.len(), 4, "{all:?}");
+    let results = &all[1..];
+    assert!(
+        results[0].contains("the skill `inspect` allows only Read, Bash(ls:*)"),
+        "{}",
+        results[0]
+    );
+    assert!(!project.root().join("made").exists());
+    assert!(results[1].contains("notes.txt"), "{}", results[1]);
+    assert!(results[2].contains("hello"), "{}", results[2]);
+
+    // A command typed as the task narrows that task alone.
+    let (_, requests) = run_task(
+        &project,
+        vec![
+            Reply::tool("Bash", &json!({"command": "touch made"}).to_string())
+                .with_tool("Bash", &json!({"command": "echo ok"}).to_string()),
+            Reply::text("Done."),
+        ],
+        "/tidy",
+    )
+    .await;
+    let results = tool_results(&requests[1].body);
+    assert!(
+        results[0].contains("the skill `tidy` allows only"),
+        "{}",
+        results[0]
+    );
+    assert!(results[1].contains("ok"), "{}", results[1]);
+    let (_, requests) = run_task(
+        &project,
+        vec![
+            Reply::tool("Bash", &json!({"command": "touch made"}).to_string()),
+            Reply::text("Done."),
+        ],
+        "make it",
+    )
+    .await;
+    let results = tool_results(&requests[1].body);
+    assert!(!results[0].contains("allows only"), "{}", results[0]);
+    assert!(project.root().join("made").exists());
+}

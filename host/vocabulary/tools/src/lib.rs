@@ -26,7 +26,7 @@ pub use completion::{
 };
 pub use history::{FileHistory, FileHistoryLink};
 pub use registry::{DEFAULT_MAX_OUTPUT_BYTES, RegistryError, ToolRegistry};
-pub use session::{FileRecord, NoteChanges, Notes, SessionNotes};
+pub use session::{ActiveSkill, FileRecord, NoteChanges, Notes, SessionNotes};
 pub use spec::{
     CallContext, ContentPart, Danger, RuleSubject, SubjectKind, Tool, ToolError, ToolErrorKind,
     ToolFuture, ToolOutput, ToolSpec,

@@ -24,6 +24,21 @@ pub struct Notes {
     pub files: BTreeMap<String, FileRecord>,
     /// The todo list, one JSON object per item.
     pub todos: Vec<serde_json::Value>,
+    /// The skill or command whose `allowed-tools` narrow the calls the
+    /// loop admits, until the next task.
+    #[serde(default)]
+    pub active_skill: Option<ActiveSkill>,
+}
+
+/// A skill (or command) that narrows what may be called: only calls that
+/// one of its `allowed` rules matches (`Read`, `Bash(git diff:*)`) run,
+/// besides loading another skill.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActiveSkill {
+    /// Its name, for the refusal's message.
+    pub name: String,
+    /// Its `allowed-tools`, as permission rules.
+    pub allowed: Vec<String>,
 }
 
 /// The notes of one session, shared by its concurrent calls.
@@ -91,6 +106,17 @@ impl SessionNotes {
     /// Whether the todo list was replaced since these notes were made.
     pub fn todos_set(&self) -> bool {
         self.lock().todos_set
+    }
+
+    /// The skill that narrows what may be called, if any.
+    pub fn active_skill(&self) -> Option<ActiveSkill> {
+        self.lock().notes.active_skill.clone()
+    }
+
+    /// Makes `skill` the one that narrows what may be called (`None`:
+    /// nothing narrows).
+    pub fn set_active_skill(&self, skill: Option<ActiveSkill>) {
+        self.lock().notes.active_skill = skill;
     }
 
     /// A copy of all the notes.
@@ -170,7 +196,7 @@ mod tests {
     fn changes_name_what_was_noted_and_apply_to_old_notes() {
         let old = Notes {
             files: BTreeMap::from([("/a".to_string(), record("1")), ("/b".into(), record("1"))]),
-            todos: vec![],
+            ..Notes::default()
         };
         let notes = SessionNotes::new(old.clone());
         assert_eq!(notes.changes(), NoteChanges::default());
@@ -187,8 +213,8 @@ mod tests {
     #[test]
     fn setting_todos_is_remembered() {
         let notes = SessionNotes::new(Notes {
-            files: BTreeMap::new(),
             todos: vec![serde_json::json!({"content": "old"})],
+            ..Notes::default()
         });
         assert!(!notes.todos_set());
         notes.set_todos(vec![serde_json::json!({"content": "new"})]);

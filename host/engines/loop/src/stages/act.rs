@@ -59,9 +59,14 @@ pub(crate) async fn act(turn: &mut Turn<'_>, calls: Vec<PendingCall>) -> Result<
     // what finished calls noted is kept, even when the step was cut.
     let (sub_agent_usage, sub_agent_cost_usd) = step.tally.take();
     let changes = step.notes.changes();
-    let Notes { files, todos } = step.notes.take();
+    let Notes {
+        files,
+        todos,
+        active_skill,
+    } = step.notes.take();
     turn.state.read_files = files;
     turn.state.todos = todos;
+    turn.state.active_skill = active_skill;
     let mut entry = Entry::Results {
         message: None,
         calls: Vec::new(),
@@ -113,6 +118,7 @@ impl Step {
         let notes = Arc::new(SessionNotes::new(Notes {
             files: std::mem::take(&mut turn.state.read_files),
             todos: std::mem::take(&mut turn.state.todos),
+            active_skill: turn.state.active_skill.take(),
         }));
         let (sub_agent_link, sub_agents) = sub_agent_channel();
         let (completion_link, completions) = completion_channel();

@@ -243,6 +243,7 @@ where
     let notes = Arc::new(SessionNotes::new(Notes {
         files: turn.state.read_files.clone(),
         todos: turn.state.todos.clone(),
+        active_skill: turn.state.active_skill.clone(),
     }));
     with_completions(turn, |completions| call(PlannerCall { completions, notes })).await
 }

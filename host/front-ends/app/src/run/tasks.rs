@@ -81,9 +81,13 @@ pub(super) async fn run_tasks(
 ) -> RunResult {
     let inbox = agent.config.inbox.clone();
     loop {
-        // `/name args` runs the command `name`: the model gets its prompt.
-        if let Some(expanded) = task.as_deref().and_then(|t| catalogue.expand_task(t)) {
-            task = Some(expanded);
+        // `/name args` runs the command `name`: the model gets its prompt,
+        // and its allowed-tools narrow this task's calls. A new task ends
+        // what the last one's skill narrowed.
+        state.active_skill = None;
+        if let Some(loaded) = task.as_deref().and_then(|t| catalogue.expand_task(t)) {
+            task = Some(loaded.text);
+            state.active_skill = loaded.narrows;
         }
         // Each run can be interrupted alone; the caller's interrupt still
         // reaches it.
