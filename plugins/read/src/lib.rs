@@ -11,7 +11,8 @@
 //! - Images (`.png`, `.jpg`/`.jpeg`, `.gif`, `.webp`) come back as image
 //!   content, for models that take images.
 //! - Jupyter notebooks (`.ipynb`) come back as their cells, with the text
-//!   of code cells' outputs.
+//!   of code cells' outputs and their PNG, JPEG, GIF and WebP outputs as
+//!   images after the text.
 //! - Directories, binary files and missing files are refused with errors
 //!   that say what to do instead (missing files with close names in the
 //!   same directory).
@@ -75,7 +76,8 @@ right-aligned, and a tab. The number and the tab are not part of the file: leave
 when quoting or editing its text.
 - Files over 256 KB must be read in parts with `offset` and `limit`.
 - Images (PNG, JPEG, GIF, WebP) are returned as images that you can see.
-- Jupyter notebooks (.ipynb) are returned as their cells with their outputs. A notebook read \
+- Jupyter notebooks (.ipynb) are returned as their cells with their outputs (image outputs as \
+images). A notebook read \
 with `offset` or `limit` is shown as raw JSON lines instead.
 - It reads files only, not directories: to list a directory, use Glob (e.g. pattern \"*\" \
 with the directory as `path`).

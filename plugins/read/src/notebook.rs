@@ -1,5 +1,5 @@
-//! Jupyter notebooks: each cell's source, and the text of code cells'
-//! outputs.
+//! Jupyter notebooks: each cell's source, the text of code cells'
+//! outputs, and their raster image outputs as images.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -7,6 +7,7 @@ use std::path::Path;
 use kaizen_sdk::prelude::*;
 use kaizen_sdk::serde_json::{self, Value};
 
+use crate::image::{MAX_IMAGE_BYTES, sniff};
 use crate::{MAX_OUTPUT_BYTES, human_size, read_error};
 
 /// Notebooks larger than this are not parsed (their JSON tree would take
@@ -27,6 +28,9 @@ pub(crate) fn is_notebook(path: &Path) -> bool {
 pub(crate) struct Rendered {
     /// What the model sees.
     pub text: String,
+    /// The image outputs of the cells shown, as the text numbers them:
+    /// `(media type, bytes)`.
+    pub images: Vec<(&'static str, Vec<u8>)>,
     /// How many cells the notebook has.
     pub cells: usize,
     /// How many of them `text` shows (fewer when it would be too large).
@@ -59,6 +63,7 @@ pub(crate) fn read(path: &Path, size: u64) -> Result<Output, ToolError> {
         }
     };
     let mut text = rendered.text;
+    let images = rendered.images;
     if rendered.cells == 0 {
         text = format!("(The notebook {} has no cells.)", path.display());
     } else if rendered.shown < rendered.cells {
@@ -71,15 +76,18 @@ pub(crate) fn read(path: &Path, size: u64) -> Result<Output, ToolError> {
             MAX_OUTPUT_BYTES / 1024
         );
     }
-    Ok(
-        Output::text(text.trim_end().to_owned()).with_metadata(json!({
-            "path": path.display().to_string(),
-            "type": "notebook",
-            "cells": rendered.cells,
-            "cells_shown": rendered.shown,
-            "truncated": rendered.shown < rendered.cells,
-        })),
-    )
+    let mut output = Output::text(text.trim_end().to_owned()).with_metadata(json!({
+        "path": path.display().to_string(),
+        "type": "notebook",
+        "cells": rendered.cells,
+        "cells_shown": rendered.shown,
+        "truncated": rendered.shown < rendered.cells,
+        "images": images.len(),
+    }));
+    for (media_type, bytes) in images {
+        output = output.with_image(media_type, bytes);
+    }
+    Ok(output)
 }
 
 /// Renders notebook JSON: for each cell a `<cell id=".." type="..">`
@@ -93,10 +101,13 @@ pub(crate) fn render(json: &[u8], max_bytes: usize) -> Result<Rendered, String> 
     let mut text = String::new();
     let mut shown = 0;
     let mut block = String::new();
+    let mut images = Images::default();
     for (index, cell) in cells.iter().enumerate() {
         block.clear();
-        render_cell(&mut block, index, cell);
+        let before = images.found.len();
+        render_cell(&mut block, index, cell, &mut images);
         if text.len() + block.len() > max_bytes {
+            images.drop_from(before);
             if shown == 0 {
                 let end = (0..=max_bytes)
                     .rev()
@@ -113,9 +124,56 @@ pub(crate) fn render(json: &[u8], max_bytes: usize) -> Result<Rendered, String> 
     }
     Ok(Rendered {
         text,
+        images: images.found,
         cells: cells.len(),
         shown,
     })
+}
+
+/// Image outputs shown as images: at most [`MAX_IMAGES`], and
+/// [`MAX_IMAGE_BYTES`] in all (the most one Read returns).
+#[derive(Default)]
+struct Images {
+    found: Vec<(&'static str, Vec<u8>)>,
+    bytes: usize,
+}
+
+/// The most image outputs one read shows as images.
+const MAX_IMAGES: usize = 20;
+
+impl Images {
+    /// Takes the base64 image of `media_type` in `value`: the note that
+    /// stands for it in the text.
+    fn take(&mut self, media_type: &str, value: &Value) -> String {
+        use base64::Engine as _;
+        let encoded: String = multiline(value).split_whitespace().collect();
+        let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(encoded) else {
+            return format!("[{media_type} output that is not valid base64]");
+        };
+        let Some(sniffed) = sniff(&bytes) else {
+            return format!("[{media_type} output that is not a PNG, JPEG, GIF or WebP image]");
+        };
+        if self.found.len() >= MAX_IMAGES || self.bytes + bytes.len() > MAX_IMAGE_BYTES as usize {
+            return format!(
+                "[{sniffed} output, {} bytes, not shown: this read already holds as many images \
+                 as it can]",
+                bytes.len()
+            );
+        }
+        self.bytes += bytes.len();
+        self.found.push((sniffed, bytes));
+        format!(
+            "[{sniffed} output: image {} after the text]",
+            self.found.len()
+        )
+    }
+
+    /// Forgets the images from `index` on (their cell is not shown).
+    fn drop_from(&mut self, index: usize) {
+        for (_, bytes) in self.found.drain(index..) {
+            self.bytes -= bytes.len();
+        }
+    }
 }
 
 /// The cells of an nbformat 4 notebook, or of the first worksheet of an
@@ -127,7 +185,7 @@ fn cells(notebook: &Value) -> Option<&Vec<Value>> {
 }
 
 /// Appends one cell.
-fn render_cell(out: &mut String, index: usize, cell: &Value) {
+fn render_cell(out: &mut String, index: usize, cell: &Value, images: &mut Images) {
     let id = cell["id"]
         .as_str()
         .map_or_else(|| format!("cell-{index}"), str::to_owned);
@@ -142,15 +200,16 @@ fn render_cell(out: &mut String, index: usize, cell: &Value) {
     push_block(out, &source);
     if let Some(outputs) = cell["outputs"].as_array() {
         for output in outputs {
-            render_output(out, output);
+            render_output(out, output, images);
         }
     }
     out.push_str("</cell>\n");
 }
 
 /// Appends one output of a code cell: its text, cut to
-/// [`MAX_OUTPUT_CHARS`]; images and HTML as a short note.
-fn render_output(out: &mut String, output: &Value) {
+/// [`MAX_OUTPUT_CHARS`]; images as a note pointing at the image, HTML as a
+/// short note.
+fn render_output(out: &mut String, output: &Value, images: &mut Images) {
     let kind = output["output_type"].as_str().unwrap_or("output");
     let body = match kind {
         "stream" => {
@@ -168,7 +227,7 @@ fn render_output(out: &mut String, output: &Value) {
         }
         _ => {
             let _ = writeln!(out, "<output type=\"{kind}\">");
-            rich_output(output)
+            rich_output(output, images)
         }
     };
     push_block(out, &cut(&body, MAX_OUTPUT_CHARS));
@@ -177,8 +236,9 @@ fn render_output(out: &mut String, output: &Value) {
 
 /// The text of an `execute_result` or `display_data` output (or an
 /// nbformat 3 `pyout`, which keeps its data at the top level): its
-/// `text/plain`, then a note for each image and for HTML without text.
-fn rich_output(output: &Value) -> String {
+/// `text/plain`, then a note for each image (taken into `images`) and for
+/// HTML without text.
+fn rich_output(output: &Value, images: &mut Images) -> String {
     let data = if output["data"].is_object() {
         &output["data"]
     } else {
@@ -187,8 +247,17 @@ fn rich_output(output: &Value) -> String {
     let plain = data.get("text/plain").or_else(|| data.get("text"));
     let mut notes = Vec::new();
     for (key, value) in data.as_object().into_iter().flatten() {
-        if key.starts_with("image/") || matches!(key.as_str(), "png" | "jpeg" | "svg") {
-            notes.push("[image output]".to_owned());
+        let raster = match key.as_str() {
+            "image/png" | "png" => Some("image/png"),
+            "image/jpeg" | "jpeg" => Some("image/jpeg"),
+            "image/gif" => Some("image/gif"),
+            "image/webp" => Some("image/webp"),
+            _ => None,
+        };
+        if let Some(media_type) = raster {
+            notes.push(images.take(media_type, value));
+        } else if key.starts_with("image/") || key == "svg" {
+            notes.push(format!("[{key} output]"));
         } else if (key == "text/html" || key == "html") && plain.is_none() {
             notes.push(format!(
                 "[HTML output, {} characters]",

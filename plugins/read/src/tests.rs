@@ -279,6 +279,10 @@ fn notebooks_show_cells_and_outputs() {
                  "data": {"text/plain": ["2"]}},
                 {"output_type": "display_data", "metadata": {},
                  "data": {"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"}},
+                {"output_type": "display_data", "metadata": {},
+                 "data": {"image/jpeg": ["/9j/", "4A=="], "image/svg+xml": "<svg/>"}},
+                {"output_type": "display_data", "metadata": {},
+                 "data": {"image/png": "bm90IGEgcG5n"}},
                 {"output_type": "error", "ename": "ValueError", "evalue": "bad", "traceback": []}
              ]},
             {"cell_type": "code", "source": "x = 'y' * 10000", "outputs": [
@@ -288,7 +292,19 @@ fn notebooks_show_cells_and_outputs() {
     });
     let path = dir.write("analysis.ipynb", notebook.to_string());
     let out = dir.call(&path, None, None);
-    let text = shown(&out);
+    // The text, then the image outputs, as images, in the text's order.
+    let (text, images) = match out.content.as_slice() {
+        [Content::Text(text), images @ ..] => (text, images),
+        other => panic!("expected text then images, got {other:?}"),
+    };
+    let media: Vec<&str> = images
+        .iter()
+        .map(|image| match image {
+            Content::Image { media_type, .. } => media_type.as_str(),
+            other => panic!("not an image: {other:?}"),
+        })
+        .collect();
+    assert_eq!(media, ["image/png", "image/jpeg"]);
     let expected_start = "\
 <cell id=\"intro\" type=\"markdown\">
 # Title
@@ -305,7 +321,14 @@ hi
 </output>
 <output type=\"display_data\">
 <Figure>
-[image output]
+[image/png output: image 1 after the text]
+</output>
+<output type=\"display_data\">
+[image/jpeg output: image 2 after the text]
+[image/svg+xml output]
+</output>
+<output type=\"display_data\">
+[image/png output that is not a PNG, JPEG, GIF or WebP image]
 </output>
 <output type=\"error\">
 ValueError: bad
@@ -321,7 +344,7 @@ ValueError: bad
     assert_eq!(
         out.metadata,
         Some(
-            json!({"path": path, "type": "notebook", "cells": 3, "cells_shown": 3, "truncated": false})
+            json!({"path": path, "type": "notebook", "cells": 3, "cells_shown": 3, "truncated": false, "images": 2})
         )
     );
 

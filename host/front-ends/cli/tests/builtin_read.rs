@@ -304,16 +304,23 @@ fn a_notebook_shows_its_cells_and_outputs() {
         ]
     });
     let path = ws.write("sales.ipynb", notebook.to_string());
+    let result = ws.json(json!({"file_path": path}));
+    let content = result["content"].as_array().unwrap();
+    assert_eq!(content.len(), 2, "{result}");
     assert_eq!(
-        ws.text(json!({"file_path": path})),
+        content[0]["text"],
         "<cell id=\"title\" type=\"markdown\">\n# Sales\nBy month.\n</cell>\n\
          <cell id=\"sum\" type=\"code\">\ntotal = 40 + 2\nprint(total)\ntotal\n\
          <output type=\"stream\" name=\"stdout\">\n42\n</output>\n\
          <output type=\"execute_result\">\n42\n</output>\n\
-         <output type=\"display_data\">\n[image output]\n</output>\n</cell>"
+         <output type=\"display_data\">\n[image/png output: image 1 after the text]\n</output>\n</cell>"
     );
-    let meta = &ws.json(json!({"file_path": path}))["metadata"];
+    // The figure, as the image it is.
+    assert_eq!(content[1]["type"], "image");
+    assert_eq!(content[1]["media_type"], "image/png");
+    let meta = &result["metadata"];
     assert_eq!(meta["cells"], 2);
+    assert_eq!(meta["images"], 1);
     assert_eq!(meta["truncated"], false);
 }
 
