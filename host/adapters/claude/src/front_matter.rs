@@ -161,3 +161,34 @@ pub(crate) fn cut(text: &str, max: usize, what: &str) -> String {
         text.len() - end
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn any_cut_of_a_file_reads_without_panicking() {
+        let text = "\u{feff}---\r\nname: \"x\"\ndescription: >\n  one\n  two\nallowed-tools:\n  - Read\n  - \
+                    Bash(git add:*)\nlist: [a, 'b', \"c\"]\nhint: [a] [b]\n# comment\n---\nbody é 日本\n";
+        for end in (0..=text.len()).filter(|&end| text.is_char_boundary(end)) {
+            let (fields, body) = read(&text[..end]);
+            assert!(fields.len() <= 6 && body.len() <= end);
+        }
+        let (fields, body) = read(text);
+        assert_eq!(field(&fields, "name"), Some(vec!["x".to_string()]));
+        assert_eq!(
+            field(&fields, "description"),
+            Some(vec!["one two".to_string()])
+        );
+        assert_eq!(
+            field(&fields, "allowed-tools"),
+            Some(vec!["Read".to_string(), "Bash(git add:*)".to_string()])
+        );
+        assert_eq!(
+            field(&fields, "list"),
+            Some(vec!["a".to_string(), "b".to_string(), "c".to_string()])
+        );
+        assert_eq!(raw(&fields, "hint").as_deref(), Some("[a] [b]"));
+        assert_eq!(body, "body é 日本\n");
+    }
+}
