@@ -82,23 +82,7 @@ impl AgentFile {
 pub fn from_files(
     files: impl IntoIterator<Item = (PathBuf, std::io::Result<Vec<u8>>)>,
 ) -> (Vec<AgentFile>, Vec<String>) {
-    let mut found: Vec<AgentFile> = Vec::new();
-    let mut notes = Vec::new();
-    for (path, text) in files {
-        let parsed = text
-            .map_err(|e| e.to_string())
-            .and_then(|text| AgentFile::parse(&text, &path));
-        match parsed {
-            Ok(agent) if found.iter().any(|a| a.name == agent.name) => notes.push(format!(
-                "{}: another agent is named {} already",
-                path.display(),
-                agent.name
-            )),
-            Ok(agent) => found.push(agent),
-            Err(why) => notes.push(format!("{}: not used: {why}", path.display())),
-        }
-    }
-    (found, notes)
+    front_matter::read_each(files, "agent", AgentFile::parse, |a| &a.name)
 }
 
 /// The agent files in `dir` (`*.md`), read from disk.

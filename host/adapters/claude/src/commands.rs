@@ -132,23 +132,7 @@ pub fn from_dir(dir: &Path) -> (Vec<SlashCommand>, Vec<String>) {
 pub fn from_files(
     files: impl IntoIterator<Item = (PathBuf, std::io::Result<Vec<u8>>)>,
 ) -> (Vec<SlashCommand>, Vec<String>) {
-    let mut found: Vec<SlashCommand> = Vec::new();
-    let mut notes = Vec::new();
-    for (path, text) in files {
-        let parsed = text
-            .map_err(|e| e.to_string())
-            .and_then(|text| SlashCommand::parse(&text, &path));
-        match parsed {
-            Ok(command) if found.iter().any(|c| c.name == command.name) => notes.push(format!(
-                "{}: another command is named /{} already",
-                path.display(),
-                command.name
-            )),
-            Ok(command) => found.push(command),
-            Err(why) => notes.push(format!("{}: not used: {why}", path.display())),
-        }
-    }
-    (found, notes)
+    front_matter::read_each(files, "command", SlashCommand::parse, |c| &c.name)
 }
 
 /// The `*.md` files under `dir`, a few folders deep.
@@ -237,6 +221,6 @@ mod tests {
         ]);
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].body, "one");
-        assert!(notes[0].contains("/x already"), "{notes:?}");
+        assert!(notes[0].contains("named x already"), "{notes:?}");
     }
 }

@@ -162,6 +162,34 @@ pub(crate) fn cut(text: &str, max: usize, what: &str) -> String {
     )
 }
 
+/// Reads each of `files` (`(path, its bytes or why not)`) with `parse`,
+/// keeping the first of each name; a note for each one that cannot be
+/// used (`kind` names what they are: "command", "agent").
+pub(crate) fn read_each<T>(
+    files: impl IntoIterator<Item = (std::path::PathBuf, std::io::Result<Vec<u8>>)>,
+    kind: &str,
+    parse: impl Fn(&[u8], &std::path::Path) -> Result<T, String>,
+    name: impl Fn(&T) -> &str,
+) -> (Vec<T>, Vec<String>) {
+    let mut found: Vec<T> = Vec::new();
+    let mut notes = Vec::new();
+    for (path, text) in files {
+        match text
+            .map_err(|e| e.to_string())
+            .and_then(|text| parse(&text, &path))
+        {
+            Ok(item) if found.iter().any(|f| name(f) == name(&item)) => notes.push(format!(
+                "{}: another {kind} is named {} already",
+                path.display(),
+                name(&item)
+            )),
+            Ok(item) => found.push(item),
+            Err(why) => notes.push(format!("{}: not used: {why}", path.display())),
+        }
+    }
+    (found, notes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

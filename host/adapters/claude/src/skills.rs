@@ -112,31 +112,31 @@ impl Skill {
 /// The skills in `dir` (each in `dir/<folder>/SKILL.md`), read from disk;
 /// with a note for each one that cannot be used.
 pub fn from_dir(dir: &Path) -> (Vec<Skill>, Vec<String>) {
-    let mut found = Vec::new();
-    let mut notes = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return (found, notes);
+        return (Vec::new(), Vec::new());
     };
     let mut folders: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
     folders.sort();
-    for folder in folders {
+    let files = folders.into_iter().filter_map(|folder| {
         let file = folder.join("SKILL.md");
-        let Ok(meta) = std::fs::metadata(&file) else {
-            continue;
+        let size = std::fs::metadata(&file).ok()?.len();
+        let text = if size > 4 * MAX_BODY_BYTES as u64 {
+            Err(std::io::Error::other("too large to be a skill"))
+        } else {
+            std::fs::read(&file)
         };
-        if meta.len() > 4 * MAX_BODY_BYTES as u64 {
-            notes.push(format!("{}: too large to be a skill", file.display()));
-            continue;
-        }
-        match std::fs::read(&file).map_err(|e| e.to_string()) {
-            Ok(text) => match Skill::parse(&text, &folder) {
-                Ok(skill) => found.push(skill),
-                Err(why) => notes.push(format!("{}: not used: {why}", file.display())),
-            },
-            Err(why) => notes.push(format!("{}: not read: {why}", file.display())),
-        }
-    }
-    (found, notes)
+        Some((folder, text))
+    });
+    from_files(files)
+}
+
+/// The skills in `folders` (`(its folder, its SKILL.md's bytes or why
+/// not)`), with a note for each one that cannot be used. The first of a
+/// name wins.
+pub fn from_files(
+    folders: impl IntoIterator<Item = (PathBuf, std::io::Result<Vec<u8>>)>,
+) -> (Vec<Skill>, Vec<String>) {
+    front_matter::read_each(folders, "skill", Skill::parse, |s| &s.name)
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use kaizen_claude::agents;
 use kaizen_claude::catalogue::{Catalogue, SkillTool};
 use kaizen_claude::commands;
-use kaizen_claude::skills::{self, Skill};
+use kaizen_claude::skills;
 use kaizen_tools::ToolRegistry;
 
 use crate::config::Setup;
@@ -50,49 +50,62 @@ pub fn catalogue(setup: &Setup, notices: &Notices) -> Catalogue {
     }
     if setup.trust == TrustStatus::Trusted {
         let base = setup.workspace.join(WORKSPACE_SKILLS);
-        for (rel, text) in setup.snapshot.files_under(WORKSPACE_SKILLS) {
-            let Some(folder) = rel.strip_suffix("/SKILL.md").filter(|f| !f.contains('/')) else {
-                continue;
-            };
-            let path = base.join(folder).join("SKILL.md");
-            match Skill::parse(text, &base.join(folder)) {
-                Ok(skill) if catalogue.skills.iter().any(|s| s.name == skill.name) => {
-                    notes.push(format!("{}: a skill of yours has its name", path.display()))
-                }
-                Ok(skill) => catalogue.skills.push(skill),
-                Err(why) => notes.push(format!("{}: not used: {why}", path.display())),
-            }
-        }
+        let folders = setup
+            .snapshot
+            .files_under(WORKSPACE_SKILLS)
+            .filter_map(|(rel, text)| {
+                let folder = rel.strip_suffix("/SKILL.md").filter(|f| !f.contains('/'))?;
+                Some((base.join(folder), Ok(text.to_vec())))
+            });
+        let (found, skipped) = skills::from_files(folders);
+        notes.extend(skipped);
+        add_unless_named(
+            &mut catalogue.skills,
+            found,
+            |s| (&s.name, &s.dir),
+            &mut notes,
+        );
         let (found, skipped) =
             commands::from_files(workspace_files(setup, WORKSPACE_COMMANDS, true));
         notes.extend(skipped);
-        for command in found {
-            if catalogue.commands.iter().any(|c| c.name == command.name) {
-                notes.push(format!(
-                    "{}: a command of yours has its name",
-                    command.path.display()
-                ));
-            } else {
-                catalogue.commands.push(command);
-            }
-        }
+        add_unless_named(
+            &mut catalogue.commands,
+            found,
+            |c| (&c.name, &c.path),
+            &mut notes,
+        );
         let (found, skipped) = agents::from_files(workspace_files(setup, WORKSPACE_AGENTS, false));
         notes.extend(skipped);
-        for agent in found {
-            if catalogue.agents.iter().any(|a| a.name == agent.name) {
-                notes.push(format!(
-                    "{}: an agent of yours has its name",
-                    agent.path.display()
-                ));
-            } else {
-                catalogue.agents.push(agent);
-            }
-        }
+        add_unless_named(
+            &mut catalogue.agents,
+            found,
+            |a| (&a.name, &a.path),
+            &mut notes,
+        );
     }
     for note in notes {
         notices.note(format!("skills and commands: {note}"));
     }
     catalogue
+}
+
+/// Adds the workspace's `found` to the user's `mine`, but for those named
+/// as one of the user's (noted): `name_and_path` says what each is called
+/// and where it comes from.
+fn add_unless_named<T>(
+    mine: &mut Vec<T>,
+    found: Vec<T>,
+    name_and_path: impl Fn(&T) -> (&String, &PathBuf),
+    notes: &mut Vec<String>,
+) {
+    for item in found {
+        let (name, path) = name_and_path(&item);
+        if mine.iter().any(|m| name_and_path(m).0 == name) {
+            notes.push(format!("{}: one of yours is named {name}", path.display()));
+        } else {
+            mine.push(item);
+        }
+    }
 }
 
 /// The `*.md` files the snapshot holds under `dir` (in its subfolders

@@ -15,48 +15,13 @@
 
 mod common;
 
-use common::run::{result_of, run_command, scripted_run, tool_results};
+use common::claude_project::Project;
+
+use common::run::{result_of, run_command, tool_results};
 use kaizen_model_server::{ModelServer, Recorded, Reply, Wire};
 use serde_json::json;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
-use tempfile::TempDir;
-
-/// A project with Kaizen's home and a Claude user directory of its own.
-struct Project {
-    home: TempDir,
-    ws: TempDir,
-    claude_user: TempDir,
-}
-
-impl Project {
-    fn new() -> Self {
-        Self {
-            home: tempfile::tempdir().unwrap(),
-            ws: tempfile::tempdir().unwrap(),
-            claude_user: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn root(&self) -> PathBuf {
-        self.ws.path().canonicalize().unwrap()
-    }
-
-    async fn run(&self, replies: Vec<Reply>, args: &[&str]) -> (Output, Vec<Recorded>) {
-        let env = [("CLAUDE_CONFIG_DIR", self.claude_user.path())];
-        scripted_run(self.home.path(), &self.root(), replies, args, &env).await
-    }
-
-    fn trust(&self) {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_kaizen"))
-            .arg("trust")
-            .arg(self.root())
-            .env("KAIZEN_HOME", self.home.path())
-            .output()
-            .unwrap();
-        common::succeeded(&out);
-    }
-}
 
 fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();

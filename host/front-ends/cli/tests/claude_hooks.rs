@@ -12,69 +12,15 @@
 
 mod common;
 
+use common::claude_project::{Project, write};
+
 use common::run::{
     SESSION_EVENTS, bash, every_event_session, result_of, scripted_run, tool_results,
 };
-use kaizen_model_server::{Recorded, Reply};
+use kaizen_model_server::Reply;
 use kaizen_test_support::missing_feature;
 use serde_json::json;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
 use std::process::Output;
-use tempfile::TempDir;
-
-/// A Claude Code project: its workspace, Kaizen's home, and a user
-/// settings directory of its own.
-struct Project {
-    home: TempDir,
-    ws: TempDir,
-    claude_user: TempDir,
-}
-
-impl Project {
-    fn new() -> Self {
-        Self {
-            home: tempfile::tempdir().unwrap(),
-            ws: tempfile::tempdir().unwrap(),
-            claude_user: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn root(&self) -> PathBuf {
-        self.ws.path().canonicalize().unwrap()
-    }
-
-    /// Writes `relative` in the workspace (executable when it is a
-    /// script).
-    fn write(&self, relative: &str, text: &str) -> PathBuf {
-        write(&self.root(), relative, text)
-    }
-
-    fn trust(&self) {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_kaizen"))
-            .arg("trust")
-            .arg(self.root())
-            .env("KAIZEN_HOME", self.home.path())
-            .output()
-            .unwrap();
-        common::succeeded(&out);
-    }
-
-    async fn run(&self, replies: Vec<Reply>, args: &[&str]) -> (Output, Vec<Recorded>) {
-        let env = [("CLAUDE_CONFIG_DIR", self.claude_user.path())];
-        scripted_run(self.home.path(), &self.root(), replies, args, &env).await
-    }
-}
-
-fn write(root: &Path, relative: &str, text: &str) -> PathBuf {
-    let path = root.join(relative);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(&path, text).unwrap();
-    if relative.ends_with(".sh") || relative.ends_with(".py") {
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    path
-}
 
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()

@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod claude_project;
 pub mod cluster;
 pub mod run;
 pub mod session;
