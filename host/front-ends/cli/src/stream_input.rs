@@ -238,6 +238,11 @@ fn parse(line: &str) -> Result<Option<Input>, String> {
             if text.trim().is_empty() {
                 return Err("the user message has no text".into());
             }
+            // Claude Code's built-in `/compact`, as the Agent SDK sends it:
+            // compaction before the next model call, not a task.
+            if text.trim() == "/compact" {
+                return Ok(Some(Input::Compact));
+            }
             Ok(Some(Input::User(text)))
         }
         Some("control_response") => answer(&value["response"]).map(Some),
@@ -309,6 +314,14 @@ mod tests {
             Ok(Some(Input::Interrupt))
         );
         assert_eq!(parse("  "), Ok(None));
+        assert_eq!(
+            parse(r#"{"type":"user","message":{"role":"user","content":" /compact "}}"#),
+            Ok(Some(Input::Compact))
+        );
+        assert_eq!(
+            parse(r#"{"type":"user","message":{"role":"user","content":"/compact now"}}"#),
+            user("/compact now")
+        );
         let answer = |response: Value| {
             parse(&json!({"type": "control_response", "response": response}).to_string())
         };
