@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::front_matter::{self, first_paragraph, split_tools};
+use crate::front_matter::{self, MAX_DESCRIPTION_CHARS, first_paragraph, one_line, split_tools};
 
 /// Claude Code's names for a model family, which mean nothing to another
 /// provider: such an agent runs on the session's model.
@@ -68,7 +68,7 @@ impl AgentFile {
             .filter(|m| !m.is_empty() && !MODEL_ALIASES.contains(&m.as_str()));
         Ok(AgentFile {
             name,
-            description: description.split_whitespace().collect::<Vec<_>>().join(" "),
+            description: one_line(&description, MAX_DESCRIPTION_CHARS),
             tools,
             model,
             prompt,

@@ -78,45 +78,80 @@ impl Catalogue {
         self.load(name, args).ok()
     }
 
-    /// The system prompt's lists of what there is, when there is anything.
+    /// The system prompt's lists of what there is, when there is anything:
+    /// at most [`MAX_LISTING_BYTES`] of entries, then how many more there
+    /// are.
     pub fn prompt(&self) -> Option<String> {
-        let agents = (!self.agents.is_empty()).then(|| {
-            let mut text = String::from(
-                "# Sub-agent types\n\nBesides general-purpose and Explore, the Task tool's \
-                 `subagent_type` may name:\n",
-            );
-            for agent in &self.agents {
-                text.push_str(&format!("\n- {}: {}", agent.name, agent.description));
-            }
-            text
-        });
-        if self.is_empty() {
-            return agents;
-        }
-        let mut text = String::from(
-            "# Skills and commands\n\nThese are available through the Skill tool. When a task \
-             matches a skill, call Skill with its name before doing the task, then follow what \
-             it returns. A command is a prepared prompt: call Skill with its name and its \
-             arguments as `args` when the user asks for it.\n",
-        );
-        for skill in &self.skills {
-            text.push_str(&format!("\n- {}: {}", skill.name, skill.description));
-        }
-        for command in &self.commands {
+        let skills = self
+            .skills
+            .iter()
+            .map(|skill| format!("\n- {}: {}", skill.name, skill.description));
+        let commands = self.commands.iter().map(|command| {
             let hint = command
                 .argument_hint
                 .as_deref()
                 .map(|h| format!(" {h}"))
                 .unwrap_or_default();
-            text.push_str(&format!(
+            format!(
                 "\n- /{}{hint} (command): {}",
                 command.name, command.description
+            )
+        });
+        let agents = self
+            .agents
+            .iter()
+            .map(|agent| format!("\n- {}: {}", agent.name, agent.description));
+        let mut budget = Budget(MAX_LISTING_BYTES);
+        let mut text = String::new();
+        if !self.is_empty() {
+            text.push_str(
+                "# Skills and commands\n\nThese are available through the Skill tool. When a \
+                 task matches a skill, call Skill with its name before doing the task, then \
+                 follow what it returns. A command is a prepared prompt: call Skill with its \
+                 name and its arguments as `args` when the user asks for it.\n",
+            );
+            budget.list(&mut text, skills.chain(commands));
+        }
+        if !self.agents.is_empty() {
+            if !text.is_empty() {
+                text.push_str("\n\n");
+            }
+            text.push_str(
+                "# Sub-agent types\n\nBesides general-purpose and Explore, the Task tool's \
+                 `subagent_type` may name:\n",
+            );
+            budget.list(&mut text, agents);
+        }
+        (!text.is_empty()).then_some(text)
+    }
+}
+
+/// The most bytes of skills, commands and agents listed in the system
+/// prompt, which every request carries; what does not fit is counted.
+pub const MAX_LISTING_BYTES: usize = 16 * 1024;
+
+/// What is left of the listing's bytes.
+struct Budget(usize);
+
+impl Budget {
+    /// Appends `entries` to `text` while they fit, then says how many
+    /// did not.
+    fn list(&mut self, text: &mut String, entries: impl Iterator<Item = String>) {
+        let mut left_out = 0;
+        for entry in entries {
+            if left_out == 0 && entry.len() <= self.0 {
+                self.0 -= entry.len();
+                text.push_str(&entry);
+            } else {
+                left_out += 1;
+            }
+        }
+        if left_out > 0 {
+            text.push_str(&format!(
+                "\n- ({left_out} more, not listed: the list is full; load one by a name the user \
+                 gives)"
             ));
         }
-        if let Some(agents) = agents {
-            text.push_str(&format!("\n\n{agents}"));
-        }
-        Some(text)
     }
 }
 
@@ -333,5 +368,26 @@ mod tests {
         assert!(prompt.contains("- greet: Hi $ARGUMENTS"), "{prompt}");
         assert!(prompt.contains("- /fix (command): Fix #$1 now"), "{prompt}");
         assert!(Catalogue::default().prompt().is_none());
+    }
+
+    #[test]
+    fn the_listing_stops_when_it_is_full_and_says_how_many_are_left_out() {
+        let long = "x".repeat(1000);
+        let commands = (0..40)
+            .map(|i| {
+                let text = format!("---\ndescription: {long}\n---\nDo {i}");
+                SlashCommand::parse(text.as_bytes(), Path::new(&format!("/c/c{i}.md"))).unwrap()
+            })
+            .collect();
+        let prompt = Catalogue {
+            commands,
+            ..Catalogue::default()
+        }
+        .prompt()
+        .unwrap();
+        assert!(prompt.len() < MAX_LISTING_BYTES + 1024, "{}", prompt.len());
+        assert!(prompt.contains("- /c0 (command)"));
+        assert!(!prompt.contains("- /c39 (command)"));
+        assert!(prompt.contains("more, not listed"), "{prompt}");
     }
 }

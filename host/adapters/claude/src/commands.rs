@@ -13,7 +13,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::front_matter::{self, first_paragraph, split_tools};
+use crate::front_matter::{self, MAX_DESCRIPTION_CHARS, first_paragraph, one_line, split_tools};
+
+/// The longest `argument-hint` kept (it is listed with the description).
+const MAX_HINT_CHARS: usize = 200;
 
 /// One slash command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,8 +57,10 @@ impl SlashCommand {
             .unwrap_or_else(|| first_paragraph(body));
         Ok(SlashCommand {
             name,
-            description: description.split_whitespace().collect::<Vec<_>>().join(" "),
-            argument_hint: front_matter::raw(&fields, "argument-hint").filter(|h| !h.is_empty()),
+            description: one_line(&description, MAX_DESCRIPTION_CHARS),
+            argument_hint: front_matter::raw(&fields, "argument-hint")
+                .map(|h| one_line(&h, MAX_HINT_CHARS))
+                .filter(|h| !h.is_empty()),
             allowed_tools: field("allowed-tools")
                 .unwrap_or_default()
                 .iter()

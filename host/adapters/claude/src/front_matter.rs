@@ -14,6 +14,21 @@ pub(crate) fn read(text: &str) -> (Fields, &str) {
     (front.map(front_matter).unwrap_or_default(), body)
 }
 
+/// The longest description kept, as Claude Code's limit for a skill's: a
+/// description goes in every request's system prompt.
+pub(crate) const MAX_DESCRIPTION_CHARS: usize = 1024;
+
+/// `text` on one line (runs of whitespace made one space), cut to `max`
+/// characters.
+pub(crate) fn one_line(text: &str, max: usize) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .take(max)
+        .collect()
+}
+
 /// The values of field `key`, if it is there.
 pub(crate) fn field(fields: &Fields, key: &str) -> Option<Vec<String>> {
     fields

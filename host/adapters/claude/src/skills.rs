@@ -12,14 +12,13 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::front_matter::{self, cut, first_paragraph, split_tools};
+use crate::front_matter::{
+    self, MAX_DESCRIPTION_CHARS, cut, first_paragraph, one_line, split_tools,
+};
 
 /// The most of a skill's instructions handed over; the rest is cut, with
 /// a note. Claude Code advises keeping `SKILL.md` under 500 lines.
 const MAX_BODY_BYTES: usize = 64 * 1024;
-
-/// The longest description Claude Code accepts.
-const MAX_DESCRIPTION_CHARS: usize = 1024;
 
 /// The longest name Claude Code accepts.
 const MAX_NAME_CHARS: usize = 64;
@@ -72,13 +71,7 @@ impl Skill {
             .map(|v| v.join(" "))
             .filter(|d| !d.trim().is_empty())
             .unwrap_or_else(|| first_paragraph(body));
-        let description: String = description
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-            .chars()
-            .take(MAX_DESCRIPTION_CHARS)
-            .collect();
+        let description = one_line(&description, MAX_DESCRIPTION_CHARS);
         let allowed_tools = field("allowed-tools")
             .unwrap_or_default()
             .iter()
