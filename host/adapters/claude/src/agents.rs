@@ -87,19 +87,7 @@ pub fn from_files(
 
 /// The agent files in `dir` (`*.md`), read from disk.
 pub fn from_dir(dir: &Path) -> (Vec<AgentFile>, Vec<String>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return (Vec::new(), Vec::new());
-    };
-    let mut files: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "md"))
-        .collect();
-    files.sort();
-    from_files(files.into_iter().map(|p| {
-        let text = std::fs::read(&p);
-        (p, text)
-    }))
+    from_files(front_matter::read_markdown_files(dir, 0))
 }
 
 #[cfg(test)]

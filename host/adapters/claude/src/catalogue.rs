@@ -185,64 +185,78 @@ pub struct SkillTool {
 impl SkillTool {
     /// `Skill` over `catalogue`.
     pub fn skill(catalogue: Arc<Catalogue>) -> SkillTool {
-        SkillTool {
-            spec: ToolSpec {
-                name: "Skill".into(),
-                description: "Loads a skill or a command. A skill is instructions for one kind of \
-                    task, with files beside them; a command is a prepared prompt. What there is, \
-                    each with what it is for, is listed in the system prompt. When a task \
-                    matches a skill, call this tool with its name before doing the task, then \
-                    follow what it returns: its instructions and the folder its files are in \
-                    (read and run them with the other tools). `args` is what the skill or \
-                    command works on, if anything."
-                    .into(),
-                input_schema: json!({
-                    "type": "object",
-                    "properties": {
-                        "skill": {"type": "string", "description": "The skill's or command's name, as listed"},
-                        "args": {"type": "string", "description": "What it works on, if anything"}
-                    },
-                    "required": ["skill"],
-                    "additionalProperties": false
-                }),
-                danger: Danger::Safe,
-                read_only: true,
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "skill": {"type": "string", "description": "The skill's or command's name, as listed"},
+                "args": {"type": "string", "description": "What it works on, if anything"}
             },
-            form: Form::Skill,
+            "required": ["skill"],
+            "additionalProperties": false
+        });
+        let description = "Loads a skill or a command. A skill is instructions for one kind of \
+            task, with files beside them; a command is a prepared prompt. What there is, each \
+            with what it is for, is listed in the system prompt. When a task matches a skill, \
+            call this tool with its name before doing the task, then follow what it returns: \
+            its instructions and the folder its files are in (read and run them with the other \
+            tools). `args` is what the skill or command works on, if anything.";
+        SkillTool::with(
             catalogue,
-            subject: RuleSubject {
-                kind: SubjectKind::Name,
-                field: "skill".into(),
-            },
-        }
+            Form::Skill,
+            "Skill",
+            description,
+            schema,
+            "skill",
+        )
     }
 
     /// `SlashCommand` over `catalogue`: the name Claude Code 2.0 gave the
     /// tool for commands.
     pub fn slash_command(catalogue: Arc<Catalogue>) -> SkillTool {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "`/name` and its arguments"}
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        });
+        let description = "Runs a slash command listed in the system prompt: `command` is the \
+            command as the user would type it, `/name` then its arguments. The result is the \
+            command's prompt: follow it.";
+        SkillTool::with(
+            catalogue,
+            Form::SlashCommand,
+            "SlashCommand",
+            description,
+            schema,
+            "command",
+        )
+    }
+
+    /// The tool `name` in `form`, read-only, whose rules name what its
+    /// input's `field` says.
+    fn with(
+        catalogue: Arc<Catalogue>,
+        form: Form,
+        name: &str,
+        description: &str,
+        input_schema: Value,
+        field: &str,
+    ) -> SkillTool {
         SkillTool {
             spec: ToolSpec {
-                name: "SlashCommand".into(),
-                description: "Runs a slash command listed in the system prompt: `command` is \
-                    the command as the user would type it, `/name` then its arguments. The \
-                    result is the command's prompt: follow it."
-                    .into(),
-                input_schema: json!({
-                    "type": "object",
-                    "properties": {
-                        "command": {"type": "string", "description": "`/name` and its arguments"}
-                    },
-                    "required": ["command"],
-                    "additionalProperties": false
-                }),
+                name: name.into(),
+                description: description.into(),
+                input_schema,
                 danger: Danger::Safe,
                 read_only: true,
             },
-            form: Form::SlashCommand,
+            form,
             catalogue,
             subject: RuleSubject {
                 kind: SubjectKind::Name,
-                field: "command".into(),
+                field: field.into(),
             },
         }
     }

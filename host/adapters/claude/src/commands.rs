@@ -126,10 +126,7 @@ pub fn invocation(text: &str) -> Option<(&str, &str)> {
 /// The commands in `dir` and its subfolders (`*.md`), read from disk; with
 /// a note for each one that cannot be used.
 pub fn from_dir(dir: &Path) -> (Vec<SlashCommand>, Vec<String>) {
-    let mut files = Vec::new();
-    collect(dir, 0, &mut files);
-    files.sort();
-    from_files(files.iter().map(|path| (path.clone(), std::fs::read(path))))
+    from_files(front_matter::read_markdown_files(dir, 4))
 }
 
 /// The commands in `files` (`(path, its bytes or why not)`), with a note
@@ -138,24 +135,6 @@ pub fn from_files(
     files: impl IntoIterator<Item = (PathBuf, std::io::Result<Vec<u8>>)>,
 ) -> (Vec<SlashCommand>, Vec<String>) {
     front_matter::read_each(files, "command", SlashCommand::parse, |c| &c.name)
-}
-
-/// The `*.md` files under `dir`, a few folders deep.
-fn collect(dir: &Path, depth: usize, files: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let Ok(kind) = entry.file_type() else {
-            continue;
-        };
-        if kind.is_dir() && depth < 4 {
-            collect(&path, depth + 1, files);
-        } else if kind.is_file() && path.extension().is_some_and(|e| e == "md") {
-            files.push(path);
-        }
-    }
 }
 
 #[cfg(test)]

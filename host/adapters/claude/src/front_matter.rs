@@ -177,6 +177,39 @@ pub(crate) fn cut(text: &str, max: usize, what: &str) -> String {
     )
 }
 
+/// The `*.md` files in `dir`, and in its folders down to `depth` levels,
+/// in order. Links are followed, as a user's `~/.claude` often holds
+/// links into a dotfiles repository.
+fn markdown_files(dir: &std::path::Path, depth: usize) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return files;
+    };
+    for path in entries.flatten().map(|entry| entry.path()) {
+        if path.is_dir() && depth > 0 {
+            files.extend(markdown_files(&path, depth - 1));
+        } else if path.is_file() && path.extension().is_some_and(|e| e == "md") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files
+}
+
+/// [`markdown_files`] with what each holds (or why it cannot be read).
+pub(crate) fn read_markdown_files(
+    dir: &std::path::Path,
+    depth: usize,
+) -> Vec<(std::path::PathBuf, std::io::Result<Vec<u8>>)> {
+    markdown_files(dir, depth)
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read(&path);
+            (path, text)
+        })
+        .collect()
+}
+
 /// Reads each of `files` (`(path, its bytes or why not)`) with `parse`,
 /// keeping the first of each name; a note for each one that cannot be
 /// used (`kind` names what they are: "command", "agent").

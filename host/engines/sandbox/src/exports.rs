@@ -90,10 +90,11 @@ impl Cursor<'_> {
         if !self.eat(b"=") {
             return None;
         }
-        let value = if array {
+        if array {
             self.skip_array();
             return None;
-        } else if self.eat(b"\"") {
+        }
+        let value = if self.eat(b"\"") {
             self.double_quoted()?
         } else if self.eat(b"$'") {
             self.ansi_c_quoted()?

@@ -226,15 +226,14 @@ impl Plan {
     }
 
     /// The plan of the commands a warm sandbox's resident process starts
-    /// (see `spawner/zygote.rs`), with `lifeline` for intermediates (it
-    /// clones them without one: -1); `None` when this
-    /// plan cannot be served warm: no root of its own, no user or PID
+    /// (see `spawner/zygote.rs`); `None` when this plan cannot be served
+    /// warm: no root of its own, no user or PID
     /// namespace, or a root with too many mounts under `/tmp`.
     ///
     /// Each command gets new user, PID, mount and IPC namespaces, nested in
     /// the resident's: the network and UTS namespaces, the control groups,
     /// the root and its covers of secrets are the resident's, made once.
-    pub(crate) fn for_warm_commands(&self, lifeline: RawFd) -> Option<Plan> {
+    pub(crate) fn for_warm_commands(&self) -> Option<Plan> {
         let root = self.root.as_ref()?;
         let nested = libc::CLONE_NEWUSER | libc::CLONE_NEWPID | libc::CLONE_NEWNS;
         if !self.warm
@@ -260,7 +259,9 @@ impl Plan {
             landlock: self.landlock,
             proc_access: self.proc_access,
             seccomp: self.seccomp.clone(),
-            lifeline,
+            // The resident clones each command itself: no intermediate
+            // watches a lifeline (see `child/cloned.rs`).
+            lifeline: -1,
             root: Some(RootPlan {
                 steps: Vec::new(),
                 private_access: root.private_access,

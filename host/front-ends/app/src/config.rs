@@ -150,29 +150,27 @@ impl Setup {
             &project_file,
             &mut admission,
         )?;
-        if !trusted && snapshot.has_dir(".kaizen/plugins") {
-            ignored.push(
-                ".kaizen/plugins: its plugins are not loaded (the workspace is not trusted)"
-                    .to_string(),
-            );
-        }
-        if !trusted && snapshot.has_dir(crate::skills_setup::WORKSPACE_SKILLS) {
-            ignored.push(
-                ".claude/skills: its skills are not used (the workspace is not trusted)"
-                    .to_string(),
-            );
-        }
-        if !trusted && snapshot.has_dir(crate::skills_setup::WORKSPACE_COMMANDS) {
-            ignored.push(
-                ".claude/commands: its commands are not used (the workspace is not trusted)"
-                    .to_string(),
-            );
-        }
-        if !trusted && snapshot.has_dir(crate::skills_setup::WORKSPACE_AGENTS) {
-            ignored.push(
-                ".claude/agents: its agents are not used (the workspace is not trusted)"
-                    .to_string(),
-            );
+        // What of the workspace's own directories an untrusted workspace
+        // does not get.
+        let gated = [
+            (".kaizen/plugins", "its plugins are not loaded"),
+            (
+                crate::skills_setup::WORKSPACE_SKILLS,
+                "its skills are not used",
+            ),
+            (
+                crate::skills_setup::WORKSPACE_COMMANDS,
+                "its commands are not used",
+            ),
+            (
+                crate::skills_setup::WORKSPACE_AGENTS,
+                "its agents are not used",
+            ),
+        ];
+        for (dir, what) in gated {
+            if !trusted && snapshot.has_dir(dir) {
+                ignored.push(format!("{dir}: {what} (the workspace is not trusted)"));
+            }
         }
         let mut setup = Self::from_config(config, kaizen_home, workspace, trust, snapshot)?;
         setup.ignored = ignored;

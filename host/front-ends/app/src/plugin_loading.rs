@@ -37,7 +37,7 @@ pub struct Loaded {
     pub plugins: PluginSet,
     /// The permission rules and mode.
     pub permissions: PermissionSetup,
-    /// The session's skills and slash commands.
+    /// The session's skills, slash commands and agent files.
     pub catalogue: Arc<kaizen_claude::catalogue::Catalogue>,
 }
 

@@ -97,11 +97,8 @@ pub(crate) fn start_cloned(
         .chain(argv[1..].iter().copied())
         .collect();
     let (err_r, err_w) = crate::lifeline::pipe()?;
-    let flags = libc::CLONE_NEWUSER
-        | libc::CLONE_NEWPID
-        | libc::CLONE_NEWNS
-        | libc::CLONE_NEWIPC
-        | libc::CLONE_PIDFD;
+    // The namespaces the plan names (`Plan::for_warm_commands`).
+    let flags = plan.unshare_flags | libc::CLONE_PIDFD;
     let mut pidfd: c_int = -1;
     // SAFETY: a fork-like clone (no CLONE_VM, no new stack) of a
     // single-threaded process; the child runs `child` only and never

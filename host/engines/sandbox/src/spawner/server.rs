@@ -108,7 +108,7 @@ fn serve(sock: OwnedFd) -> io::Result<()> {
             // The resident answers the host now; its death, or ours, ends
             // the other (the lifeline).
             drop(sock);
-            zygote::wait(pid);
+            wait(pid);
             Ok(())
         }
         zygote::Outcome::Cold => serve_requests(sock.as_fd(), &Arc::new(plan), &grant),
@@ -116,9 +116,8 @@ fn serve(sock: OwnedFd) -> io::Result<()> {
 }
 
 /// Starts what the host asks for under `plan` until the host hangs up,
-/// and reports each process's end. Every child that ends is reaped: a
-/// resident process, PID 1 of its namespace, inherits the PID 1s of
-/// commands whose intermediate was killed first.
+/// and reports each process's end. Every child that ends is reaped, ours
+/// or not (a child's child left to us is reaped unreported).
 pub(super) fn serve_requests(
     sock: BorrowedFd<'_>,
     plan: &Arc<Plan>,
@@ -175,13 +174,27 @@ pub(super) fn serve_requests(
             }
         }
     }
-    // The intermediates' death takes every namespace with it (their PID 1s
-    // have them as parent-death signal); the lifeline would too.
+    // Each one's death takes its namespace with it: an intermediate's, by
+    // its PID 1's parent-death signal (the lifeline would too); a PID 1's
+    // (the resident's commands), by the end of its PID namespace.
     for (_, entry) in live {
         exec::pidfd_kill(&entry.pidfd);
-        zygote::wait(entry.pid);
+        wait(entry.pid);
     }
     Ok(())
+}
+
+/// Waits for our child `pid` and returns its raw wait status.
+pub(super) fn wait(pid: libc::pid_t) -> i32 {
+    let mut status = 0;
+    loop {
+        // SAFETY: waitpid on our own child.
+        let rc = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if rc == pid || (rc < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted)
+        {
+            return status;
+        }
+    }
 }
 
 /// Joins the session's control groups, once here so that no process has
@@ -323,7 +336,7 @@ fn spawn_one(
         None => {
             // SAFETY: kill on our own child, not reaped yet.
             unsafe { libc::kill(pid, libc::SIGKILL) };
-            zygote::wait(pid);
+            wait(pid);
             Err(io::Error::other(
                 "this kernel has no pidfds (Linux 5.3 or later)",
             ))

@@ -54,7 +54,7 @@ pub(super) fn start(
     grant: &FsGrant,
     spawner_lifeline: RawFd,
 ) -> Outcome {
-    let Some(commands) = plan.for_warm_commands(-1) else {
+    let Some(commands) = plan.for_warm_commands() else {
         return Outcome::Cold;
     };
     let Ok((ready_r, ready_w)) = crate::lifeline::pipe() else {
@@ -94,7 +94,7 @@ pub(super) fn start(
     }
     // The intermediate exits the way the resident did: a failed step of
     // `child::enter` is all it can tell.
-    let status = wait(pid);
+    let status = super::server::wait(pid);
     tracing::debug!("the sandbox runs cold: no resident process (wait status {status:#x})");
     Outcome::Cold
 }
@@ -113,17 +113,4 @@ fn resident(
     }
     drop(ready);
     super::server::serve_requests(sock, &Arc::new(commands), grant)
-}
-
-/// Waits for `pid` and returns its raw wait status.
-pub(super) fn wait(pid: libc::pid_t) -> i32 {
-    let mut status = 0;
-    loop {
-        // SAFETY: waitpid on our own child.
-        let rc = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if rc == pid || (rc < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted)
-        {
-            return status;
-        }
-    }
 }
