@@ -71,6 +71,7 @@ impl Approver for Asker {
                 Ok(Answer::Once) => Approval::Once,
                 Ok(Answer::Always) => Approval::Always,
                 Ok(Answer::Deny { message }) => Approval::Deny(message),
+                Ok(Answer::Edited { input }) => Approval::Edited(input),
                 Ok(other) => Approval::Deny(format!(
                     "the answer ({other:?}) does not answer an approval"
                 )),

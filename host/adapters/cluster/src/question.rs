@@ -49,6 +49,11 @@ pub enum Answer {
         #[serde(default)]
         message: String,
     },
+    /// Run it with this input instead (the approver edited it).
+    Edited {
+        /// The input to run.
+        input: serde_json::Value,
+    },
     /// The labels (or free text) chosen for each of the questions, in
     /// order.
     Chosen {
@@ -65,6 +70,7 @@ impl From<Approval> for Answer {
             Approval::Once => Self::Once,
             Approval::Always => Self::Always,
             Approval::Deny(message) => Self::Deny { message },
+            Approval::Edited(input) => Self::Edited { input },
         }
     }
 }

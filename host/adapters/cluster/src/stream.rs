@@ -334,6 +334,7 @@ mod tests {
             reason: "it asks".into(),
             always_rule: format!("{tool}(make)"),
             agent: None,
+            call_id: String::new(),
         })
     }
 

@@ -95,6 +95,7 @@ mod tests {
             reason: "Bash can reach the network".into(),
             always_rule: "Bash(x)".into(),
             agent: None,
+            call_id: String::new(),
         };
         let text = question(&request);
         assert!(text.starts_with("Kaizen needs your permission to run Bash with {"));

@@ -195,11 +195,35 @@ impl Gatekeeper<'_> {
             HookAction::Continue => {}
         }
         match verdict {
-            Verdict::Ask(grounds) => {
-                if let Err(error) = self.ask(call, tool.as_ref(), &input, grounds).await {
-                    return refused(error, true, context);
+            Verdict::Ask(grounds) => match self.ask(call, tool.as_ref(), &input, grounds).await {
+                Err(error) => return refused(error, true, context),
+                Ok(None) => {}
+                Ok(Some(edited)) => {
+                    if let Err(error) = self.registry.check(name, &edited) {
+                        let error = ToolError::new(
+                            ToolErrorKind::SchemaViolation,
+                            format!(
+                                "The approver edited the input of {name} into one its schema refuses, so it did not run:\n{}",
+                                error.message
+                            ),
+                        );
+                        return refused(error, false, context);
+                    }
+                    // The rules judge what will run, as for a hook's rewrite.
+                    let judged = self.guard.permissions.evaluate(tool.as_ref(), &edited, cwd);
+                    if let Verdict::Deny(grounds) = &judged {
+                        return refused(self.deny(call, &edited, grounds), true, context);
+                    }
+                    let grounds = Grounds {
+                        by: "user",
+                        source: "the user".into(),
+                        reason: "approved with an edited input".into(),
+                        explicit: true,
+                    };
+                    self.decided(call, "allow", &grounds);
+                    input = edited;
                 }
-            }
+            },
             // Every decision is reported, the plain ones too.
             Verdict::Allow(grounds) => self.decided(call, "allow", &grounds),
             Verdict::Deny(grounds) => {
@@ -210,13 +234,14 @@ impl Gatekeeper<'_> {
     }
 
     /// Resolves an ask: `PermissionRequest` hooks, then the approver.
+    /// Allowed, with the input the approver edited it into, if it did.
     async fn ask(
         &self,
         call: &PendingCall,
         tool: &dyn Tool,
         input: &Value,
         grounds: Grounds,
-    ) -> Result<(), ToolError> {
+    ) -> Result<Option<Value>, ToolError> {
         let name = call.name.as_str();
         let hooks = self
             .fire(HookPoint::PermissionRequest {
@@ -234,7 +259,7 @@ impl Gatekeeper<'_> {
         match &hooks.action {
             HookAction::Allow => {
                 self.decided(call, "allow", &by_hook("a hook approved it".into()));
-                return Ok(());
+                return Ok(None);
             }
             HookAction::Deny(reason) => {
                 return Err(self.deny(
@@ -264,7 +289,7 @@ impl Gatekeeper<'_> {
         tool: &dyn Tool,
         input: &Value,
         grounds: Grounds,
-    ) -> Result<(), ToolError> {
+    ) -> Result<Option<Value>, ToolError> {
         let name = call.name.as_str();
         let cwd = &self.ctx.cwd;
         let always = always_rule(tool, input, cwd);
@@ -296,20 +321,21 @@ impl Gatekeeper<'_> {
             reason: grounds.reason.clone(),
             always_rule: always.clone(),
             agent: self.base.agent.as_ref().map(|(_, kind)| kind.clone()),
+            call_id: call.id.clone(),
         };
         let approval = approver.approve(&request).await;
         self.approved(call, input, approval, &always)
     }
 
     /// Applies the user's answer: an `Always` keeps its rule for the
-    /// session.
+    /// session; an edit is the input to run (judged by the caller).
     fn approved(
         &self,
         call: &PendingCall,
         input: &Value,
         approval: Approval,
         always: &str,
-    ) -> Result<(), ToolError> {
+    ) -> Result<Option<Value>, ToolError> {
         let name = call.name.as_str();
         let user = |reason: String| Grounds {
             by: "user",
@@ -320,8 +346,9 @@ impl Gatekeeper<'_> {
         match approval {
             Approval::Once => {
                 self.decided(call, "allow", &user("approved once".into()));
-                Ok(())
+                Ok(None)
             }
+            Approval::Edited(edited) => Ok(Some(edited)),
             Approval::Always => {
                 let origin = RuleOrigin {
                     label: "your approval".into(),
@@ -339,7 +366,7 @@ impl Gatekeeper<'_> {
                     "allow",
                     &user(format!("approved always (`{always}`)")),
                 );
-                Ok(())
+                Ok(None)
             }
             Approval::Deny(message) => {
                 let reason = if message.trim().is_empty() {

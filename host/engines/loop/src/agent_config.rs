@@ -52,6 +52,10 @@ pub struct AgentConfig {
     /// before they are cut off (a model call is cut at once).
     pub interrupt_grace: Duration,
     // What it tells the model and its hooks.
+    /// Replaces Kaizen's own system prompt (who the agent is, where it
+    /// works, the project's instruction files): an embedder's
+    /// `--system-prompt`. Sub-agents keep Kaizen's.
+    pub system_prompt: Option<String>,
     /// Added to the end of the system prompt (a sub-agent's role, an
     /// embedder's rules).
     pub instructions: Option<String>,
@@ -106,6 +110,7 @@ impl AgentConfig {
             max_tokens: DEFAULT_MAX_TOKENS,
             max_result_chars: DEFAULT_MAX_RESULT_CHARS,
             interrupt_grace: DEFAULT_INTERRUPT_GRACE,
+            system_prompt: None,
             instructions: None,
             transcript_path: None,
             models: ModelRoles::default(),

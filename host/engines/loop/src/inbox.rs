@@ -1,18 +1,35 @@
 //! Messages sent while a run works (`--input-format stream-json`, an
 //! embedding program): each joins the conversation before the next model
 //! call, never in the middle of a step, and a run does not end while one
-//! waits. A request to compact the conversation is taken at the same
-//! point.
+//! waits. A request to compact the conversation, or to change the
+//! permission mode, is taken at the same point.
 
+use kaizen_protocol::PermissionMode;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// A run's queue of messages from outside; clones share it.
 #[derive(Debug, Clone, Default)]
-pub struct Inbox(Arc<Mutex<VecDeque<String>>>, Arc<AtomicBool>);
+pub struct Inbox(
+    Arc<Mutex<VecDeque<String>>>,
+    Arc<AtomicBool>,
+    Arc<Mutex<Option<PermissionMode>>>,
+);
 
 impl Inbox {
+    /// Asks for the session's permission mode to be `mode` from the next
+    /// model call on (the last request wins).
+    pub fn request_mode(&self, mode: PermissionMode) {
+        *self.2.lock().unwrap_or_else(|e| e.into_inner()) = Some(mode);
+    }
+
+    /// The mode asked for since the last call, if any; the request is
+    /// then taken.
+    pub fn take_mode(&self) -> Option<PermissionMode> {
+        self.2.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
     /// Asks for the conversation to be compacted before the next model
     /// call.
     pub fn request_compaction(&self) {
@@ -61,5 +78,10 @@ mod tests {
         assert!(!inbox.take_compaction());
         sender.request_compaction();
         assert!(inbox.take_compaction() && !inbox.take_compaction());
+        assert_eq!(inbox.take_mode(), None);
+        sender.request_mode(PermissionMode::Plan);
+        sender.request_mode(PermissionMode::AcceptEdits);
+        assert_eq!(inbox.take_mode(), Some(PermissionMode::AcceptEdits));
+        assert_eq!(inbox.take_mode(), None);
     }
 }

@@ -98,7 +98,10 @@ impl Turn<'_> {
 
     /// The system prompt of the run's model calls.
     pub fn system_prompt(&self) -> String {
-        let mut system = system_prompt(&self.config.workspace, &today());
+        let mut system = match &self.config.system_prompt {
+            Some(replaced) => replaced.clone(),
+            None => system_prompt(&self.config.workspace, &today()),
+        };
         if let Some(instructions) = &self.config.instructions {
             system.push_str(&format!("\n{instructions}\n"));
         }

@@ -67,10 +67,11 @@ pub struct DeniedPaths {
 }
 
 /// The rules and the mode of a session. Rules can be added while it runs
-/// ("allow always" at a prompt).
+/// ("allow always" at a prompt), and the mode changed (an embedder's
+/// `set_permission_mode`).
 #[derive(Debug)]
 pub struct Permissions {
-    mode: PermissionMode,
+    mode: RwLock<PermissionMode>,
     rules: RwLock<RuleSet>,
     home: PathBuf,
 }
@@ -79,7 +80,7 @@ impl Permissions {
     /// `rules` under `mode`; `home` expands `~/` in rules added later.
     pub fn new(mode: PermissionMode, rules: RuleSet, home: impl Into<PathBuf>) -> Self {
         Self {
-            mode,
+            mode: RwLock::new(mode),
             rules: RwLock::new(rules),
             home: home.into(),
         }
@@ -93,7 +94,12 @@ impl Permissions {
 
     /// The mode.
     pub fn mode(&self) -> PermissionMode {
-        self.mode
+        *self.mode.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Changes the mode for the calls judged from now on.
+    pub fn set_mode(&self, mode: PermissionMode) {
+        *self.mode.write().unwrap_or_else(|e| e.into_inner()) = mode;
     }
 
     /// Adds a rule from `text`, e.g. one the user approved "always".
@@ -168,9 +174,9 @@ impl Permissions {
                 ),
             ));
         }
-        if self.mode == PermissionMode::Plan && !spec.read_only {
+        if self.mode() == PermissionMode::Plan && !spec.read_only {
             return Verdict::Deny(Grounds::mode(
-                self.mode,
+                PermissionMode::Plan,
                 format!(
                     "{name} can change things, and this session is in plan mode, where only \
                      read-only tools run. Describe the change in your answer instead; the user \
@@ -210,14 +216,15 @@ impl Permissions {
     /// The mode's default for a call no rule decides.
     fn by_mode(&self, tool: &dyn Tool, subject: &Subject) -> Verdict {
         let spec = tool.spec();
-        let allow = |why: &str| Verdict::Allow(Grounds::mode(self.mode, why.to_string()));
+        let mode = self.mode();
+        let allow = |why: &str| Verdict::Allow(Grounds::mode(mode, why.to_string()));
         if spec.read_only {
             return allow("read-only tools run");
         }
         if spec.danger == Danger::Safe {
             return allow("safe tools run");
         }
-        match self.mode {
+        match mode {
             PermissionMode::BypassPermissions => return allow("nothing asks"),
             PermissionMode::AcceptEdits
                 if matches!(subject, Subject::EditPath(_)) || spec.danger == Danger::Moderate =>
@@ -230,7 +237,7 @@ impl Permissions {
             return allow("its effects stay inside the session's grant");
         }
         self.asking(Grounds::mode(
-            self.mode,
+            mode,
             format!(
                 "{} can reach beyond what this session granted (the network, or programs \
                  outside the full OS sandbox), so it needs the user's approval",
@@ -241,7 +248,7 @@ impl Permissions {
 
     /// An ask, or in `dontAsk` mode a denial.
     fn asking(&self, grounds: Grounds) -> Verdict {
-        if self.mode == PermissionMode::DontAsk {
+        if self.mode() == PermissionMode::DontAsk {
             let reason = format!(
                 "{}; this session never asks (permission mode dontAsk)",
                 grounds.reason

@@ -23,7 +23,7 @@ use kaizen_protocol::{
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// Prints each event as one JSON line, as `--output-format stream-json`
+/// Prints each event as one JSON line, as `--output-format events`
 /// does.
 struct PrintEvents;
 

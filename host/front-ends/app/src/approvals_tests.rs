@@ -9,6 +9,7 @@ fn approval() -> Question {
         reason: "it asks".into(),
         always_rule: "Bash(make)".into(),
         agent: None,
+        call_id: String::new(),
     })
 }
 

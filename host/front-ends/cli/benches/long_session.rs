@@ -8,7 +8,7 @@
 //! grows to about 300 000 tokens.
 //!
 //! Each cycle's time is taken where the bench reads the `assistant` events
-//! of `stream-json` from the pipe: the host's work per cycle (the request
+//! of `events` from the pipe: the host's work per cycle (the request
 //! built and sent, the response parsed, the tool called, the journal
 //! written). Prints the median of cycles 2-10 and 290-300, the
 //! compactions, and kaizen's peak RSS; asserts nothing about time.
@@ -105,7 +105,7 @@ fn run_once(rt: &tokio::runtime::Runtime, compact: bool) -> Ran {
     let (reader, writer) = std::io::pipe().expect("pipe");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kaizen"));
     cmd.arg("run")
-        .args(["--model", "gpt-4o", "--output-format", "stream-json"])
+        .args(["--model", "gpt-4o", "--output-format", "events"])
         .args([
             "--max-cycles",
             &(CYCLES + 1).to_string(),

@@ -33,13 +33,12 @@ pub fn terminal_for(
 /// program approves; else a person at the terminal, if one is there. Only
 /// a person at a terminal is asked to trust a workspace.
 pub fn collaborators(
-    printer: &Arc<Printer>,
     input: &Option<StreamInput>,
     terminal: Option<Arc<TerminalInteraction>>,
     inbox: Option<Inbox>,
 ) -> Result<Collaborators<'static>, SetupError> {
     let approver = match (input, terminal.clone()) {
-        (Some(input), _) => Some(Arc::new(input.approver(printer.clone())) as Arc<dyn Approver>),
+        (Some(input), _) => Some(Arc::new(input.approver()) as Arc<dyn Approver>),
         (None, Some(terminal)) => {
             let config = kaizen_app::config::kaizen_home()?.join(kaizen_app::config::USER_CONFIG);
             Some(Arc::new(TerminalApprover::new(terminal.clone(), config)) as Arc<dyn Approver>)

@@ -46,7 +46,8 @@ pub async fn run(
         .await
         .map_err(anyhow::Error::msg)?;
     let invocation = turn.invocation().to_string();
-    let printer = Arc::new(Printer::new(options.format));
+    let printer =
+        Arc::new(Printer::new(options.format).with_partial_messages(options.partial_messages));
     let interrupt = CancellationToken::new();
     let signals = tokio::spawn(crate::signals::watch(interrupt.clone()));
     let at_terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();

@@ -56,7 +56,10 @@ pub async fn dispatch(command: Command) -> u8 {
 /// `kaizen run`: here on Kaizen's loop, on another runtime, or on a
 /// cluster.
 async fn run(args: RunArgs) -> u8 {
-    let (placement, options) = args.into_options();
+    let (placement, options) = match args.into_options() {
+        Ok(options) => options,
+        Err(failure) => return run_exit(Err(failure)),
+    };
     let runtime = match placement {
         Placement::Cluster { ingress, admin } => {
             return run_exit(cluster_cmd::run(options, &ingress, admin.as_deref()).await);
@@ -133,6 +136,9 @@ async fn sessions(command: SessionsCommand) -> u8 {
                 model,
                 provider: None,
                 format: output::OutputFormat::Text,
+                partial_messages: false,
+                system_prompt: None,
+                append_system_prompt: None,
                 max_cycles: kaizen_loop::DEFAULT_MAX_CYCLES,
                 budget_usd: kaizen_loop::DEFAULT_BUDGET_USD,
                 timeout: None,

@@ -7,6 +7,7 @@
 mod answerers;
 mod approve_cmd;
 mod audit_cmd;
+mod claude_stream;
 mod cluster_asks;
 mod cluster_cmd;
 mod commands;
@@ -24,6 +25,7 @@ mod runtime_cmd;
 mod sandbox_cmd;
 mod sessions_cmd;
 mod signals;
+mod stream_control;
 mod stream_input;
 mod task_input;
 mod terminal;
@@ -37,7 +39,7 @@ pub use kaizen_app::permission_flags::PermissionArgs;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(claude_code_form(std::env::args_os().collect()));
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("KAIZEN_LOG")
@@ -60,4 +62,54 @@ fn main() -> ExitCode {
     };
     let code = runtime.block_on(dispatch::dispatch(cli.command));
     ExitCode::from(code)
+}
+
+/// The command line as Claude Code's Agent SDKs write it, made Kaizen's:
+/// flags with no command before them are `kaizen run`'s (`kaizen
+/// --output-format stream-json …` is `kaizen run --output-format
+/// stream-json …`), and `-v` asks for the version.
+fn claude_code_form(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let Some(first) = args.get(1).and_then(|arg| arg.to_str()) else {
+        return args;
+    };
+    match first {
+        "-v" => args[1] = "--version".into(),
+        "-h" | "--help" | "-V" | "--version" => {}
+        flag if flag.starts_with('-') => args.insert(1, "run".into()),
+        _ => {}
+    }
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::claude_code_form;
+
+    fn form(args: &[&str]) -> Vec<String> {
+        claude_code_form(args.iter().map(Into::into).collect())
+            .into_iter()
+            .map(|arg| arg.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn flags_without_a_command_are_a_run() {
+        assert_eq!(
+            form(&["kaizen", "--output-format", "stream-json", "--verbose"]),
+            [
+                "kaizen",
+                "run",
+                "--output-format",
+                "stream-json",
+                "--verbose"
+            ]
+        );
+        assert_eq!(form(&["kaizen", "-v"]), ["kaizen", "--version"]);
+        assert_eq!(form(&["kaizen", "--help"]), ["kaizen", "--help"]);
+        assert_eq!(
+            form(&["kaizen", "tools", "list"]),
+            ["kaizen", "tools", "list"]
+        );
+        assert_eq!(form(&["kaizen"]), ["kaizen"]);
+    }
 }

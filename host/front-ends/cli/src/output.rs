@@ -1,7 +1,8 @@
 //! How `kaizen run` shows a run: text streamed as it arrives, one JSON
-//! object at the end, or one JSON event per line; plus a progress line on
-//! a terminal's stderr.
+//! object at the end, Claude Code's message stream, or one of Kaizen's
+//! events per line; plus a progress line on a terminal's stderr.
 
+use crate::claude_stream::{self, ClaudeStream};
 use crate::terminal::{StatusLine, printable};
 use clap::ValueEnum;
 use kaizen_protocol::{Event, Observer, RunResult};
@@ -15,8 +16,11 @@ pub enum OutputFormat {
     Text,
     /// One result object at the end.
     Json,
-    /// One event per line as the run goes, the result last.
+    /// Claude Code's message stream, one message per line, the result
+    /// last: what Claude Code's Agent SDKs read.
     StreamJson,
+    /// Kaizen's own events, one per line as the run goes, the result last.
+    Events,
 }
 
 /// Writes events to stdout in the chosen format and a progress line to
@@ -26,6 +30,8 @@ pub struct Printer {
     progress: bool,
     /// Text mode on a terminal: tool activity is shown on stderr.
     activity: bool,
+    /// `stream-json`: the events told as Claude Code's messages.
+    claude: Option<ClaudeStream>,
     state: Mutex<PrintState>,
 }
 
@@ -55,20 +61,48 @@ impl Printer {
             format,
             progress,
             activity: format == OutputFormat::Text && stderr_tty,
+            claude: (format == OutputFormat::StreamJson).then(|| ClaudeStream::new(false)),
             state: Mutex::default(),
         }
     }
 
+    /// `--include-partial-messages`: with `stream-json`, the model's text
+    /// as it streams too (`stream_event` messages).
+    pub fn with_partial_messages(mut self, partial: bool) -> Self {
+        if self.claude.is_some() {
+            self.claude = Some(ClaudeStream::new(partial));
+        }
+        self
+    }
+
+    /// What `stream-json`'s init message says of the session besides the
+    /// run's start event.
+    pub fn set_session(&self, session: claude_stream::Session) {
+        if let Some(claude) = &self.claude {
+            claude.set_session(session);
+        }
+    }
+
     /// The run's warnings: part of the `json` result object, and one
-    /// `{"type": "warning"}` event each for `stream-json`, printed now.
+    /// warning line each for the streams, printed now.
     pub fn set_warnings(&self, warnings: Vec<String>) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if self.format == OutputFormat::StreamJson {
-            for message in &warnings {
-                print_json(&serde_json::json!({ "type": "warning", "message": message }));
-            }
+        for message in &warnings {
+            self.stream_warning(message);
         }
         state.warnings = warnings;
+    }
+
+    /// A warning as the stream formats print it: Kaizen's `warning` event,
+    /// or a `kaizen_warning` system message.
+    fn stream_warning(&self, message: &str) {
+        match self.format {
+            OutputFormat::Events => {
+                print_json(&serde_json::json!({ "type": "warning", "message": message }))
+            }
+            OutputFormat::StreamJson => print_json(&claude_stream::warning(message)),
+            OutputFormat::Text | OutputFormat::Json => {}
+        }
     }
 
     fn progress(&self, state: &mut PrintState, line: &str) {
@@ -176,15 +210,22 @@ impl Observer for Printer {
                     state.open_line = false;
                 }
             }
-            OutputFormat::Json | OutputFormat::StreamJson => match event {
+            OutputFormat::Json | OutputFormat::StreamJson | OutputFormat::Events => match event {
                 Event::Result(result) if !state.holding => self.write_result(&mut state, result),
                 Event::Result(_) => {}
                 // Deltas would repeat what the assistant event carries.
-                _ if self.format == OutputFormat::StreamJson && !is_delta(event) => {
+                _ if self.format == OutputFormat::Events && !is_delta(event) => {
                     self.clear_progress(&mut state);
                     print_json(event);
                 }
-                _ => {}
+                _ => {
+                    if let Some(claude) = &self.claude {
+                        self.clear_progress(&mut state);
+                        for message in claude.messages(event) {
+                            print_json(&message);
+                        }
+                    }
+                }
             },
         }
     }
@@ -201,18 +242,15 @@ impl Printer {
 
     /// Prints `result` as a result event would be, even while holding,
     /// with `notes` added to the run's warnings (told as the run's
-    /// warnings are: on stderr for text, as warning events for
-    /// stream-json, in the result object for json).
+    /// warnings are: on stderr for text, as warning lines for the
+    /// streams, in the result object for json).
     pub fn print_result(&self, result: &RunResult, notes: &[String]) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         self.clear_progress(&mut state);
         for message in notes {
             match self.format {
                 OutputFormat::Text => eprintln!("kaizen: warning: {}", printable(message)),
-                OutputFormat::StreamJson => {
-                    print_json(&serde_json::json!({ "type": "warning", "message": message }));
-                }
-                OutputFormat::Json => {}
+                _ => self.stream_warning(message),
             }
         }
         state.warnings.extend(notes.iter().cloned());
@@ -220,8 +258,8 @@ impl Printer {
     }
 
     /// The result as the format shows it: the object with the warnings
-    /// (json), the result event (stream-json); text shows the answer as it
-    /// streams, and the error in [`Printer::finish`].
+    /// (json), the result message or event (the streams); text shows the
+    /// answer as it streams, and the error in [`Printer::finish`].
     fn write_result(&self, state: &mut PrintState, result: &RunResult) {
         self.clear_progress(state);
         match self.format {
@@ -230,12 +268,13 @@ impl Printer {
                 result,
                 warnings: &state.warnings,
             }),
-            OutputFormat::StreamJson => print_json(&Event::Result(result.clone())),
+            OutputFormat::StreamJson => print_json(&claude_stream::result_message(result)),
+            OutputFormat::Events => print_json(&Event::Result(result.clone())),
         }
     }
 
-    /// Writes `value` as a line of its own on stdout (a stream-json line
-    /// that is not a run's event, such as a question for the embedder).
+    /// Writes `value` as a line of its own on stdout (a stream line that
+    /// is not a run's event, such as a question for the embedder).
     pub fn line<T: serde::Serialize>(&self, value: &T) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         self.clear_progress(&mut state);

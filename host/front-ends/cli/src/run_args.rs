@@ -22,9 +22,34 @@ pub struct RunArgs {
     #[command(flatten)]
     workspace: WorkspaceArgs,
     /// text streams the answer; json prints one result object; stream-json
-    /// prints one event per line.
+    /// prints Claude Code's messages, one per line (what its Agent SDKs
+    /// read); events prints Kaizen's own events, one per line.
     #[arg(long, value_enum, default_value = "text")]
     output_format: output::OutputFormat,
+    /// Claude Code's flag for stream-json; Kaizen's streams always carry
+    /// every message, so it changes nothing.
+    #[arg(long)]
+    verbose: bool,
+    /// Claude Code's non-interactive mode, which `kaizen run` always is.
+    #[arg(long, short = 'p')]
+    print: bool,
+    /// With stream-json: the model's text as it streams too, as
+    /// `stream_event` messages.
+    #[arg(long)]
+    include_partial_messages: bool,
+    /// Stands instead of Kaizen's own system prompt (who the agent is,
+    /// where it works, the project's AGENTS.md/CLAUDE.md); the skills and
+    /// agents the session offers are still listed. Empty keeps Kaizen's.
+    #[arg(long, value_name = "TEXT")]
+    system_prompt: Option<String>,
+    /// Added to the end of the system prompt.
+    #[arg(long, value_name = "TEXT")]
+    append_system_prompt: Option<String>,
+    /// Where tool calls that need approval are asked: `stdio`, as
+    /// control requests on stdout answered on stdin (with --input-format
+    /// stream-json, which asks there anyway).
+    #[arg(long, value_name = "stdio")]
+    permission_prompt_tool: Option<String>,
     /// text: the task is the argument (or stdin); stream-json: messages
     /// are JSON lines on stdin (Claude Code's format), the first the task,
     /// each later one taken at the run's next model call or starting the
@@ -33,10 +58,10 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value = "text")]
     input_format: InputFormat,
     /// Stop after this many model calls (status max_cycles, exit 3).
-    #[arg(long, default_value_t = kaizen_loop::DEFAULT_MAX_CYCLES)]
+    #[arg(long, alias = "max-turns", default_value_t = kaizen_loop::DEFAULT_MAX_CYCLES)]
     max_cycles: u32,
     /// Stop once this many USD are spent (status budget_exceeded, exit 3).
-    #[arg(long, default_value_t = kaizen_loop::DEFAULT_BUDGET_USD)]
+    #[arg(long, alias = "max-budget-usd", default_value_t = kaizen_loop::DEFAULT_BUDGET_USD)]
     budget_usd: f64,
     /// Stop after this many seconds of wall-clock time (status timeout, exit 3).
     #[arg(long, value_name = "SECS")]
@@ -55,6 +80,9 @@ pub struct RunArgs {
     /// redone; programs it started are gone.
     #[arg(long, value_name = "ID", conflicts_with = "fork")]
     resume: Option<String>,
+    /// Go on with the last session (`--resume last`).
+    #[arg(long = "continue", short = 'c', conflicts_with_all = ["resume", "fork"])]
+    continue_last: bool,
     /// Start a new session from another one's state (at its end, or after
     /// cycle --at), leaving the original untouched.
     #[arg(long, value_name = "ID")]
@@ -128,13 +156,37 @@ enum InputFormat {
 }
 
 impl RunArgs {
-    /// Where to run, and what.
-    pub fn into_options(self) -> (Placement, run_options::RunOptions) {
+    /// Where to run, and what; an error for flags that cannot go together.
+    pub fn into_options(
+        self,
+    ) -> Result<(Placement, run_options::RunOptions), kaizen_app::session_builder::SetupError> {
+        if let Some(tool) = &self.permission_prompt_tool
+            && tool != "stdio"
+        {
+            return Err(kaizen_app::session_builder::usage(anyhow::anyhow!(
+                "--permission-prompt-tool {tool}: Kaizen asks over stdio only \
+                 (--permission-prompt-tool stdio, with --input-format stream-json)"
+            )));
+        }
+        if self.permission_prompt_tool.is_some() && self.input_format != InputFormat::StreamJson {
+            return Err(kaizen_app::session_builder::usage(anyhow::anyhow!(
+                "--permission-prompt-tool stdio needs --input-format stream-json: the answers \
+                 come on stdin"
+            )));
+        }
+        // Claude Code's flags that change nothing here.
+        let _ = (self.verbose, self.print);
+        let resume = self
+            .resume
+            .or(self.continue_last.then(|| "last".to_string()));
         let options = run_options::RunOptions {
             task: self.task,
             model: self.model,
             provider: self.provider,
             format: self.output_format,
+            partial_messages: self.include_partial_messages,
+            system_prompt: self.system_prompt,
+            append_system_prompt: self.append_system_prompt,
             max_cycles: self.max_cycles,
             budget_usd: self.budget_usd,
             timeout: self.timeout,
@@ -143,7 +195,7 @@ impl RunArgs {
             plugins: self.workspace.into(),
             planner: self.planner,
             permissions: self.permissions,
-            session: match (self.resume, self.fork) {
+            session: match (resume, self.fork) {
                 (Some(id), _) => session::Choice::Resume(id),
                 (None, Some(id)) => session::Choice::Fork { id, at: self.at },
                 (None, None) => session::Choice::New,
@@ -158,7 +210,7 @@ impl RunArgs {
             },
             None => Placement::Here(self.runtime),
         };
-        (placement, options)
+        Ok((placement, options))
     }
 }
 

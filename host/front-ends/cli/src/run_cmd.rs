@@ -6,7 +6,7 @@ use crate::answerers;
 use crate::output::Printer;
 use crate::run_options::RunOptions;
 use crate::stream_input::StreamInput;
-use kaizen_app::run::{Compacted, NextTasks, Opened};
+use kaizen_app::run::{Built, Compacted, NextTasks, Opened};
 use kaizen_app::session_builder::SetupError;
 use kaizen_loop::Inbox;
 use kaizen_protocol::{CancellationToken, RunResult, Status};
@@ -16,7 +16,8 @@ use std::sync::Arc;
 /// Runs the task, or compacts the session (`kaizen sessions compact`);
 /// returns the process exit code.
 pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
-    let printer = Arc::new(Printer::new(options.format));
+    let printer =
+        Arc::new(Printer::new(options.format).with_partial_messages(options.partial_messages));
     let interrupt = CancellationToken::new();
     let signals = tokio::spawn(crate::signals::watch(interrupt.clone()));
     let code = match options.compact_only.take() {
@@ -37,22 +38,27 @@ pub async fn run(mut options: RunOptions) -> Result<u8, SetupError> {
 /// session's last run ends or `interrupt` stops it (the caller watches
 /// for Ctrl-C: see [`crate::signals::watch`]); that run's result.
 pub async fn run_with(
-    options: RunOptions,
+    mut options: RunOptions,
     printer: Arc<Printer>,
     interrupt: CancellationToken,
 ) -> Result<RunResult, SetupError> {
+    let prompt = (
+        options.system_prompt.take(),
+        options.append_system_prompt.take(),
+    );
     let (request, from) = options.into_request();
     let opened = Opened::open(request)?;
-    let (input, first) = crate::task_input::stream_input(&from).await?;
+    let (input, first) = crate::task_input::stream_input(&from, &printer).await?;
     let task_given = from.argument.is_some();
     let task = crate::task_input::task_for(&opened, first, from.argument)?;
     let terminal = answerers::terminal_for(task_given, &printer, &interrupt);
     // Messages while the run works: from stream-json input, or typed at
     // the terminal.
     let inbox = (input.is_some() || terminal.is_some()).then(Inbox::default);
-    let collaborators =
-        answerers::collaborators(&printer, &input, terminal.clone(), inbox.clone())?;
-    let built = opened.build(task, collaborators).await?;
+    let collaborators = answerers::collaborators(&input, terminal.clone(), inbox.clone())?;
+    let mut built = opened.build(task, collaborators).await?;
+    built.set_system_prompt(prompt.0, prompt.1);
+    printer.set_session(session_of(&built));
     // Typed lines go to the run only once the session is built: until
     // then the terminal may be asked whether to trust the workspace.
     if let (Some(terminal), Some(inbox)) = (&terminal, &inbox) {
@@ -74,6 +80,21 @@ pub async fn run_with(
     Ok(result)
 }
 
+/// What stream-json's `init` message says of the session beyond the run's
+/// start: the mode, and the skills, commands and agents it offers.
+fn session_of(built: &Built) -> crate::claude_stream::Session {
+    let catalogue = built.catalogue();
+    let skills: Vec<String> = catalogue.skills.iter().map(|s| s.name.clone()).collect();
+    let mut slash_commands = skills.clone();
+    slash_commands.extend(catalogue.commands.iter().map(|c| c.name.clone()));
+    crate::claude_stream::Session {
+        permission_mode: built.permission_mode().as_str().to_string(),
+        slash_commands,
+        skills,
+        agents: catalogue.agents.iter().map(|a| a.name.clone()).collect(),
+    }
+}
+
 /// Compacts the resumed session's conversation, reporting to `printer`.
 async fn compact(
     options: RunOptions,
@@ -82,7 +103,7 @@ async fn compact(
 ) -> Result<Compacted, SetupError> {
     let (request, _) = options.into_request();
     let opened = Opened::open(request)?;
-    let collaborators = answerers::collaborators(printer, &None, None, None)?;
+    let collaborators = answerers::collaborators(&None, None, None)?;
     opened.compact(collaborators, &**printer, interrupt).await
 }
 

@@ -20,6 +20,12 @@ pub struct RunOptions {
     pub provider: Option<String>,
     /// `--output-format`.
     pub format: OutputFormat,
+    /// `--include-partial-messages`.
+    pub partial_messages: bool,
+    /// `--system-prompt`: instead of Kaizen's own (empty keeps it).
+    pub system_prompt: Option<String>,
+    /// `--append-system-prompt`.
+    pub append_system_prompt: Option<String>,
     /// `--max-cycles`.
     pub max_cycles: u32,
     /// `--budget-usd`.
@@ -72,6 +78,16 @@ impl RunOptions {
         session.or_else(|| {
             [
                 (self.stream_input, "--input-format stream-json"),
+                (
+                    self.system_prompt
+                        .as_ref()
+                        .is_some_and(|text| !text.trim().is_empty()),
+                    "--system-prompt",
+                ),
+                (
+                    self.append_system_prompt.is_some(),
+                    "--append-system-prompt",
+                ),
                 (self.record.is_some(), "--record"),
                 (self.replay.is_some(), "--replay"),
                 (self.planner.is_some(), "--planner"),

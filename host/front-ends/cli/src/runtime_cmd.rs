@@ -39,7 +39,8 @@ pub async fn run(mut options: RunOptions, requested: &str) -> Result<u8, SetupEr
         permissions: options.permissions.clone(),
     };
     let text = options.format == OutputFormat::Text;
-    let printer = Arc::new(Printer::new(options.format));
+    let printer =
+        Arc::new(Printer::new(options.format).with_partial_messages(options.partial_messages));
     printer.hold_results();
     let own_loop = own_loop(options, printer.clone());
     let interrupt = CancellationToken::new();

@@ -12,42 +12,38 @@
 //! The first message is the task. One that arrives while a run works
 //! joins the conversation before the next model call (the `user_message`
 //! event says when); one that arrives between runs starts the next run of
-//! the same session. `interrupt` interrupts the current run as Ctrl-C
-//! does; `compact` compacts the conversation before the next model call
-//! (as `kaizen sessions compact` does). A tool call that needs approval is asked on stdout as Claude
-//! Code's SDK asks (`{"type": "control_request", "request_id",
-//! "request": {"subtype": "can_use_tool", "tool_name", "input", ...}}`)
-//! and answered by a `control_response` with that id: `behavior` `allow`
-//! (with `updatedPermissions`, from now on) or `deny` (with a `message`
-//! for the model). The process ends when stdin closes and the last run is
-//! done. A line that is not one of these is reported on stderr and
-//! skipped.
+//! the same session. Control requests (`initialize`, `interrupt`,
+//! `set_permission_mode`, `compact`) are answered as Claude Code answers
+//! them, and a tool call that needs approval is asked as Claude Code asks
+//! its SDK ([`crate::stream_control`]). The process ends when stdin
+//! closes and the last run is done. A line that is not one of these is
+//! reported on stderr and skipped.
 
 use crate::output::Printer;
+use crate::stream_control::{
+    self, Answer, Control, Questions, Request, StreamApprover, initialize_answer,
+};
 use kaizen_app::run::NextTasks;
 use kaizen_loop::Inbox;
-use kaizen_protocol::{
-    Approval, ApprovalFuture, ApprovalRequest, Approver, CancellationToken, RunResult,
-};
+use kaizen_protocol::{CancellationToken, PermissionMode, RunResult};
 use serde_json::{Value, json};
-use std::collections::HashMap;
 use std::future::Future;
 use std::io::BufRead;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use tokio::sync::{mpsc, oneshot};
+use std::sync::Arc;
+use tokio::sync::mpsc;
 
 /// One line of input.
 #[derive(Debug, PartialEq)]
 enum Input {
     /// A user message's text.
     User(String),
-    /// Interrupt the current run.
-    Interrupt,
-    /// Compact the conversation before the next model call.
+    /// `/compact` as a user message: compact the conversation before the
+    /// next model call.
     Compact,
-    /// The answer to the approval asked under this id.
-    Answer(String, Approval),
+    /// A control request from the program.
+    Control(Control),
+    /// The answer to a question Kaizen asked.
+    Answer(Answer),
 }
 
 /// Stdin, read on a thread of its own.
@@ -55,54 +51,20 @@ pub struct StreamInput {
     lines: mpsc::UnboundedReceiver<Input>,
     open: bool,
     questions: Questions,
+    /// Where control requests are answered.
+    printer: Arc<Printer>,
     /// A compaction asked for between runs, for the next one.
     compact_next: bool,
+    /// A permission mode asked for between runs, for the next one.
+    mode_next: Option<PermissionMode>,
 }
 
-/// The approvals asked and not yet answered, by request id.
-type Questions = Arc<Mutex<HashMap<String, oneshot::Sender<Approval>>>>;
-
-/// Asks the embedding program about tool calls, over stdout and stdin.
-pub struct StreamApprover {
-    printer: Arc<Printer>,
-    questions: Questions,
-    next: AtomicU64,
-}
-
-impl Approver for StreamApprover {
-    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> ApprovalFuture<'a> {
-        Box::pin(async move {
-            let id = format!("kaizen-{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
-            let (answer, answered) = oneshot::channel();
-            lock(&self.questions).insert(id.clone(), answer);
-            self.printer.line(&json!({
-                "type": "control_request",
-                "request_id": id,
-                "request": {
-                    "subtype": "can_use_tool",
-                    "tool_name": request.tool,
-                    "input": request.input,
-                    "reason": request.reason,
-                    "always_rule": request.always_rule,
-                    "agent": request.agent,
-                },
-            }));
-            answered.await.unwrap_or_else(|_| {
-                Approval::Deny("nobody answered: the input stream closed".into())
-            })
-        })
-    }
-}
-
-fn lock(
-    questions: &Questions,
-) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<Approval>>> {
-    questions.lock().unwrap_or_else(|e| e.into_inner())
-}
+/// The run a control request may act on: its inbox and interrupt.
+type Running<'a> = Option<(&'a Inbox, &'a CancellationToken)>;
 
 impl StreamInput {
-    /// Starts reading stdin.
-    pub fn start() -> Self {
+    /// Starts reading stdin; control requests are answered on `printer`.
+    pub fn start(printer: Arc<Printer>) -> Self {
         let (sender, lines) = mpsc::unbounded_channel();
         std::thread::spawn(move || {
             for (number, line) in std::io::stdin().lock().lines().enumerate() {
@@ -122,38 +84,27 @@ impl StreamInput {
             lines,
             open: true,
             questions: Questions::default(),
+            printer,
             compact_next: false,
+            mode_next: None,
         }
     }
 
     /// The approver whose questions this input's answers settle.
-    pub fn approver(&self, printer: Arc<Printer>) -> StreamApprover {
-        StreamApprover {
-            printer,
-            questions: self.questions.clone(),
-            next: AtomicU64::new(0),
-        }
+    pub fn approver(&self) -> StreamApprover {
+        StreamApprover::new(self.printer.clone(), self.questions.clone())
     }
 
-    /// Settles the question `id`; an answer to nothing asked is reported.
-    fn answer(&self, id: &str, approval: Approval) {
-        match lock(&self.questions).remove(id) {
-            Some(asked) => {
-                let _ = asked.send(approval);
-            }
-            None => eprintln!("kaizen: an answer to `{id}` came, which nothing asked; skipped"),
-        }
-    }
-
-    /// The next user message, waiting for it; `None` once stdin closed.
-    /// An interrupt with no run to interrupt is dropped.
+    /// The next user message, waiting for it (and answering control
+    /// requests meanwhile); `None` once stdin closed. An interrupt with
+    /// no run to interrupt is answered and does nothing.
     pub async fn next_message(&mut self) -> Option<String> {
         while self.open {
             match self.lines.recv().await {
                 Some(Input::User(text)) => return Some(text),
-                Some(Input::Interrupt) => {}
                 Some(Input::Compact) => self.compact_next = true,
-                Some(Input::Answer(id, approval)) => self.answer(&id, approval),
+                Some(Input::Control(control)) => self.control(control, None),
+                Some(Input::Answer(answer)) => self.questions.settle(answer),
                 None => self.open = false,
             }
         }
@@ -161,7 +112,7 @@ impl StreamInput {
     }
 
     /// Drives `run` to its end, moving the messages that arrive meanwhile
-    /// into `inbox` and acting on interrupts.
+    /// into `inbox` and acting on control requests.
     pub async fn drive(
         &mut self,
         run: impl Future<Output = RunResult>,
@@ -171,23 +122,58 @@ impl StreamInput {
         if std::mem::take(&mut self.compact_next) {
             inbox.request_compaction();
         }
+        if let Some(mode) = self.mode_next.take() {
+            inbox.request_mode(mode);
+        }
         let mut run = std::pin::pin!(run);
         loop {
             tokio::select! {
                 result = &mut run => return result,
                 input = self.lines.recv(), if self.open => match input {
                     Some(Input::User(text)) => inbox.send(text),
-                    Some(Input::Interrupt) => interrupt.cancel(),
                     Some(Input::Compact) => inbox.request_compaction(),
-                    Some(Input::Answer(id, approval)) => self.answer(&id, approval),
+                    Some(Input::Control(control)) => {
+                        self.control(control, Some((inbox, interrupt)))
+                    }
+                    Some(Input::Answer(answer)) => {
+                        if answer.interrupt {
+                            interrupt.cancel();
+                        }
+                        self.questions.settle(answer);
+                    }
                     None => {
                         self.open = false;
                         // Questions nobody can answer now are refused.
-                        lock(&self.questions).clear();
+                        self.questions.refuse_all();
                     }
                 },
             }
         }
+    }
+
+    /// Does what a control request asks, on the run if one is going, and
+    /// answers it (a request without an id is answered on stderr only
+    /// when it fails).
+    fn control(&mut self, control: Control, running: Running<'_>) {
+        let answer = control.request.map(|request| self.act(request, running));
+        match (control.id, answer) {
+            (Some(id), answer) => stream_control::respond(&self.printer, &id, answer),
+            (None, Err(why)) => eprintln!("kaizen: control request skipped: {why}"),
+            (None, Ok(_)) => {}
+        }
+    }
+
+    fn act(&mut self, request: Request, running: Running<'_>) -> Value {
+        match (request, running) {
+            (Request::Initialize, _) => return initialize_answer(),
+            (Request::Interrupt, Some((_, interrupt))) => interrupt.cancel(),
+            (Request::Interrupt, None) => {}
+            (Request::Compact, Some((inbox, _))) => inbox.request_compaction(),
+            (Request::Compact, None) => self.compact_next = true,
+            (Request::SetMode(mode), Some((inbox, _))) => inbox.request_mode(mode),
+            (Request::SetMode(mode), None) => self.mode_next = Some(mode),
+        }
+        json!({})
     }
 }
 
@@ -245,49 +231,23 @@ fn parse(line: &str) -> Result<Option<Input>, String> {
             }
             Ok(Some(Input::User(text)))
         }
-        Some("control_response") => answer(&value["response"]).map(Some),
-        Some("control_request") => match value["request"]["subtype"].as_str() {
-            Some("interrupt") => Ok(Some(Input::Interrupt)),
-            Some("compact") => Ok(Some(Input::Compact)),
-            other => Err(format!(
-                "control request {} is not supported (interrupt, compact)",
-                other.unwrap_or("without a subtype")
-            )),
-        },
+        Some("control_response") => stream_control::read_answer(&value["response"])
+            .map(Input::Answer)
+            .map(Some),
+        Some("control_request") => {
+            let id = value["request_id"].as_str().map(str::to_string);
+            Ok(Some(Input::Control(stream_control::read_request(
+                id,
+                &value["request"],
+            ))))
+        }
+        // The SDKs' keep-alive pings need no answer.
+        Some("keep_alive") => Ok(None),
         Some(other) => Err(format!(
             "messages of type `{other}` are not read here (user, control_request, control_response)"
         )),
         None => Err("a message needs a `type` (user, control_request, control_response)".into()),
     }
-}
-
-/// A `control_response`'s `response`: the id it answers and the approval.
-fn answer(response: &Value) -> Result<Input, String> {
-    let id = response["request_id"]
-        .as_str()
-        .ok_or("a control_response needs response.request_id")?;
-    let answer = &response["response"];
-    let approval = match (response["subtype"].as_str(), answer["behavior"].as_str()) {
-        (Some("error"), _) => Approval::Deny(
-            response["error"]
-                .as_str()
-                .unwrap_or("the embedder could not answer")
-                .to_string(),
-        ),
-        (_, Some("allow")) => match answer["updatedPermissions"].as_array() {
-            Some(rules) if !rules.is_empty() => Approval::Always,
-            _ => Approval::Once,
-        },
-        (_, Some("deny")) => {
-            Approval::Deny(answer["message"].as_str().unwrap_or_default().to_string())
-        }
-        _ => {
-            return Err(
-                "a control_response answers with response.behavior `allow` or `deny`".into(),
-            );
-        }
-    };
-    Ok(Input::Answer(id.to_string(), approval))
 }
 
 #[cfg(test)]
@@ -311,7 +271,10 @@ mod tests {
             parse(
                 r#"{"type":"control_request","request_id":"r1","request":{"subtype":"interrupt"}}"#
             ),
-            Ok(Some(Input::Interrupt))
+            Ok(Some(Input::Control(Control {
+                id: Some("r1".into()),
+                request: Ok(Request::Interrupt)
+            })))
         );
         assert_eq!(parse("  "), Ok(None));
         assert_eq!(
@@ -322,32 +285,10 @@ mod tests {
             parse(r#"{"type":"user","message":{"role":"user","content":"/compact now"}}"#),
             user("/compact now")
         );
-        let answer = |response: Value| {
-            parse(&json!({"type": "control_response", "response": response}).to_string())
-        };
-        assert_eq!(
-            answer(
-                json!({"subtype": "success", "request_id": "k1", "response": {"behavior": "allow", "updatedInput": {}}})
-            ),
-            Ok(Some(Input::Answer("k1".into(), Approval::Once)))
+        let answered = parse(
+            r#"{"type":"control_response","response":{"subtype":"success","request_id":"k1","response":{"behavior":"allow"}}}"#,
         );
-        assert_eq!(
-            answer(
-                json!({"subtype": "success", "request_id": "k2", "response": {"behavior": "allow", "updatedPermissions": [{"type": "addRules"}]}})
-            ),
-            Ok(Some(Input::Answer("k2".into(), Approval::Always)))
-        );
-        assert_eq!(
-            answer(
-                json!({"subtype": "success", "request_id": "k3", "response": {"behavior": "deny", "message": "Use git."}})
-            ),
-            Ok(Some(Input::Answer(
-                "k3".into(),
-                Approval::Deny("Use git.".into())
-            )))
-        );
-        assert!(answer(json!({"subtype": "success", "response": {"behavior": "allow"}})).is_err());
-        assert!(answer(json!({"subtype": "success", "request_id": "k4", "response": {}})).is_err());
+        assert!(matches!(answered, Ok(Some(Input::Answer(Answer { ref id, .. }))) if id == "k1"));
     }
 
     #[test]
@@ -362,8 +303,8 @@ mod tests {
             ),
             (r#"{"type":"user","message":{"content":"  "}}"#, "no text"),
             (
-                r#"{"type":"control_request","request":{"subtype":"set_model"}}"#,
-                "set_model is not supported",
+                r#"{"type":"control_response","response":{"subtype":"success","response":{}}}"#,
+                "request_id",
             ),
         ] {
             let err = parse(line).unwrap_err();

@@ -2,17 +2,20 @@
 //! input's first message; a continued session's notice goes before it
 //! ([`Opened::task`]).
 
+use crate::output::Printer;
 use crate::run_options::TaskFrom;
 use crate::stream_input::StreamInput;
 use anyhow::Context as _;
 use kaizen_app::run::Opened;
 use kaizen_app::session_builder::{SetupError, usage};
 use std::io::{IsTerminal, Read};
+use std::sync::Arc;
 
 /// With `--input-format stream-json`: the input, and its first message
 /// (the task); the task must not also be an argument.
 pub async fn stream_input(
     from: &TaskFrom,
+    printer: &Arc<Printer>,
 ) -> Result<(Option<StreamInput>, Option<String>), SetupError> {
     let mut input = match from.stream_json {
         true if from.argument.is_some() => {
@@ -20,7 +23,7 @@ pub async fn stream_input(
                 "with --input-format stream-json the task is the first message on stdin, not an argument"
             )));
         }
-        true => Some(StreamInput::start()),
+        true => Some(StreamInput::start(printer.clone())),
         false => None,
     };
     let first = match &mut input {

@@ -118,7 +118,7 @@ async fn stream_json_tags_the_sub_agents_events_with_the_task_call() {
         .reply(task("Say hi.", "general-purpose"))
         .reply(Reply::text("hi"))
         .reply(Reply::text("It said hi."));
-    let (_server, output) = run(&ws, script, "stream-json").await;
+    let (_server, output) = run(&ws, script, "events").await;
     let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())

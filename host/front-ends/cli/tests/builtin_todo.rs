@@ -1,5 +1,5 @@
 //! The built-in `TodoWrite` tool through `kaizen run`: the list is checked,
-//! echoed to the model, and kept in the session, whose `stream-json`
+//! echoed to the model, and kept in the session, whose `events`
 //! output reports every new list.
 
 #![allow(

@@ -41,7 +41,7 @@ fn script(steps: usize, answer: &str) -> Script {
     script
 }
 
-/// One `kaizen run` in `home` and `ws` against `server`: its stream-json
+/// One `kaizen run` in `home` and `ws` against `server`: its events
 /// lines and stderr.
 fn run(home: &Path, ws: &Path, server: &ModelServer, args: &[&str]) -> (Vec<Value>, String) {
     run_with_claude(home, ws, server, args, &home.join("no-claude-settings"))
@@ -59,7 +59,7 @@ fn run_with_claude(
         "--model",
         "gpt-4o-mini",
         "--output-format",
-        "stream-json",
+        "events",
         "--permission-mode",
         "bypassPermissions",
     ];

@@ -1,6 +1,6 @@
 //! Model roles and fallbacks through the real `kaizen run` on the scripted
 //! model server: a main model that keeps failing with 503 falls back to
-//! another vendor's model, reported in `stream-json` and the result; and
+//! another vendor's model, reported in `events` and the result; and
 //! `Task`'s sub-agents run on the `sub-agent` role's model.
 
 #![allow(
@@ -92,13 +92,7 @@ async fn a_recorded_run_that_fell_back_replays_offline() {
 
     let home = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
-    let args = [
-        "--replay",
-        recording,
-        "--output-format",
-        "stream-json",
-        "Look.",
-    ];
+    let args = ["--replay", recording, "--output-format", "events", "Look."];
     let out = common::run::run_command(home.path(), ws.path(), None, &args)
         .output()
         .unwrap();

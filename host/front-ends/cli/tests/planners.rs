@@ -391,7 +391,7 @@ async fn a_resumed_session_goes_on_with_its_planner() {
         .await
         .unwrap();
     let run = |args: &[&str]| {
-        let mut all = vec!["--model", "gpt-4o-mini", "--output-format", "stream-json"];
+        let mut all = vec!["--model", "gpt-4o-mini", "--output-format", "events"];
         all.extend(args);
         let wire = kaizen_model_server::Wire::OpenAi;
         common::run::run_command(home.path(), ws.path(), Some((&server, wire)), &all)

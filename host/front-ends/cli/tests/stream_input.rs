@@ -3,7 +3,8 @@
 //! the task as the first JSON line, two steering messages sent while a
 //! tool runs (both taken at the next model call, never mid-tool), a second
 //! run started by a message sent between runs, and an interrupt control
-//! line ending a third.
+//! line ending a third. And driven by the real program of that kind:
+//! Claude's Agent SDK for Python, with `kaizen` as its CLI.
 
 #![allow(
     clippy::disallowed_methods,
@@ -23,7 +24,7 @@ fn user(text: &str) -> String {
     json!({"type": "user", "message": {"role": "user", "content": text}}).to_string() + "\n"
 }
 
-/// A `kaizen run --input-format stream-json --output-format stream-json
+/// A `kaizen run --input-format stream-json --output-format events
 /// EXTRA` against a server answering `script`, with `config` as the
 /// user's config, its stdin and stdout piped.
 struct Driven {
@@ -92,7 +93,7 @@ async fn drive(script: Script, config: &str, extra: &[&str]) -> Driven {
         "--input-format",
         "stream-json",
         "--output-format",
-        "stream-json",
+        "events",
     ];
     args.extend(extra);
     let cmd = run.command(Some((&server, Wire::OpenAi)), &args);
@@ -352,4 +353,124 @@ async fn a_line_typed_at_the_terminal_while_it_works_is_queued() {
         .clone();
     assert_eq!(last["role"], "user");
     assert_eq!(last["content"], "Also check the logs.");
+}
+
+/// Claude's Agent SDK for Python from PyPI: its source distribution, as
+/// the wheels carry Claude Code's own binary, which this test replaces.
+const AGENT_SDK: &[&str] = &["--no-binary=claude-agent-sdk", "claude-agent-sdk==0.2.189"];
+
+/// The SDK starts `kaizen` as it starts Claude Code (no subcommand,
+/// Claude Code's flags), handshakes, and sends three turns: the first
+/// asks `can_use_tool` for a Write, which the program allows with its own
+/// content; the second is interrupted while its Bash call runs; the third
+/// runs after the program switched to plan mode, which refuses the Write.
+/// Every message is parsed by the SDK's own types.
+#[tokio::test(flavor = "multi_thread")]
+async fn claudes_agent_sdk_for_python_drives_kaizen_as_its_cli() {
+    let python = kaizen_test_support::python::venv(
+        &std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("python"),
+        "agent-sdk",
+        AGENT_SDK,
+    );
+    let write = |content: &str| json!({"file_path": "notes.txt", "content": content}).to_string();
+    let script = common::run::replies(vec![
+        Reply::tool("Write", &write("the model's draft\n")),
+        Reply::text("Wrote it."),
+        Reply::tool("Bash", &json!({"command": "sleep 30"}).to_string()),
+        Reply::tool("Write", &write("again\n")),
+        Reply::text("Plan mode refused it."),
+    ]);
+    let server = ModelServer::start(script).await.unwrap();
+    let run = Run::builtins_only();
+    run.set_config("[permissions]\nask = [\"Write\"]\n");
+    // The SDK gives its CLI this process's environment: the one `kaizen
+    // run` gets in these tests (its home, the model server).
+    let kaizen = run.command(Some((&server, Wire::OpenAi)), &[]);
+    let mut sdk = tokio::process::Command::new(python);
+    sdk.arg(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/agent_sdk/session.py"
+    ))
+    .arg(env!("CARGO_BIN_EXE_kaizen"))
+    .arg(run.ws())
+    .env("CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK", "1")
+    .kill_on_drop(true);
+    for (key, value) in kaizen.get_envs() {
+        match value {
+            Some(value) => sdk.env(key, value),
+            None => sdk.env_remove(key),
+        };
+    }
+    let out = tokio::time::timeout(std::time::Duration::from_secs(180), sdk.output())
+        .await
+        .expect("the SDK's session ends within three minutes")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|err| panic!("{err}: {}\n{stderr}", String::from_utf8_lossy(&out.stdout)));
+    assert_eq!(report["server_info"]["runtime"], "kaizen", "{report}");
+
+    // The first turn: init, the call, its question, the result.
+    let first = report["turns"][0].as_array().unwrap();
+    let init = &first[0];
+    assert_eq!(init["kind"], "SystemMessage", "{first:?}");
+    assert_eq!(init["subtype"], "init");
+    assert_eq!(init["data"]["permissionMode"], "default");
+    assert!(
+        init["data"]["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("Write"))
+    );
+    let call = first
+        .iter()
+        .find(|m| m["kind"] == "AssistantMessage" && m["blocks"][0]["tool_use"] == "Write")
+        .unwrap_or_else(|| panic!("no Write call in {first:?}"));
+    let id = &call["blocks"][0]["id"];
+    let asked = &report["asked"][0];
+    assert_eq!(asked["tool"], "Write");
+    assert_eq!(&asked["tool_use_id"], id);
+    assert!(asked["suggestions"].as_u64().unwrap() >= 1);
+    let result_block = first
+        .iter()
+        .find(|m| m["kind"] == "UserMessage")
+        .unwrap_or_else(|| panic!("no tool result in {first:?}"));
+    assert_eq!(&result_block["blocks"][0]["tool_result"], id);
+    assert_eq!(result_block["blocks"][0]["is_error"], false);
+    let result = first.last().unwrap();
+    assert_eq!(result["kind"], "ResultMessage");
+    assert_eq!(result["subtype"], "success");
+    assert_eq!(result["result"], "Wrote it.");
+    assert_eq!(result["is_error"], false);
+    let notes = run.ws().join("notes.txt");
+    // The program's edit of the input is what ran.
+    assert_eq!(
+        std::fs::read_to_string(&notes).unwrap(),
+        "written by the program\n"
+    );
+
+    // The second: interrupted while Bash sleeps.
+    let second = report["turns"][1].as_array().unwrap();
+    assert!(
+        second.iter().any(|m| m["kind"] == "interrupt sent"),
+        "{second:?}"
+    );
+    let result = second.last().unwrap();
+    assert_eq!(result["kind"], "ResultMessage", "{second:?}");
+    assert_eq!(result["is_error"], true);
+    assert_eq!(result["subtype"], "error_during_execution");
+    assert_eq!(result["session_id"], first.last().unwrap()["session_id"]);
+
+    // The third, in plan mode: the Write is refused without a question.
+    let third = report["turns"][2].as_array().unwrap();
+    let result = third.last().unwrap();
+    assert_eq!(result["result"], "Plan mode refused it.", "{third:?}");
+    assert_eq!(result["permission_denials"][0]["tool_name"], "Write");
+    assert_eq!(report["asked"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        std::fs::read_to_string(&notes).unwrap(),
+        "written by the program\n"
+    );
+    assert_eq!(server.requests().len(), 5);
 }

@@ -73,7 +73,7 @@ pub struct HookDecision {
     /// tool's result, the prompt, the start of the session).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub added_context: Option<String>,
-    /// A message for the user (on stderr and in `stream-json`), not the
+    /// A message for the user (on stderr and in the streamed output), not the
     /// model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_message: Option<String>,

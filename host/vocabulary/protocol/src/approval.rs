@@ -18,6 +18,10 @@ pub struct ApprovalRequest {
     /// The sub-agent making the call, when one is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// The model's id for the call (empty where there is no model call,
+    /// as for a tool called over MCP).
+    #[serde(default)]
+    pub call_id: String,
 }
 
 /// The user's answer.
@@ -30,6 +34,10 @@ pub enum Approval {
     Always,
     /// Refuse it; the text (possibly empty) goes to the model.
     Deny(String),
+    /// Run the call with this input instead (the approver edited it); it
+    /// must still fit the tool's schema, and the deny rules judge it as
+    /// they judged the model's.
+    Edited(serde_json::Value),
 }
 
 /// The future an approver returns.

@@ -3,7 +3,8 @@
 use crate::result::RunResult;
 use serde::{Deserialize, Serialize};
 
-/// One thing that happened in a run. Serialized as one `stream-json` line.
+/// One thing that happened in a run. Serialized as one line of
+/// `--output-format events`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {

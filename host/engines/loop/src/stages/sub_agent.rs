@@ -160,8 +160,10 @@ async fn sub_agent(
         .models
         .sub_agent_model(&request.subagent_type, &own.model)
         .to_string();
-    // Messages from outside are the parent's.
+    // Messages from outside are the parent's; an embedder's own system
+    // prompt is the parent's too.
     config.inbox = None;
+    config.system_prompt = None;
     config.instructions = Some(match &own.instructions {
         Some(instructions) => format!("{instructions}\n\n{}", kind.instructions()),
         None => kind.instructions(),

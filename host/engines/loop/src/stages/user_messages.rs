@@ -1,7 +1,8 @@
 //! Where user messages join the conversation, each through the
 //! `UserPromptSubmit` hooks (which may refuse it or add to it): the run's
 //! opening, after its `SessionStart` hooks, and the messages sent while
-//! it works (the inbox), taken before each model call.
+//! it works (the inbox), taken before each model call (with a change
+//! of permission mode sent the same way).
 
 use crate::hook_points::{HookPoint, fire, stopped_by};
 use crate::session_journal::{Entry, opening_message};
@@ -62,6 +63,10 @@ pub(crate) async fn take_inbox(turn: &mut Turn<'_>) -> Result<(), Ending> {
     let Some(inbox) = &turn.config.inbox else {
         return Ok(());
     };
+    if let Some(mode) = inbox.take_mode() {
+        turn.guard.permissions.set_mode(mode);
+        turn.notice("permissions", format!("the permission mode is now {mode}"));
+    }
     for text in inbox.take_all() {
         let hooks = fire(turn, HookPoint::UserPromptSubmit { prompt: &text }).await;
         match &hooks.action {

@@ -32,7 +32,7 @@ pub struct Row {
 }
 
 impl Row {
-    /// The row's numbers, from the run's `stream-json` lines (`passed`
+    /// The row's numbers, from the run's `events` lines (`passed`
     /// false until the check says otherwise).
     pub fn tally(task: &str, planner: &str, lines: &[serde_json::Value]) -> Self {
         let count = |kind: &str| lines.iter().filter(|l| l["type"] == kind).count() as u64;

@@ -1,5 +1,5 @@
 //! One task run with one planner: `kaizen run` in a fresh copy of the
-//! task's workspace, its `stream-json` tallied, then the task's check.
+//! task's workspace, its `events` tallied, then the task's check.
 
 use super::EvalOptions;
 use super::check::check;
@@ -33,7 +33,7 @@ pub async fn run_one(
         .arg("run")
         .arg("--cwd")
         .arg(&workspace)
-        .args(["--output-format", "stream-json"])
+        .args(["--output-format", "events"])
         .args(options.run_flags());
     let max_cycles = task
         .spec

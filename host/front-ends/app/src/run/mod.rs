@@ -115,6 +115,31 @@ impl Built {
         &self.state.session_id
     }
 
+    /// The session's skills, slash commands and agent files.
+    pub fn catalogue(&self) -> &kaizen_claude::catalogue::Catalogue {
+        &self.session.catalogue
+    }
+
+    /// The permission mode the session starts in.
+    pub fn permission_mode(&self) -> kaizen_protocol::PermissionMode {
+        self.session.guard.permissions.mode()
+    }
+
+    /// An embedder's system prompt: `replace` stands instead of Kaizen's
+    /// own (empty keeps Kaizen's, as Claude Code's SDK sends one when it
+    /// has none), `append` goes after it.
+    pub fn set_system_prompt(&mut self, replace: Option<String>, append: Option<String>) {
+        if let Some(replace) = replace.filter(|text| !text.trim().is_empty()) {
+            self.config.system_prompt = Some(replace);
+        }
+        if let Some(append) = append.filter(|text| !text.trim().is_empty()) {
+            self.config.instructions = Some(match self.config.instructions.take() {
+                Some(own) => format!("{own}\n\n{append}"),
+                None => append,
+            });
+        }
+    }
+
     /// Runs the task, then each task that comes while or after it runs
     /// (what waits in the session's inbox when a run ends, else the next
     /// that `tasks` gives), until none is left or `interrupt` stops it,

@@ -190,6 +190,7 @@ mod tests {
             reason: "it needs approval".into(),
             always_rule: "Bash(echo hi)".into(),
             agent: Some("Explore".into()),
+            call_id: "c1".into(),
         };
         let text = render(&request, Some("/home/u/.local/share/kaizen/config.toml"));
         assert!(

@@ -107,7 +107,7 @@ impl Cluster {
         busy
     }
 
-    /// `kaizen run --cluster … --output-format stream-json TASK`, in
+    /// `kaizen run --cluster … --output-format events TASK`, in
     /// bypassPermissions mode.
     pub fn submit(&self, task: &str) -> Command {
         self.submit_in("bypassPermissions", task)
@@ -128,7 +128,7 @@ impl Cluster {
                 "--cluster",
                 &format!("http://127.0.0.1:{INGRESS}"),
                 "--output-format",
-                "stream-json",
+                "events",
                 "--model",
                 "gpt-4.1-mini",
                 "--permission-mode",
@@ -145,7 +145,7 @@ impl Cluster {
     }
 
     /// The events a submitter that exited with `code` printed
-    /// (stream-json), and its stdout.
+    /// (events), and its stdout.
     pub fn ended(&self, out: &Output, code: i32) -> (Vec<Value>, String) {
         let stdout = String::from_utf8_lossy(&out.stdout).to_string();
         assert_eq!(

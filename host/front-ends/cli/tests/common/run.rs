@@ -119,9 +119,9 @@ impl<'a> ScriptedRun<'a> {
         self.formatted(Some("json"), args).await
     }
 
-    /// `kaizen run [--model MODEL] --output-format stream-json ARGS`.
+    /// `kaizen run [--model MODEL] --output-format events ARGS`.
     pub async fn stream_json(self, args: &[&str]) -> Ran {
-        self.formatted(Some("stream-json"), args).await
+        self.formatted(Some("events"), args).await
     }
 
     /// `kaizen run [--model MODEL] ARGS`: the text output.
@@ -159,7 +159,7 @@ impl Ran {
         result_of(&self.output)
     }
 
-    /// The stream-json events (see [`events_of`]).
+    /// The events (see [`events_of`]).
     pub fn events(&self) -> Vec<Value> {
         events_of(&self.output)
     }
@@ -257,7 +257,7 @@ pub fn completed(output: &Output) -> Value {
     result
 }
 
-/// The JSON values `--output-format stream-json` printed, one a line.
+/// The JSON values `--output-format events` printed, one a line.
 pub fn events_of(output: &Output) -> Vec<Value> {
     String::from_utf8_lossy(&output.stdout)
         .lines()
@@ -397,7 +397,7 @@ pub fn every_event_session(home: &Path, workspace: &Path) -> Vec<kaizen_model_se
     ]
 }
 
-/// What a `stream-json` run printed, and the server it ran against.
+/// What an `events` run printed, and the server it ran against.
 pub struct StreamRun {
     /// The process's output.
     pub output: Output,
@@ -423,7 +423,7 @@ impl StreamRun {
     }
 }
 
-/// `kaizen run --model gpt-4o-mini --output-format stream-json ARGS` in a
+/// `kaizen run --model gpt-4o-mini --output-format events ARGS` in a
 /// fresh workspace with `config` as the user's config, against a server
 /// answering `script`; OpenAI's and Anthropic's variables both point at it.
 pub async fn stream_run(
@@ -435,7 +435,7 @@ pub async fn stream_run(
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join("config.toml"), config).unwrap();
     let server = ModelServer::start(script).await.unwrap();
-    let mut all = vec!["--model", "gpt-4o-mini", "--output-format", "stream-json"];
+    let mut all = vec!["--model", "gpt-4o-mini", "--output-format", "events"];
     all.extend(args);
     let mut cmd = run_command(home.path(), ws.path(), Some((&server, Wire::OpenAi)), &all);
     cmd.current_dir(ws.path())
