@@ -356,22 +356,23 @@ async fn a_line_typed_at_the_terminal_while_it_works_is_queued() {
 }
 
 /// Claude's Agent SDK for Python from PyPI: its source distribution, as
-/// the wheels carry Claude Code's own binary, which this test replaces.
-const AGENT_SDK: &[&str] = &["--no-binary=claude-agent-sdk", "claude-agent-sdk==0.2.189"];
+/// the wheels carry Claude Code's own binary, which these tests replace.
+const AGENT_SDK_PYTHON: &[&str] = &["--no-binary=claude-agent-sdk", "claude-agent-sdk==0.2.189"];
 
-/// The SDK starts `kaizen` as it starts Claude Code (no subcommand,
-/// Claude Code's flags), handshakes, and sends three turns: the first
-/// asks `can_use_tool` for a Write, which the program allows with its own
+/// Claude's Agent SDK for TypeScript from npm, without the optional
+/// packages that carry Claude Code's own binary.
+const AGENT_SDK_TS: &[&str] = &["--omit=optional", "@anthropic-ai/claude-agent-sdk@0.3.332"];
+
+/// The SDK's session (`tests/agent_sdk/session.py` and `.mjs`): the SDK
+/// starts `kaizen` as it starts Claude Code (no subcommand, Claude Code's
+/// flags), handshakes, and sends three turns: the first asks
+/// `can_use_tool` for a Write, which the program allows with its own
 /// content; the second is interrupted while its Bash call runs; the third
 /// runs after the program switched to plan mode, which refuses the Write.
-/// Every message is parsed by the SDK's own types.
-#[tokio::test(flavor = "multi_thread")]
-async fn claudes_agent_sdk_for_python_drives_kaizen_as_its_cli() {
-    let python = kaizen_test_support::python::venv(
-        &std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("python"),
-        "agent-sdk",
-        AGENT_SDK,
-    );
+/// Every message is parsed by the SDK's own code. `sdk` is the driver's
+/// command, to which `kaizen`, the workspace, `more` and the environment
+/// are added.
+async fn agent_sdk_session(mut sdk: tokio::process::Command, more: &[&std::path::Path]) {
     let write = |content: &str| json!({"file_path": "notes.txt", "content": content}).to_string();
     let script = common::run::replies(vec![
         Reply::tool("Write", &write("the model's draft\n")),
@@ -386,15 +387,11 @@ async fn claudes_agent_sdk_for_python_drives_kaizen_as_its_cli() {
     // The SDK gives its CLI this process's environment: the one `kaizen
     // run` gets in these tests (its home, the model server).
     let kaizen = run.command(Some((&server, Wire::OpenAi)), &[]);
-    let mut sdk = tokio::process::Command::new(python);
-    sdk.arg(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/agent_sdk/session.py"
-    ))
-    .arg(env!("CARGO_BIN_EXE_kaizen"))
-    .arg(run.ws())
-    .env("CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK", "1")
-    .kill_on_drop(true);
+    sdk.arg(env!("CARGO_BIN_EXE_kaizen"))
+        .arg(run.ws())
+        .args(more)
+        .env("CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK", "1")
+        .kill_on_drop(true);
     for (key, value) in kaizen.get_envs() {
         match value {
             Some(value) => sdk.env(key, value),
@@ -473,4 +470,36 @@ async fn claudes_agent_sdk_for_python_drives_kaizen_as_its_cli() {
         "written by the program\n"
     );
     assert_eq!(server.requests().len(), 5);
+}
+
+/// Where the tests keep what they install.
+fn installs() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).to_path_buf()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn claudes_agent_sdk_for_python_drives_kaizen_as_its_cli() {
+    let python = kaizen_test_support::python::venv(
+        &installs().join("python"),
+        "agent-sdk",
+        AGENT_SDK_PYTHON,
+    );
+    let mut sdk = tokio::process::Command::new(python);
+    sdk.arg(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/agent_sdk/session.py"
+    ));
+    agent_sdk_session(sdk, &[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn claudes_agent_sdk_for_typescript_drives_kaizen_as_its_cli() {
+    let installed =
+        kaizen_test_support::npm::install(&installs().join("npm"), "agent-sdk", AGENT_SDK_TS);
+    let mut sdk = tokio::process::Command::new("node");
+    sdk.arg(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/agent_sdk/session.mjs"
+    ));
+    agent_sdk_session(sdk, &[&installed.join("node_modules")]).await;
 }
