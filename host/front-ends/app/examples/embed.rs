@@ -72,8 +72,7 @@ async fn main() -> anyhow::Result<()> {
     let request = SessionRequest {
         selection: Selection {
             cwd,
-            plugins: Vec::new(),
-            add_dirs: Vec::new(),
+            ..Selection::default()
         },
         permissions: PermissionArgs::default(),
         model: None,

@@ -22,7 +22,7 @@ pub struct McpListing {
 /// `notices`.
 pub async fn list(selection: &Selection, notices: &Notices) -> anyhow::Result<McpListing> {
     let (setup, host, _plugins) = plugin_loading::load(selection, notices).await?;
-    let configured = mcp_servers::configured(&setup, host.sandbox());
+    let configured = mcp_servers::configured(&setup, host.sandbox(), &selection.mcp);
     let servers = start_all(configured.specs, &setup.workspace).await;
     Ok(McpListing {
         servers: servers.iter().map(describe).collect(),
@@ -72,6 +72,7 @@ fn describe(server: &Arc<McpServer>) -> Value {
             out["url"] = json!(http.url);
             out["bearer_token"] = json!(http.bearer.is_some());
         }
+        Transport::Embedder(_) => out["in"] = json!("the program driving the session"),
     }
     out
 }

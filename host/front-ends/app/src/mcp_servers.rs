@@ -1,6 +1,8 @@
 //! MCP servers a session uses as tools: `[mcp_servers.NAME]` of the
-//! user's config (Codex's keys, plus each server's sandbox grant) and, in
-//! a trusted workspace, Claude Code's `.mcp.json`. Each becomes a
+//! user's config (Codex's keys, plus each server's sandbox grant), in a
+//! trusted workspace Claude Code's `.mcp.json`, and those `--mcp-config`
+//! names (among them the in-process servers of an Agent SDK driving the
+//! session). Each becomes a
 //! [`ServerSpec`]: the program, its grant as an OS sandbox policy, its tool
 //! filter and timeouts.
 
@@ -11,8 +13,8 @@ use crate::section::{absolute, expand_home};
 use crate::session::PROVIDER_KEYS;
 use crate::trust::TrustStatus;
 use kaizen_mcp::client::{
-    HttpServer, McpServer, McpTool, ServerSpec, ServerState, StdioServer, ToolFilter, Transport,
-    start_all,
+    EmbedderLink, EmbedderServer, HttpServer, McpServer, McpTool, ServerSpec, ServerState,
+    StdioServer, ToolFilter, Transport, start_all,
 };
 use kaizen_sandbox::{Containment, Scope};
 use kaizen_tools::ToolRegistry;
@@ -38,7 +40,7 @@ struct McpJson {
 }
 
 /// One server of `.mcp.json`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 struct McpJsonEntry {
     #[serde(rename = "type")]
     kind: Option<String>,
@@ -49,6 +51,37 @@ struct McpJsonEntry {
     env: BTreeMap<String, String>,
     url: Option<String>,
 }
+
+impl McpJsonEntry {
+    /// A server in the program driving the session.
+    fn sdk() -> Self {
+        Self {
+            kind: Some("sdk".into()),
+            ..Self::default()
+        }
+    }
+}
+
+/// `--mcp-config` and `--strict-mcp-config`, as Claude Code takes them,
+/// and where the program driving the session serves its own servers.
+#[derive(Clone, Default)]
+pub struct McpFlags {
+    /// Each a JSON object `{"mcpServers": {NAME: {...}}}`, or a file
+    /// holding one.
+    pub configs: Vec<String>,
+    /// Only the servers of `configs`: none of the user's config or the
+    /// workspace's `.mcp.json`.
+    pub strict: bool,
+    /// Where `"type": "sdk"` servers are reached: the program driving the
+    /// session (an Agent SDK over stream-json input), when there is one.
+    pub embedder: Option<Arc<dyn EmbedderLink>>,
+    /// Servers the program driving the session serves, named in its
+    /// handshake rather than in `configs`.
+    pub embedded: Vec<String>,
+}
+
+/// Where `--mcp-config`'s servers say they come from.
+const FLAG_ORIGIN: &str = "--mcp-config";
 
 /// A server kaizen will start, or why it will not.
 pub struct Configured {
@@ -61,20 +94,36 @@ pub struct Configured {
 }
 
 /// The servers of the user's config and, when the workspace is trusted,
-/// of its `.mcp.json` (the user's entry wins on a shared name).
-pub fn configured(setup: &Setup, sandbox: &Containment) -> Configured {
+/// of its `.mcp.json` (the user's entry wins on a shared name), unless
+/// `--strict-mcp-config`; then `--mcp-config`'s, which win over both.
+pub fn configured(setup: &Setup, sandbox: &Containment, flags: &McpFlags) -> Configured {
     let mut out = Configured {
         specs: Vec::new(),
         required: Vec::new(),
         problems: Vec::new(),
     };
-    let mut entries: BTreeMap<String, (McpServerEntry, &str)> = setup
-        .mcp_servers
-        .iter()
-        .map(|(name, entry)| (name.clone(), (entry.clone(), "config.toml")))
-        .collect();
-    for (name, entry) in project_servers(setup, &mut out.problems) {
-        entries.entry(name).or_insert((entry, MCP_JSON));
+    let mut entries: BTreeMap<String, (McpServerEntry, &str)> = BTreeMap::new();
+    if !flags.strict {
+        entries.extend(
+            setup
+                .mcp_servers
+                .iter()
+                .map(|(name, entry)| (name.clone(), (entry.clone(), "config.toml"))),
+        );
+        for (name, entry) in project_servers(setup, &mut out.problems) {
+            entries.entry(name).or_insert((entry, MCP_JSON));
+        }
+    }
+    for (name, server) in flag_servers(flags, &mut out.problems) {
+        match server {
+            FlagServer::Entry(entry) => {
+                entries.insert(name, (entry, FLAG_ORIGIN));
+            }
+            FlagServer::Embedded(spec) => {
+                entries.remove(&name);
+                out.specs.push(spec);
+            }
+        }
     }
     for (name, (entry, origin)) in entries {
         if entry.enabled == Some(false) {
@@ -93,6 +142,81 @@ pub fn configured(setup: &Setup, sandbox: &Containment) -> Configured {
         }
     }
     out
+}
+
+/// A server `--mcp-config` names.
+enum FlagServer {
+    /// One the user configures as in `[mcp_servers]`.
+    Entry(McpServerEntry),
+    /// One in the program driving the session.
+    Embedded(ServerSpec),
+}
+
+/// The servers of `--mcp-config`: the user's own, as trusted as their
+/// config; a `"type": "sdk"` one is the driving program's.
+fn flag_servers(flags: &McpFlags, problems: &mut Vec<String>) -> Vec<(String, FlagServer)> {
+    let mut entries: Vec<(String, McpJsonEntry)> = flags
+        .embedded
+        .iter()
+        .map(|name| (name.clone(), McpJsonEntry::sdk()))
+        .collect();
+    for config in &flags.configs {
+        let text = if config.trim_start().starts_with('{') {
+            config.clone()
+        } else {
+            match std::fs::read_to_string(config) {
+                Ok(text) => text,
+                Err(err) => {
+                    problems.push(format!("--mcp-config {config}: cannot be read: {err}"));
+                    continue;
+                }
+            }
+        };
+        match serde_json::from_str::<McpJson>(&text) {
+            Ok(file) => entries.extend(file.servers),
+            Err(err) => problems.push(format!(
+                "--mcp-config is not {{\"mcpServers\": {{...}}}}: {err}"
+            )),
+        }
+    }
+    let mut servers = Vec::new();
+    for (name, entry) in entries {
+        if entry.kind.as_deref() != Some("sdk") {
+            let entry = McpServerEntry {
+                command: entry.command,
+                args: entry.args,
+                env: entry.env,
+                url: entry.url,
+                ..McpServerEntry::default()
+            };
+            servers.push((name, FlagServer::Entry(entry)));
+            continue;
+        }
+        match &flags.embedder {
+            Some(link) => {
+                let spec = embedded(&name, link);
+                servers.push((name, FlagServer::Embedded(spec)));
+            }
+            None => problems.push(format!(
+                "the MCP server `{name}` ({FLAG_ORIGIN}) is left out: it is served by the \
+                 program driving the session (`type: sdk`), and no program drives this one \
+                 (an Agent SDK does, over --input-format stream-json)"
+            )),
+        }
+    }
+    servers
+}
+
+/// The spec of a server in the driving program.
+fn embedded(name: &str, link: &Arc<dyn EmbedderLink>) -> ServerSpec {
+    ServerSpec {
+        name: name.to_string(),
+        origin: FLAG_ORIGIN.to_string(),
+        transport: Transport::Embedder(EmbedderServer { link: link.clone() }),
+        tools: ToolFilter::default(),
+        startup_timeout: Duration::from_secs_f64(STARTUP_TIMEOUT),
+        tool_timeout: Duration::from_secs_f64(TOOL_TIMEOUT),
+    }
 }
 
 /// The servers of the workspace's `.mcp.json`, when it is trusted.
@@ -347,10 +471,11 @@ fn resolve(workspace: &Path, path: &Path) -> PathBuf {
 pub async fn start(
     setup: &Setup,
     sandbox: &Containment,
+    flags: &McpFlags,
     registry: &mut ToolRegistry,
     notices: &Notices,
 ) -> anyhow::Result<Vec<Arc<McpServer>>> {
-    let configured = configured(setup, sandbox);
+    let configured = configured(setup, sandbox, flags);
     for problem in &configured.problems {
         notices.warn(problem);
     }

@@ -15,8 +15,8 @@ use kaizen_plugin_host::{PluginHost, PluginSet, sources_in};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// Which workspace and plugin directories to use.
-#[derive(Clone)]
+/// Which workspace, plugin directories and MCP servers to use.
+#[derive(Clone, Default)]
 pub struct Selection {
     /// `--cwd`.
     pub cwd: Option<PathBuf>,
@@ -24,6 +24,9 @@ pub struct Selection {
     pub plugins: Vec<PathBuf>,
     /// `--add-dir`.
     pub add_dirs: Vec<PathBuf>,
+    /// `--mcp-config`, `--strict-mcp-config`, and the driving program's
+    /// own servers.
+    pub mcp: crate::mcp_servers::McpFlags,
 }
 
 /// Everything a command that runs plugins needs: the configuration, the
@@ -117,7 +120,15 @@ pub async fn load_with(
     crate::skills_setup::register(&catalogue, &mut plugins.registry, notices);
     // A run's MCP servers live as long as their tools in the registry.
     if for_run {
-        crate::mcp_servers::start(&setup, host.sandbox(), &mut plugins.registry, notices).await?;
+        let flags = &selection.mcp;
+        crate::mcp_servers::start(
+            &setup,
+            host.sandbox(),
+            flags,
+            &mut plugins.registry,
+            notices,
+        )
+        .await?;
     }
     Ok(Loaded {
         setup,

@@ -44,7 +44,9 @@ impl Tools {
     /// What of the configuration did not apply is told to `notices`.
     pub async fn load(selection: &Selection, notices: &Notices) -> anyhow::Result<Self> {
         let (setup, host, mut set) = load(selection, notices).await?;
-        crate::mcp_servers::start(&setup, host.sandbox(), &mut set.registry, notices).await?;
+        let flags = &selection.mcp;
+        crate::mcp_servers::start(&setup, host.sandbox(), flags, &mut set.registry, notices)
+            .await?;
         Ok(Self { setup, set })
     }
 

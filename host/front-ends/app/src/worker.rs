@@ -279,8 +279,7 @@ fn hosted_turn(
         replay: None,
         selection: Selection {
             cwd: Some(workspace),
-            plugins: Vec::new(),
-            add_dirs: Vec::new(),
+            ..Selection::default()
         },
         planner: None,
         session: choice,

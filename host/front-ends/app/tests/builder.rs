@@ -82,8 +82,7 @@ async fn an_embedder_builds_runs_watches_and_approves_a_session() {
     let request = SessionRequest {
         selection: Selection {
             cwd: Some(workspace.clone()),
-            plugins: Vec::new(),
-            add_dirs: Vec::new(),
+            ..Selection::default()
         },
         permissions: PermissionArgs::default(),
         model: None,

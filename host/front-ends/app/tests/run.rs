@@ -71,8 +71,7 @@ fn request(workspace: Option<PathBuf>, replay: PathBuf, session: Choice) -> RunR
         replay: Some(replay),
         selection: Selection {
             cwd: workspace,
-            plugins: Vec::new(),
-            add_dirs: Vec::new(),
+            ..Selection::default()
         },
         planner: None,
         session,

@@ -144,6 +144,16 @@ pub struct WorkspaceArgs {
     /// Grant every plugin read-write access to DIR as well. Repeatable.
     #[arg(long = "add-dir", value_name = "DIR")]
     add_dirs: Vec<PathBuf>,
+    /// MCP servers to use as well, as Claude Code takes them: a JSON
+    /// object `{"mcpServers": {NAME: {...}}}` or a file holding one; a
+    /// server of `"type": "sdk"` is served by the Agent SDK driving the
+    /// session. Repeatable.
+    #[arg(long = "mcp-config", value_name = "JSON|FILE")]
+    mcp_configs: Vec<String>,
+    /// Only the servers of --mcp-config: none of config.toml's or the
+    /// workspace's .mcp.json.
+    #[arg(long)]
+    strict_mcp_config: bool,
 }
 
 /// `--input-format`.
@@ -220,6 +230,12 @@ impl From<WorkspaceArgs> for kaizen_app::plugin_loading::Selection {
             cwd: args.cwd,
             plugins: args.plugins,
             add_dirs: args.add_dirs,
+            mcp: kaizen_app::mcp_servers::McpFlags {
+                configs: args.mcp_configs,
+                strict: args.strict_mcp_config,
+                embedder: None,
+                embedded: Vec::new(),
+            },
         }
     }
 }

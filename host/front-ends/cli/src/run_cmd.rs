@@ -42,13 +42,26 @@ pub async fn run_with(
     printer: Arc<Printer>,
     interrupt: CancellationToken,
 ) -> Result<RunResult, SetupError> {
-    let prompt = (
+    let mut prompt = (
         options.system_prompt.take(),
         options.append_system_prompt.take(),
     );
     let (request, from) = options.into_request();
-    let opened = Opened::open(request)?;
-    let (input, first) = crate::task_input::stream_input(&from, &printer).await?;
+    let mut opened = Opened::open(request)?;
+    let (mut input, first) = crate::task_input::stream_input(&from, &printer, &interrupt).await?;
+    if let Some(input) = &mut input {
+        // The program's own MCP servers (`"type": "sdk"`) are reached
+        // through its input; its handshake may name them, and say what
+        // its flags would.
+        let mcp = opened.mcp();
+        mcp.embedder = Some(Arc::new(input.channel()));
+        if let Some(handshake) = input.take_handshake() {
+            mcp.embedded.extend(handshake.sdk_mcp_servers);
+            mcp.configs.extend(handshake.mcp_config);
+            prompt.0 = prompt.0.or(handshake.system_prompt);
+            prompt.1 = prompt.1.or(handshake.append_system_prompt);
+        }
+    }
     let task_given = from.argument.is_some();
     let task = crate::task_input::task_for(&opened, first, from.argument)?;
     let terminal = answerers::terminal_for(task_given, &printer, &interrupt);

@@ -1,11 +1,15 @@
 //! The control protocol of stream-json input, as Claude Code's Agent SDKs
 //! speak it: requests from the program (`initialize`, `interrupt`,
 //! `set_permission_mode`, `compact`), each answered by a
-//! `control_response` with its `request_id`; and Kaizen's own questions
-//! to the program (`can_use_tool`), answered the same way.
+//! `control_response` with its `request_id`; and Kaizen's own requests
+//! to the program, answered the same way ([`Channel`]): `can_use_tool`
+//! questions, and `mcp_message`s to the program's in-process MCP servers.
 
 use crate::output::Printer;
-use kaizen_protocol::{Approval, ApprovalFuture, ApprovalRequest, Approver, PermissionMode};
+use kaizen_mcp::client::{EmbedderLink, Exchange};
+use kaizen_protocol::{
+    Approval, ApprovalFuture, ApprovalRequest, Approver, CancellationToken, PermissionMode,
+};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,7 +20,7 @@ use tokio::sync::oneshot;
 #[derive(Debug, PartialEq)]
 pub enum Request {
     /// The SDK's opening handshake.
-    Initialize,
+    Initialize(Box<Handshake>),
     /// Interrupt the current run.
     Interrupt,
     /// Compact the conversation before the next model call.
@@ -54,8 +58,38 @@ pub fn read_request(id: Option<String>, request: &Value) -> Control {
     Control { id, request }
 }
 
+/// What the SDK's handshake asks of the session besides its flags (the
+/// TypeScript SDK sends these here rather than on the command line).
+#[derive(Debug, Default, PartialEq)]
+pub struct Handshake {
+    /// The program's in-process MCP servers, by name.
+    pub sdk_mcp_servers: Vec<String>,
+    /// Other MCP servers, as `--mcp-config` would name them.
+    pub mcp_config: Option<String>,
+    /// A system prompt instead of Kaizen's.
+    pub system_prompt: Option<String>,
+    /// Text added to the system prompt.
+    pub append_system_prompt: Option<String>,
+}
+
+/// A prompt sent as a string or as a list of strings.
+fn prompt_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) => Some(text.clone()),
+        Value::Array(parts) => Some(
+            parts
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join("\n\n"),
+        ),
+        _ => None,
+    }
+}
+
 /// The handshake, refused when it asks for what Kaizen would otherwise
-/// drop without a word: hook callbacks and agents defined in the program.
+/// drop without a word: hook callbacks and agents defined in the
+/// program, or structured output.
 fn initialize(request: &Value) -> Result<Request, String> {
     let given = |key: &str| match &request[key] {
         Value::Null => false,
@@ -78,7 +112,27 @@ fn initialize(request: &Value) -> Result<Request, String> {
                 .into(),
         );
     }
-    Ok(Request::Initialize)
+    if given("jsonSchema") {
+        return Err(
+            "Kaizen does not produce structured output (the SDK's `outputFormat` option); ask \
+             for JSON in the prompt instead"
+                .into(),
+        );
+    }
+    let handshake = Handshake {
+        sdk_mcp_servers: request["sdkMcpServers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
+        mcp_config: given("mcpServers")
+            .then(|| json!({"mcpServers": request["mcpServers"]}).to_string()),
+        system_prompt: prompt_text(&request["systemPrompt"]),
+        append_system_prompt: prompt_text(&request["appendSystemPrompt"]),
+    };
+    Ok(Request::Initialize(Box::new(handshake)))
 }
 
 /// What `initialize` is answered with: what Kaizen is, as Claude Code
@@ -106,11 +160,9 @@ pub fn respond(printer: &Printer, id: &str, answer: Result<Value, String>) {
     printer.line(&json!({"type": "control_response", "response": response}));
 }
 
-/// The program's answer to one of Kaizen's questions.
+/// The program's answer to a `can_use_tool` question.
 #[derive(Debug, PartialEq)]
 pub struct Answer {
-    /// The question's `request_id`.
-    pub id: String,
     /// Allowed (once or always) or refused.
     pub approval: Approval,
     /// The input to run instead (`updatedInput`), when one was given.
@@ -119,11 +171,9 @@ pub struct Answer {
     pub interrupt: bool,
 }
 
-/// Reads a `control_response`'s `response`.
+/// Reads the answer to a `can_use_tool` question from its
+/// `control_response`'s `response`.
 pub fn read_answer(response: &Value) -> Result<Answer, String> {
-    let id = response["request_id"]
-        .as_str()
-        .ok_or("a control_response needs response.request_id")?;
     let answer = &response["response"];
     let approval = match (response["subtype"].as_str(), answer["behavior"].as_str()) {
         (Some("error"), _) => Approval::Deny(
@@ -146,7 +196,6 @@ pub fn read_answer(response: &Value) -> Result<Answer, String> {
         }
     };
     Ok(Answer {
-        id: id.to_string(),
         updated_input: match &approval {
             Approval::Once | Approval::Always => answer.get("updatedInput").cloned(),
             _ => None,
@@ -156,77 +205,134 @@ pub fn read_answer(response: &Value) -> Result<Answer, String> {
     })
 }
 
-/// A question waiting for its answer: who waits, and the input asked
-/// about.
-type Open = (oneshot::Sender<Approval>, Value);
-
-/// The questions asked and not yet answered, by request id.
+/// Kaizen's requests to the program that wait for their answers, by
+/// request id; each answer is the `control_response`'s `response`.
 #[derive(Clone, Default)]
-pub struct Questions(Arc<Mutex<HashMap<String, Open>>>);
+pub struct Pending(Arc<Mutex<HashMap<String, oneshot::Sender<Value>>>>);
 
-impl Questions {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Open>> {
+impl Pending {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<Value>>> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Settles the question `answer` answers; an answer to nothing asked
-    /// is reported. An input the program changed is the one that runs.
-    pub fn settle(&self, answer: Answer) {
-        let Some((waiting, asked)) = self.lock().remove(&answer.id) else {
-            eprintln!(
-                "kaizen: an answer to `{}` came, which nothing asked; skipped",
-                answer.id
-            );
-            return;
-        };
-        let approval = match answer.updated_input {
-            Some(input) if input != asked => Approval::Edited(input),
-            _ => answer.approval,
-        };
-        let _ = waiting.send(approval);
+    /// Hands a `control_response`'s `response` to the request it
+    /// answers; an answer to nothing asked is an error.
+    pub fn deliver(&self, response: Value) -> Result<(), String> {
+        let id = response["request_id"]
+            .as_str()
+            .ok_or("a control_response needs response.request_id")?
+            .to_string();
+        match self.lock().remove(&id) {
+            Some(waiting) => {
+                let _ = waiting.send(response);
+                Ok(())
+            }
+            None => Err(format!("an answer to `{id}` came, which nothing asked")),
+        }
     }
 
-    /// Refuses every question still open: nobody is left to answer.
-    pub fn refuse_all(&self) {
+    /// Gives up every request still open: nobody is left to answer.
+    pub fn abandon_all(&self) {
         self.lock().clear();
     }
 }
 
-/// Asks the embedding program about tool calls, over stdout and stdin.
-pub struct StreamApprover {
+/// Where Kaizen asks the program: control requests on stdout, their
+/// answers (read from stdin) through [`Pending`].
+#[derive(Clone)]
+pub struct Channel {
     printer: Arc<Printer>,
-    questions: Questions,
-    next: AtomicU64,
+    pending: Pending,
+    next: Arc<AtomicU64>,
+}
+
+impl Channel {
+    /// A channel writing to `printer`, answered through `pending`.
+    pub fn new(printer: Arc<Printer>, pending: Pending) -> Self {
+        Self {
+            printer,
+            pending,
+            next: Arc::default(),
+        }
+    }
+
+    /// Sends `request` and waits for its `control_response`'s `response`;
+    /// an error once the program's input has closed.
+    pub async fn request(&self, request: Value) -> Result<Value, String> {
+        let id = format!("kaizen-{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
+        let (answer, answered) = oneshot::channel();
+        self.pending.lock().insert(id.clone(), answer);
+        self.printer.line(&json!({
+            "type": "control_request",
+            "request_id": id,
+            "request": request,
+        }));
+        answered
+            .await
+            .map_err(|_| "nobody answered: the input stream closed".to_string())
+    }
+}
+
+/// The program's in-process MCP servers (`"type": "sdk"` in
+/// `--mcp-config`), reached with `mcp_message` requests.
+impl EmbedderLink for Channel {
+    fn exchange(&self, server: &str, message: Value) -> Exchange<'_> {
+        let request = json!({"subtype": "mcp_message", "server_name": server, "message": message});
+        let server = server.to_string();
+        Box::pin(async move {
+            let response = self.request(request).await?;
+            if response["subtype"] == "error" {
+                return Err(format!(
+                    "the program could not reach its MCP server `{server}`: {}",
+                    response["error"].as_str().unwrap_or("no reason given")
+                ));
+            }
+            Ok(response["response"].get("mcp_response").cloned())
+        })
+    }
+}
+
+/// Asks the embedding program about tool calls, over its channel; a
+/// refusal that says `interrupt` interrupts the run.
+pub struct StreamApprover {
+    channel: Channel,
+    interrupt: CancellationToken,
 }
 
 impl StreamApprover {
-    /// An approver whose questions `questions` settles.
-    pub fn new(printer: Arc<Printer>, questions: Questions) -> Self {
-        Self {
-            printer,
-            questions,
-            next: AtomicU64::new(0),
-        }
+    /// An approver asking over `channel`, interrupting through `interrupt`.
+    pub fn new(channel: Channel, interrupt: CancellationToken) -> Self {
+        Self { channel, interrupt }
     }
 }
 
 impl Approver for StreamApprover {
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> ApprovalFuture<'a> {
         Box::pin(async move {
-            let id = format!("kaizen-{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
-            let (answer, answered) = oneshot::channel();
-            self.questions
-                .lock()
-                .insert(id.clone(), (answer, request.input.clone()));
-            self.printer.line(&json!({
-                "type": "control_request",
-                "request_id": id,
-                "request": can_use_tool(request),
-            }));
-            answered.await.unwrap_or_else(|_| {
-                Approval::Deny("nobody answered: the input stream closed".into())
-            })
+            let response = match self.channel.request(can_use_tool(request)).await {
+                Ok(response) => response,
+                Err(why) => return Approval::Deny(why),
+            };
+            let answer = match read_answer(&response) {
+                Ok(answer) => answer,
+                Err(why) => {
+                    return Approval::Deny(format!("the program's answer is unreadable: {why}"));
+                }
+            };
+            if answer.interrupt {
+                self.interrupt.cancel();
+            }
+            edited(answer, &request.input)
         })
+    }
+}
+
+/// The approval an answer gives: an input the program changed is the one
+/// that runs.
+fn edited(answer: Answer, asked: &Value) -> Approval {
+    match answer.updated_input {
+        Some(input) if &input != asked => Approval::Edited(input),
+        _ => answer.approval,
     }
 }
 
@@ -269,7 +375,23 @@ mod tests {
         );
         assert_eq!(
             read(json!({"subtype": "initialize", "hooks": null})),
-            Ok(Request::Initialize)
+            Ok(Request::Initialize(Box::default()))
+        );
+        let handshake = read(
+            json!({"subtype": "initialize", "sdkMcpServers": ["counter"],
+            "systemPrompt": ["Be brief.", "Use tabs."], "appendSystemPrompt": "Sign off.",
+            "mcpServers": {"files": {"command": "files-server"}}}),
+        );
+        assert_eq!(
+            handshake,
+            Ok(Request::Initialize(Box::new(Handshake {
+                sdk_mcp_servers: vec!["counter".into()],
+                mcp_config: Some(
+                    json!({"mcpServers": {"files": {"command": "files-server"}}}).to_string()
+                ),
+                system_prompt: Some("Be brief.\n\nUse tabs.".into()),
+                append_system_prompt: Some("Sign off.".into()),
+            })))
         );
         assert_eq!(
             read(json!({"subtype": "set_permission_mode", "mode": "acceptEdits"})),
@@ -288,6 +410,10 @@ mod tests {
             (
                 json!({"subtype": "initialize", "agents": {"a": {}}}),
                 "agents",
+            ),
+            (
+                json!({"subtype": "initialize", "jsonSchema": {"type": "object"}}),
+                "structured output",
             ),
         ] {
             let err = read(request.clone()).unwrap_err();
@@ -316,38 +442,39 @@ mod tests {
             answer(json!({"subtype": "error", "request_id": "k4", "error": "callback raised"}))
                 .unwrap();
         assert_eq!(failed.approval, Approval::Deny("callback raised".into()));
-        assert!(answer(json!({"subtype": "success", "response": {"behavior": "allow"}})).is_err());
         assert!(answer(json!({"subtype": "success", "request_id": "k5", "response": {}})).is_err());
     }
 
     #[test]
     fn an_unchanged_input_is_a_plain_approval_and_a_changed_one_an_edit() {
-        let questions = Questions::default();
-        let (sender, mut same) = oneshot::channel();
-        questions
-            .lock()
-            .insert("a".into(), (sender, json!({"command": "ls"})));
-        questions.settle(Answer {
-            id: "a".into(),
-            approval: Approval::Once,
-            updated_input: Some(json!({"command": "ls"})),
+        let answer = |approval, input: Value| Answer {
+            approval,
+            updated_input: Some(input),
             interrupt: false,
-        });
-        assert_eq!(same.try_recv().unwrap(), Approval::Once);
-        let (sender, mut edited) = oneshot::channel();
-        questions
-            .lock()
-            .insert("b".into(), (sender, json!({"command": "rm -rf x"})));
-        questions.settle(Answer {
-            id: "b".into(),
-            approval: Approval::Always,
-            updated_input: Some(json!({"command": "ls x"})),
-            interrupt: false,
-        });
+        };
+        let asked = json!({"command": "ls"});
         assert_eq!(
-            edited.try_recv().unwrap(),
+            edited(answer(Approval::Once, json!({"command": "ls"})), &asked),
+            Approval::Once
+        );
+        assert_eq!(
+            edited(answer(Approval::Always, json!({"command": "ls x"})), &asked),
             Approval::Edited(json!({"command": "ls x"}))
         );
+    }
+
+    #[test]
+    fn answers_go_to_what_asked_them_and_nothing_else() {
+        let pending = Pending::default();
+        let (sender, mut waiting) = oneshot::channel();
+        pending.lock().insert("kaizen-1".into(), sender);
+        assert!(pending.deliver(json!({"request_id": "kaizen-2"})).is_err());
+        assert!(pending.deliver(json!({"subtype": "success"})).is_err());
+        pending
+            .deliver(json!({"subtype": "success", "request_id": "kaizen-1", "response": {}}))
+            .unwrap();
+        assert_eq!(waiting.try_recv().unwrap()["request_id"], "kaizen-1");
+        assert!(pending.deliver(json!({"request_id": "kaizen-1"})).is_err());
     }
 
     #[test]

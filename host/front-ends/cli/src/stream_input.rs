@@ -21,7 +21,7 @@
 
 use crate::output::Printer;
 use crate::stream_control::{
-    self, Answer, Control, Questions, Request, StreamApprover, initialize_answer,
+    self, Channel, Control, Handshake, Pending, Request, StreamApprover, initialize_answer,
 };
 use kaizen_app::run::NextTasks;
 use kaizen_loop::Inbox;
@@ -42,57 +42,86 @@ enum Input {
     Compact,
     /// A control request from the program.
     Control(Control),
-    /// The answer to a question Kaizen asked.
-    Answer(Answer),
 }
 
 /// Stdin, read on a thread of its own.
 pub struct StreamInput {
     lines: mpsc::UnboundedReceiver<Input>,
     open: bool,
-    questions: Questions,
     /// Where control requests are answered.
     printer: Arc<Printer>,
+    /// Where Kaizen asks the program.
+    channel: Channel,
+    /// The run's interrupt, for a refusal that asks for one.
+    interrupt: CancellationToken,
     /// A compaction asked for between runs, for the next one.
     compact_next: bool,
     /// A permission mode asked for between runs, for the next one.
     mode_next: Option<PermissionMode>,
+    /// What the program's handshake asked of the session, until the
+    /// session takes it.
+    handshake: Option<Handshake>,
 }
 
 /// The run a control request may act on: its inbox and interrupt.
 type Running<'a> = Option<(&'a Inbox, &'a CancellationToken)>;
 
 impl StreamInput {
-    /// Starts reading stdin; control requests are answered on `printer`.
-    pub fn start(printer: Arc<Printer>) -> Self {
+    /// Starts reading stdin; control requests are answered on `printer`,
+    /// and Kaizen's own requests are asked there. Answers to those go
+    /// straight to what asked them, even while the session is being set
+    /// up (its MCP servers in the program answer then).
+    pub fn start(printer: Arc<Printer>, interrupt: CancellationToken) -> Self {
         let (sender, lines) = mpsc::unbounded_channel();
+        let pending = Pending::default();
+        let answers = pending.clone();
         std::thread::spawn(move || {
             for (number, line) in std::io::stdin().lock().lines().enumerate() {
                 let Ok(line) = line else { break };
-                match parse(&line) {
-                    Ok(Some(input)) => {
+                let read = match parse(&line) {
+                    Ok(Some(Line::Input(input))) => {
                         if sender.send(input).is_err() {
                             break;
                         }
+                        Ok(())
                     }
-                    Ok(None) => {}
-                    Err(why) => eprintln!("kaizen: input line {} skipped: {why}", number + 1),
+                    Ok(Some(Line::Answer(response))) => answers.deliver(response),
+                    Ok(None) => Ok(()),
+                    Err(why) => Err(why),
+                };
+                if let Err(why) = read {
+                    eprintln!("kaizen: input line {} skipped: {why}", number + 1);
                 }
             }
+            // Nobody is left to answer what Kaizen asked.
+            answers.abandon_all();
         });
         Self {
             lines,
             open: true,
-            questions: Questions::default(),
+            channel: Channel::new(printer.clone(), pending),
             printer,
+            interrupt,
             compact_next: false,
             mode_next: None,
+            handshake: None,
         }
+    }
+
+    /// What the program's handshake asked of the session, once (read it
+    /// after the first message: the handshake comes before it).
+    pub fn take_handshake(&mut self) -> Option<Handshake> {
+        self.handshake.take()
     }
 
     /// The approver whose questions this input's answers settle.
     pub fn approver(&self) -> StreamApprover {
-        StreamApprover::new(self.printer.clone(), self.questions.clone())
+        StreamApprover::new(self.channel.clone(), self.interrupt.clone())
+    }
+
+    /// Where the program's own MCP servers are reached.
+    pub fn channel(&self) -> Channel {
+        self.channel.clone()
     }
 
     /// The next user message, waiting for it (and answering control
@@ -104,7 +133,6 @@ impl StreamInput {
                 Some(Input::User(text)) => return Some(text),
                 Some(Input::Compact) => self.compact_next = true,
                 Some(Input::Control(control)) => self.control(control, None),
-                Some(Input::Answer(answer)) => self.questions.settle(answer),
                 None => self.open = false,
             }
         }
@@ -135,17 +163,7 @@ impl StreamInput {
                     Some(Input::Control(control)) => {
                         self.control(control, Some((inbox, interrupt)))
                     }
-                    Some(Input::Answer(answer)) => {
-                        if answer.interrupt {
-                            interrupt.cancel();
-                        }
-                        self.questions.settle(answer);
-                    }
-                    None => {
-                        self.open = false;
-                        // Questions nobody can answer now are refused.
-                        self.questions.refuse_all();
-                    }
+                    None => self.open = false,
                 },
             }
         }
@@ -165,7 +183,10 @@ impl StreamInput {
 
     fn act(&mut self, request: Request, running: Running<'_>) -> Value {
         match (request, running) {
-            (Request::Initialize, _) => return initialize_answer(),
+            (Request::Initialize(handshake), _) => {
+                self.handshake = Some(*handshake);
+                return initialize_answer();
+            }
             (Request::Interrupt, Some((_, interrupt))) => interrupt.cancel(),
             (Request::Interrupt, None) => {}
             (Request::Compact, Some((inbox, _))) => inbox.request_compaction(),
@@ -197,9 +218,17 @@ impl NextTasks for StreamInput {
     }
 }
 
+/// A line read: input for the session, or the answer to a request of
+/// Kaizen's (a `control_response`'s `response`).
+#[derive(Debug, PartialEq)]
+enum Line {
+    Input(Input),
+    Answer(Value),
+}
+
 /// One line: `Ok(None)` for a blank line or a message kind with nothing
 /// to do here.
-fn parse(line: &str) -> Result<Option<Input>, String> {
+fn parse(line: &str) -> Result<Option<Line>, String> {
     if line.trim().is_empty() {
         return Ok(None);
     }
@@ -227,19 +256,15 @@ fn parse(line: &str) -> Result<Option<Input>, String> {
             // Claude Code's built-in `/compact`, as the Agent SDK sends it:
             // compaction before the next model call, not a task.
             if text.trim() == "/compact" {
-                return Ok(Some(Input::Compact));
+                return Ok(Some(Line::Input(Input::Compact)));
             }
-            Ok(Some(Input::User(text)))
+            Ok(Some(Line::Input(Input::User(text))))
         }
-        Some("control_response") => stream_control::read_answer(&value["response"])
-            .map(Input::Answer)
-            .map(Some),
+        Some("control_response") => Ok(Some(Line::Answer(value["response"].clone()))),
         Some("control_request") => {
             let id = value["request_id"].as_str().map(str::to_string);
-            Ok(Some(Input::Control(stream_control::read_request(
-                id,
-                &value["request"],
-            ))))
+            let control = stream_control::read_request(id, &value["request"]);
+            Ok(Some(Line::Input(Input::Control(control))))
         }
         // The SDKs' keep-alive pings need no answer.
         Some("keep_alive") => Ok(None),
@@ -256,7 +281,7 @@ mod tests {
 
     #[test]
     fn lines_as_claude_code_writes_them() {
-        let user = |text: &str| Ok(Some(Input::User(text.into())));
+        let user = |text: &str| Ok(Some(Line::Input(Input::User(text.into()))));
         assert_eq!(
             parse(r#"{"type":"user","message":{"role":"user","content":"Fix it."}}"#),
             user("Fix it.")
@@ -271,15 +296,15 @@ mod tests {
             parse(
                 r#"{"type":"control_request","request_id":"r1","request":{"subtype":"interrupt"}}"#
             ),
-            Ok(Some(Input::Control(Control {
+            Ok(Some(Line::Input(Input::Control(Control {
                 id: Some("r1".into()),
                 request: Ok(Request::Interrupt)
-            })))
+            }))))
         );
         assert_eq!(parse("  "), Ok(None));
         assert_eq!(
             parse(r#"{"type":"user","message":{"role":"user","content":" /compact "}}"#),
-            Ok(Some(Input::Compact))
+            Ok(Some(Line::Input(Input::Compact)))
         );
         assert_eq!(
             parse(r#"{"type":"user","message":{"role":"user","content":"/compact now"}}"#),
@@ -288,7 +313,9 @@ mod tests {
         let answered = parse(
             r#"{"type":"control_response","response":{"subtype":"success","request_id":"k1","response":{"behavior":"allow"}}}"#,
         );
-        assert!(matches!(answered, Ok(Some(Input::Answer(Answer { ref id, .. }))) if id == "k1"));
+        assert!(
+            matches!(answered, Ok(Some(Line::Answer(ref response))) if response["request_id"] == "k1")
+        );
     }
 
     #[test]
@@ -302,10 +329,6 @@ mod tests {
                 "needs message.content",
             ),
             (r#"{"type":"user","message":{"content":"  "}}"#, "no text"),
-            (
-                r#"{"type":"control_response","response":{"subtype":"success","response":{}}}"#,
-                "request_id",
-            ),
         ] {
             let err = parse(line).unwrap_err();
             assert!(err.contains(said), "{line}: {err}");

@@ -8,6 +8,7 @@ use crate::stream_input::StreamInput;
 use anyhow::Context as _;
 use kaizen_app::run::Opened;
 use kaizen_app::session_builder::{SetupError, usage};
+use kaizen_protocol::CancellationToken;
 use std::io::{IsTerminal, Read};
 use std::sync::Arc;
 
@@ -16,6 +17,7 @@ use std::sync::Arc;
 pub async fn stream_input(
     from: &TaskFrom,
     printer: &Arc<Printer>,
+    interrupt: &CancellationToken,
 ) -> Result<(Option<StreamInput>, Option<String>), SetupError> {
     let mut input = match from.stream_json {
         true if from.argument.is_some() => {
@@ -23,7 +25,7 @@ pub async fn stream_input(
                 "with --input-format stream-json the task is the first message on stdin, not an argument"
             )));
         }
-        true => Some(StreamInput::start(printer.clone())),
+        true => Some(StreamInput::start(printer.clone(), interrupt.clone())),
         false => None,
     };
     let first = match &mut input {

@@ -365,9 +365,10 @@ const AGENT_SDK_TS: &[&str] = &["--omit=optional", "@anthropic-ai/claude-agent-s
 
 /// The SDK's session (`tests/agent_sdk/session.py` and `.mjs`): the SDK
 /// starts `kaizen` as it starts Claude Code (no subcommand, Claude Code's
-/// flags), handshakes, and sends three turns: the first asks
-/// `can_use_tool` for a Write, which the program allows with its own
-/// content; the second is interrupted while its Bash call runs; the third
+/// flags, its in-process MCP server in `--mcp-config`), handshakes, and
+/// sends three turns: the first asks `can_use_tool` for a Write, which
+/// the program allows with its own content, then calls the program's own
+/// tool; the second is interrupted while its Bash call runs; the third
 /// runs after the program switched to plan mode, which refuses the Write.
 /// Every message is parsed by the SDK's own code. `sdk` is the driver's
 /// command, to which `kaizen`, the workspace, `more` and the environment
@@ -376,6 +377,10 @@ async fn agent_sdk_session(mut sdk: tokio::process::Command, more: &[&std::path:
     let write = |content: &str| json!({"file_path": "notes.txt", "content": content}).to_string();
     let script = common::run::replies(vec![
         Reply::tool("Write", &write("the model's draft\n")),
+        Reply::tool(
+            "mcp__counter__tally",
+            &json!({"text": "one two three"}).to_string(),
+        ),
         Reply::text("Wrote it."),
         Reply::tool("Bash", &json!({"command": "sleep 30"}).to_string()),
         Reply::tool("Write", &write("again\n")),
@@ -414,11 +419,12 @@ async fn agent_sdk_session(mut sdk: tokio::process::Command, more: &[&std::path:
     assert_eq!(init["kind"], "SystemMessage", "{first:?}");
     assert_eq!(init["subtype"], "init");
     assert_eq!(init["data"]["permissionMode"], "default");
-    assert!(
-        init["data"]["tools"]
-            .as_array()
-            .unwrap()
-            .contains(&json!("Write"))
+    let tools = init["data"]["tools"].as_array().unwrap();
+    assert!(tools.contains(&json!("Write")), "{tools:?}");
+    assert!(tools.contains(&json!("mcp__counter__tally")), "{tools:?}");
+    assert_eq!(
+        init["data"]["mcp_servers"],
+        json!([{"name": "counter", "status": "connected"}])
     );
     let call = first
         .iter()
@@ -435,6 +441,17 @@ async fn agent_sdk_session(mut sdk: tokio::process::Command, more: &[&std::path:
         .unwrap_or_else(|| panic!("no tool result in {first:?}"));
     assert_eq!(&result_block["blocks"][0]["tool_result"], id);
     assert_eq!(result_block["blocks"][0]["is_error"], false);
+    // The program's own tool: asked about, run in the program, its
+    // answer the model's.
+    assert_eq!(report["asked"][1]["tool"], "mcp__counter__tally");
+    assert_eq!(report["tallied"], json!(["one two three"]));
+    let tallied = first
+        .iter()
+        .filter(|m| m["kind"] == "UserMessage")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no second tool result in {first:?}"));
+    assert_eq!(tallied["blocks"][0]["is_error"], false, "{tallied}");
+    assert!(tallied.to_string().contains("3 words"), "{tallied}");
     let result = first.last().unwrap();
     assert_eq!(result["kind"], "ResultMessage");
     assert_eq!(result["subtype"], "success");
@@ -464,12 +481,17 @@ async fn agent_sdk_session(mut sdk: tokio::process::Command, more: &[&std::path:
     let result = third.last().unwrap();
     assert_eq!(result["result"], "Plan mode refused it.", "{third:?}");
     assert_eq!(result["permission_denials"][0]["tool_name"], "Write");
-    assert_eq!(report["asked"].as_array().unwrap().len(), 1);
+    assert_eq!(report["asked"].as_array().unwrap().len(), 2);
     assert_eq!(
         std::fs::read_to_string(&notes).unwrap(),
         "written by the program\n"
     );
-    assert_eq!(server.requests().len(), 5);
+    assert_eq!(server.requests().len(), 6);
+    assert!(
+        server.requests()[2].body["messages"]
+            .to_string()
+            .contains("3 words")
+    );
 }
 
 /// Where the tests keep what they install.

@@ -1,5 +1,6 @@
 //! Reaching one MCP server: a stdio server started in an OS sandbox of its
-//! own, or a remote one over streamable HTTP; then MCP's handshake and
+//! own, a remote one over streamable HTTP, or one in the embedding
+//! program over its control channel; then MCP's handshake and
 //! the list of its tools, within the startup timeout.
 
 use crate::client::spec::{HttpServer, ServerSpec, StdioServer, Transport};
@@ -103,6 +104,19 @@ pub(crate) async fn connect(spec: &ServerSpec) -> Result<(Live, Vec<rmcp::model:
     match &spec.transport {
         Transport::Stdio(stdio) => connect_stdio(spec, stdio).await,
         Transport::Http(http) => connect_http(spec, http).await,
+        Transport::Embedder(embedder) => {
+            let transport =
+                crate::client::embedder::LinkTransport::new(embedder.link.clone(), &spec.name);
+            let explain = || "in the program driving the session".to_string();
+            let (service, tools) = handshake(spec, transport, explain).await?;
+            let live = Live {
+                service,
+                process: None,
+                _sandbox: None,
+                url: None,
+            };
+            Ok((live, tools))
+        }
     }
 }
 

@@ -3,7 +3,9 @@
 //! Each stdio server runs in an OS sandbox of its own, shaped by its
 //! grant ([`StdioServer::policy`]: by default the workspace and no
 //! network); a remote server is reached over streamable HTTP with the
-//! host's own client, its token added by the host. Their tools join the
+//! host's own client, its token added by the host; one in the program
+//! driving the session through that program's control channel
+//! ([`EmbedderLink`]). Their tools join the
 //! registry as `mcp__<server>__<tool>`.
 //! From there they are tools like any other: schemas checked before the
 //! call, permission rules and hooks applied by the loop. A server's
@@ -11,6 +13,7 @@
 //! the server's grant makes that true (no writable directory, no network).
 
 mod connect;
+mod embedder;
 mod http;
 mod names;
 mod result;
@@ -18,6 +21,7 @@ mod server;
 mod spec;
 mod tool;
 
+pub use embedder::{EmbedderLink, EmbedderServer, Exchange};
 pub use names::{MAX_TOOL_NAME, tool_name};
 pub use server::{McpServer, ServerState, start_all};
 pub use spec::{HttpServer, ServerSpec, StdioServer, ToolFilter, Transport};

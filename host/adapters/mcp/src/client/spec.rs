@@ -29,6 +29,10 @@ pub enum Transport {
     Stdio(Box<StdioServer>),
     /// A remote server over MCP's streamable HTTP.
     Http(HttpServer),
+    /// A server in the program driving the session, reached through its
+    /// control channel; it runs that program's code, outside Kaizen's
+    /// sandbox.
+    Embedder(crate::client::embedder::EmbedderServer),
 }
 
 /// A stdio server: the program and its sandbox.
@@ -72,7 +76,8 @@ impl std::fmt::Debug for HttpServer {
 impl ServerSpec {
     /// Whether everything the server can do stays inside the session's
     /// grant: a stdio server without network, writing no directory beyond
-    /// `workspace`, in the full OS sandbox. A remote server never is.
+    /// `workspace`, in the full OS sandbox. A remote server, or one in
+    /// the embedding program, never is.
     pub fn contained(&self, workspace: &std::path::Path) -> bool {
         match &self.transport {
             Transport::Stdio(stdio) => {
@@ -81,16 +86,17 @@ impl ServerSpec {
                     && !policy.allow_degraded
                     && policy.writable.iter().all(|dir| dir.starts_with(workspace))
             }
-            Transport::Http(_) => false,
+            Transport::Http(_) | Transport::Embedder(_) => false,
         }
     }
 
     /// Whether its tools can change nothing: a stdio server that may write
-    /// no directory and use no network. A remote server may do anything.
+    /// no directory and use no network. A remote server, or one in the
+    /// embedding program, may do anything.
     pub fn read_only(&self) -> bool {
         match &self.transport {
             Transport::Stdio(stdio) => !stdio.policy.network && stdio.policy.writable.is_empty(),
-            Transport::Http(_) => false,
+            Transport::Http(_) | Transport::Embedder(_) => false,
         }
     }
 }

@@ -186,6 +186,13 @@ impl Opened {
         Ok(Self { request, continued })
     }
 
+    /// The MCP servers the session will use besides its configured ones
+    /// (`--mcp-config`, and those the program driving it serves), to add
+    /// to before it is built.
+    pub fn mcp(&mut self) -> &mut crate::mcp_servers::McpFlags {
+        &mut self.request.selection.mcp
+    }
+
     /// The session the request continues, restored; `None` for a new one.
     pub fn continued(&self) -> Option<&Continued> {
         self.continued.as_ref()

@@ -1,20 +1,29 @@
 // The session of session.py, driven through Claude's Agent SDK for
 // TypeScript with `kaizen` as its CLI (`pathToClaudeCodeExecutable`):
 // three turns in one streaming query, the program answering the
-// permission question with its own input, interrupting the second turn
-// and switching to plan mode before the third. The report on stdout is
+// permission questions (one with its own input), serving a tool of its
+// own (an in-process MCP server), interrupting the second turn and
+// switching to plan mode before the third. The report on stdout is
 // what the Rust test checks, with session.py's shape.
 //
 // Usage: node session.mjs KAIZEN WORKSPACE NODE_MODULES (where the SDK
 // is installed)
 
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
 const [kaizen, workspace, modules] = process.argv.slice(2);
 const sdk = join(modules, "@anthropic-ai", "claude-agent-sdk", "sdk.mjs");
-const { query } = await import(pathToFileURL(sdk).href);
-const report = { asked: [], turns: [], server_info: null };
+const { query, tool, createSdkMcpServer } = await import(pathToFileURL(sdk).href);
+const { z } = createRequire(join(modules, "modules.js"))("zod");
+const report = { asked: [], turns: [], server_info: null, tallied: [] };
+
+// The program's own tool, served in process.
+const tally = tool("tally", "Counts the words of a text.", { text: z.string() }, async ({ text }) => {
+  report.tallied.push(text);
+  return { content: [{ type: "text", text: `${text.split(/\s+/).filter(Boolean).length} words` }] };
+});
 
 function describe(message) {
   switch (message.type) {
@@ -56,6 +65,7 @@ const session = query({
     pathToClaudeCodeExecutable: kaizen,
     cwd: workspace,
     model: "gpt-4o-mini",
+    mcpServers: { counter: createSdkMcpServer({ name: "counter", tools: [tally] }) },
     canUseTool: async (toolName, input, { toolUseID, suggestions }) => {
       report.asked.push({ tool: toolName, input, tool_use_id: toolUseID, suggestions: (suggestions ?? []).length });
       if (toolName === "Write") {

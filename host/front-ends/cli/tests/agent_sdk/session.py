@@ -1,8 +1,9 @@
 """A session driven through Claude's Agent SDK for Python, with `kaizen`
 as its CLI: the SDK starts it, handshakes, sends the turns, answers its
-permission question (editing the input), interrupts a turn and changes
-the permission mode. Every message is parsed by the SDK's own types; the
-report on stdout is what the Rust test checks.
+permission questions (editing one input), serves a tool of its own (an
+in-process MCP server), interrupts a turn and changes the permission
+mode. Every message is parsed by the SDK's own types; the report on
+stdout is what the Rust test checks.
 
 Usage: session.py KAIZEN WORKSPACE
 """
@@ -23,10 +24,19 @@ from claude_agent_sdk import (
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
+    create_sdk_mcp_server,
+    tool,
 )
 
 kaizen, workspace = sys.argv[1], sys.argv[2]
-report = {"asked": [], "turns": [], "server_info": None}
+report = {"asked": [], "turns": [], "server_info": None, "tallied": []}
+
+
+@tool("tally", "Counts the words of a text.", {"text": str})
+async def tally(args):
+    """The program's own tool, served in process."""
+    report["tallied"].append(args["text"])
+    return {"content": [{"type": "text", "text": f"{len(args['text'].split())} words"}]}
 
 
 def describe(message):
@@ -84,6 +94,7 @@ async def main():
         cwd=workspace,
         model="gpt-4o-mini",
         can_use_tool=ask,
+        mcp_servers={"counter": create_sdk_mcp_server(name="counter", tools=[tally])},
     )
     async with ClaudeSDKClient(options) as client:
         report["server_info"] = await client.get_server_info()
