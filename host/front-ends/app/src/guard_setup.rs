@@ -164,17 +164,30 @@ pub fn permissions(setup: &Setup, flags: &PermissionArgs) -> anyhow::Result<Perm
     })
 }
 
+/// Who answers for a session besides its configuration.
+#[derive(Default)]
+pub struct Answerers {
+    /// Approves tool calls that ask; `None` refuses them.
+    pub approver: Option<Arc<dyn Approver>>,
+    /// The driving program's own hooks (an Agent SDK's callbacks).
+    pub hooks: Vec<Arc<dyn Hook>>,
+}
+
 /// Builds the guard of a `kaizen run`: the permissions, the hooks of the
 /// loaded hook plugins and of Claude Code's settings (the workspace's only
 /// once trusted; their commands confined by the session's `containment`),
-/// and `approver`.
+/// then the driving program's own hooks, and the approver.
 pub fn build(
     setup: &Setup,
     containment: &Containment,
     permissions: PermissionSetup,
     plugins: &PluginSet,
-    approver: Option<Arc<dyn Approver>>,
+    answerers: Answerers,
 ) -> anyhow::Result<GuardSetup> {
+    let Answerers {
+        approver,
+        hooks: own_hooks,
+    } = answerers;
     let PermissionSetup {
         permissions,
         mut notes,
@@ -206,6 +219,7 @@ pub fn build(
             notes.extend(problems);
         }
     }
+    hooks.extend(own_hooks);
     let mut dispatcher = HookDispatcher::new(hooks);
     if let Some(secs) = setup
         .hooks

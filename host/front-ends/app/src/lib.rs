@@ -36,6 +36,7 @@ pub mod home;
 pub mod hosted;
 pub mod kits;
 pub mod mcp_config;
+pub mod mcp_flags;
 pub mod mcp_list;
 pub mod mcp_serve;
 pub mod mcp_servers;

@@ -8,13 +8,14 @@
 
 use crate::config::Setup;
 use crate::mcp_config::McpServerEntry;
+use crate::mcp_flags::{FlagServer, McpFlags, flag_servers};
 use crate::notices::Notices;
 use crate::section::{absolute, expand_home};
 use crate::session::PROVIDER_KEYS;
 use crate::trust::TrustStatus;
 use kaizen_mcp::client::{
-    EmbedderLink, EmbedderServer, HttpServer, McpServer, McpTool, ServerSpec, ServerState,
-    StdioServer, ToolFilter, Transport, start_all,
+    HttpServer, McpServer, McpTool, ServerSpec, ServerState, StdioServer, ToolFilter, Transport,
+    start_all,
 };
 use kaizen_sandbox::{Containment, Scope};
 use kaizen_tools::ToolRegistry;
@@ -28,60 +29,29 @@ use std::time::Duration;
 pub const MCP_JSON: &str = ".mcp.json";
 
 /// Seconds a server may take to start when its entry does not say.
-const STARTUP_TIMEOUT: f64 = 10.0;
+pub(crate) const STARTUP_TIMEOUT: f64 = 10.0;
 /// Seconds one call may take when the entry does not say.
-const TOOL_TIMEOUT: f64 = 60.0;
+pub(crate) const TOOL_TIMEOUT: f64 = 60.0;
 
 /// `.mcp.json`: `{"mcpServers": {NAME: {...}}}`.
 #[derive(Debug, Deserialize)]
-struct McpJson {
+pub(crate) struct McpJson {
     #[serde(rename = "mcpServers", default)]
-    servers: BTreeMap<String, McpJsonEntry>,
+    pub servers: BTreeMap<String, McpJsonEntry>,
 }
 
 /// One server of `.mcp.json`.
 #[derive(Debug, Default, Deserialize)]
-struct McpJsonEntry {
+pub(crate) struct McpJsonEntry {
     #[serde(rename = "type")]
-    kind: Option<String>,
-    command: Option<String>,
+    pub kind: Option<String>,
+    pub command: Option<String>,
     #[serde(default)]
-    args: Vec<String>,
+    pub args: Vec<String>,
     #[serde(default)]
-    env: BTreeMap<String, String>,
-    url: Option<String>,
+    pub env: BTreeMap<String, String>,
+    pub url: Option<String>,
 }
-
-impl McpJsonEntry {
-    /// A server in the program driving the session.
-    fn sdk() -> Self {
-        Self {
-            kind: Some("sdk".into()),
-            ..Self::default()
-        }
-    }
-}
-
-/// `--mcp-config` and `--strict-mcp-config`, as Claude Code takes them,
-/// and where the program driving the session serves its own servers.
-#[derive(Clone, Default)]
-pub struct McpFlags {
-    /// Each a JSON object `{"mcpServers": {NAME: {...}}}`, or a file
-    /// holding one.
-    pub configs: Vec<String>,
-    /// Only the servers of `configs`: none of the user's config or the
-    /// workspace's `.mcp.json`.
-    pub strict: bool,
-    /// Where `"type": "sdk"` servers are reached: the program driving the
-    /// session (an Agent SDK over stream-json input), when there is one.
-    pub embedder: Option<Arc<dyn EmbedderLink>>,
-    /// Servers the program driving the session serves, named in its
-    /// handshake rather than in `configs`.
-    pub embedded: Vec<String>,
-}
-
-/// Where `--mcp-config`'s servers say they come from.
-const FLAG_ORIGIN: &str = "--mcp-config";
 
 /// A server kaizen will start, or why it will not.
 pub struct Configured {
@@ -117,7 +87,7 @@ pub fn configured(setup: &Setup, sandbox: &Containment, flags: &McpFlags) -> Con
     for (name, server) in flag_servers(flags, &mut out.problems) {
         match server {
             FlagServer::Entry(entry) => {
-                entries.insert(name, (entry, FLAG_ORIGIN));
+                entries.insert(name, (entry, crate::mcp_flags::FLAG_ORIGIN));
             }
             FlagServer::Embedded(spec) => {
                 entries.remove(&name);
@@ -142,81 +112,6 @@ pub fn configured(setup: &Setup, sandbox: &Containment, flags: &McpFlags) -> Con
         }
     }
     out
-}
-
-/// A server `--mcp-config` names.
-enum FlagServer {
-    /// One the user configures as in `[mcp_servers]`.
-    Entry(McpServerEntry),
-    /// One in the program driving the session.
-    Embedded(ServerSpec),
-}
-
-/// The servers of `--mcp-config`: the user's own, as trusted as their
-/// config; a `"type": "sdk"` one is the driving program's.
-fn flag_servers(flags: &McpFlags, problems: &mut Vec<String>) -> Vec<(String, FlagServer)> {
-    let mut entries: Vec<(String, McpJsonEntry)> = flags
-        .embedded
-        .iter()
-        .map(|name| (name.clone(), McpJsonEntry::sdk()))
-        .collect();
-    for config in &flags.configs {
-        let text = if config.trim_start().starts_with('{') {
-            config.clone()
-        } else {
-            match std::fs::read_to_string(config) {
-                Ok(text) => text,
-                Err(err) => {
-                    problems.push(format!("--mcp-config {config}: cannot be read: {err}"));
-                    continue;
-                }
-            }
-        };
-        match serde_json::from_str::<McpJson>(&text) {
-            Ok(file) => entries.extend(file.servers),
-            Err(err) => problems.push(format!(
-                "--mcp-config is not {{\"mcpServers\": {{...}}}}: {err}"
-            )),
-        }
-    }
-    let mut servers = Vec::new();
-    for (name, entry) in entries {
-        if entry.kind.as_deref() != Some("sdk") {
-            let entry = McpServerEntry {
-                command: entry.command,
-                args: entry.args,
-                env: entry.env,
-                url: entry.url,
-                ..McpServerEntry::default()
-            };
-            servers.push((name, FlagServer::Entry(entry)));
-            continue;
-        }
-        match &flags.embedder {
-            Some(link) => {
-                let spec = embedded(&name, link);
-                servers.push((name, FlagServer::Embedded(spec)));
-            }
-            None => problems.push(format!(
-                "the MCP server `{name}` ({FLAG_ORIGIN}) is left out: it is served by the \
-                 program driving the session (`type: sdk`), and no program drives this one \
-                 (an Agent SDK does, over --input-format stream-json)"
-            )),
-        }
-    }
-    servers
-}
-
-/// The spec of a server in the driving program.
-fn embedded(name: &str, link: &Arc<dyn EmbedderLink>) -> ServerSpec {
-    ServerSpec {
-        name: name.to_string(),
-        origin: FLAG_ORIGIN.to_string(),
-        transport: Transport::Embedder(EmbedderServer { link: link.clone() }),
-        tools: ToolFilter::default(),
-        startup_timeout: Duration::from_secs_f64(STARTUP_TIMEOUT),
-        tool_timeout: Duration::from_secs_f64(TOOL_TIMEOUT),
-    }
 }
 
 /// The servers of the workspace's `.mcp.json`, when it is trusted.

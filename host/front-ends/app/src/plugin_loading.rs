@@ -26,7 +26,7 @@ pub struct Selection {
     pub add_dirs: Vec<PathBuf>,
     /// `--mcp-config`, `--strict-mcp-config`, and the driving program's
     /// own servers.
-    pub mcp: crate::mcp_servers::McpFlags,
+    pub mcp: crate::mcp_flags::McpFlags,
 }
 
 /// Everything a command that runs plugins needs: the configuration, the

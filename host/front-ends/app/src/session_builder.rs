@@ -117,6 +117,9 @@ pub struct Collaborators<'a> {
     pub steps: Option<Arc<dyn StepExecutor>>,
     /// Messages that arrive while the run works.
     pub inbox: Option<Inbox>,
+    /// Hooks of the program driving the session (an Agent SDK's
+    /// callbacks), run beside the configured ones.
+    pub hooks: Vec<Arc<dyn kaizen_hooks::Hook>>,
     /// Where what the user should know of the set-up goes.
     pub notices: Notices,
 }
@@ -132,6 +135,7 @@ impl Collaborators<'_> {
             approver: None,
             steps: None,
             inbox: None,
+            hooks: Vec::new(),
             notices: Notices::to_log(),
         }
     }
@@ -227,7 +231,10 @@ impl<'a> SessionBuilder<'a> {
             &loaded.host,
             loaded.permissions,
             &plugins,
-            with.approver,
+            guard_setup::Answerers {
+                approver: with.approver,
+                hooks: with.hooks,
+            },
             &with.notices,
         )?;
         let (store, state, seq) = open_session(&setup, request.start, &model)?;
@@ -332,7 +339,10 @@ pub async fn tool_session(
         &loaded.host,
         loaded.permissions,
         &loaded.plugins,
-        with.approver,
+        guard_setup::Answerers {
+            approver: with.approver,
+            hooks: with.hooks,
+        },
         &with.notices,
     )?;
     Ok(ToolSession {
@@ -342,23 +352,23 @@ pub async fn tool_session(
     })
 }
 
-/// The guard: the permission rules and mode, hooks (the plugins' and the
-/// configured command hooks, run in `host`'s sandbox) and `approver`;
-/// plugins that failed to load are logged, the guard's notes told to
-/// `notices`.
+/// The guard: the permission rules and mode, hooks (the plugins', the
+/// configured command hooks, run in `host`'s sandbox, and the driving
+/// program's) and the approver; plugins that failed to load are logged,
+/// the guard's notes told to `notices`.
 fn guard_stage(
     setup: &Setup,
     host: &PluginHost,
     permissions: PermissionSetup,
     plugins: &PluginSet,
-    approver: Option<Arc<dyn Approver>>,
+    answerers: guard_setup::Answerers,
     notices: &Notices,
 ) -> Result<Arc<Guard>, SetupError> {
     for failure in &plugins.failed {
         tracing::warn!("{}", failure.summary());
     }
-    let guard =
-        guard_setup::build(setup, host.sandbox(), permissions, plugins, approver).map_err(usage)?;
+    let guard = guard_setup::build(setup, host.sandbox(), permissions, plugins, answerers)
+        .map_err(usage)?;
     for note in &guard.notes {
         notices.note(note.clone());
     }

@@ -267,6 +267,7 @@ fn hosted_turn(
         approver: Some(hosted.approver()),
         steps: Some(hosted.steps.clone()),
         inbox: None,
+        hooks: Vec::new(),
         notices,
     };
     let run = RunRequest {

@@ -56,6 +56,7 @@ pub fn collaborators(
         approver,
         steps: None,
         inbox,
+        hooks: Vec::new(),
         notices: to_stderr(),
     })
 }

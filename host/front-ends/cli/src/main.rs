@@ -23,6 +23,7 @@ mod run_cmd;
 mod run_options;
 mod runtime_cmd;
 mod sandbox_cmd;
+mod sdk_hooks;
 mod sessions_cmd;
 mod signals;
 mod stream_control;

@@ -230,7 +230,7 @@ impl From<WorkspaceArgs> for kaizen_app::plugin_loading::Selection {
             cwd: args.cwd,
             plugins: args.plugins,
             add_dirs: args.add_dirs,
-            mcp: kaizen_app::mcp_servers::McpFlags {
+            mcp: kaizen_app::mcp_flags::McpFlags {
                 configs: args.mcp_configs,
                 strict: args.strict_mcp_config,
                 embedder: None,

@@ -5,9 +5,10 @@
 use crate::answerers;
 use crate::output::Printer;
 use crate::run_options::RunOptions;
+use crate::sdk_hooks::CallbackHook;
 use crate::stream_input::StreamInput;
 use kaizen_app::run::{Built, Compacted, NextTasks, Opened};
-use kaizen_app::session_builder::SetupError;
+use kaizen_app::session_builder::{SetupError, usage};
 use kaizen_loop::Inbox;
 use kaizen_protocol::{CancellationToken, RunResult, Status};
 use std::future::Future;
@@ -49,6 +50,7 @@ pub async fn run_with(
     let (request, from) = options.into_request();
     let mut opened = Opened::open(request)?;
     let (mut input, first) = crate::task_input::stream_input(&from, &printer, &interrupt).await?;
+    let mut own_hooks = Vec::new();
     if let Some(input) = &mut input {
         // The program's own MCP servers (`"type": "sdk"`) are reached
         // through its input; its handshake may name them, and say what
@@ -60,6 +62,11 @@ pub async fn run_with(
             mcp.configs.extend(handshake.mcp_config);
             prompt.0 = prompt.0.or(handshake.system_prompt);
             prompt.1 = prompt.1.or(handshake.append_system_prompt);
+            for spec in handshake.hooks {
+                let hook = CallbackHook::new(spec, input.channel())
+                    .map_err(|why| usage(anyhow::anyhow!(why)))?;
+                own_hooks.push(Arc::new(hook) as Arc<dyn kaizen_hooks::Hook>);
+            }
         }
     }
     let task_given = from.argument.is_some();
@@ -68,7 +75,8 @@ pub async fn run_with(
     // Messages while the run works: from stream-json input, or typed at
     // the terminal.
     let inbox = (input.is_some() || terminal.is_some()).then(Inbox::default);
-    let collaborators = answerers::collaborators(&input, terminal.clone(), inbox.clone())?;
+    let mut collaborators = answerers::collaborators(&input, terminal.clone(), inbox.clone())?;
+    collaborators.hooks = own_hooks;
     let mut built = opened.build(task, collaborators).await?;
     built.set_system_prompt(prompt.0, prompt.1);
     printer.set_session(session_of(&built));

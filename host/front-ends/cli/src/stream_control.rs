@@ -70,6 +70,8 @@ pub struct Handshake {
     pub system_prompt: Option<String>,
     /// Text added to the system prompt.
     pub append_system_prompt: Option<String>,
+    /// The program's hook callbacks.
+    pub hooks: Vec<crate::sdk_hooks::CallbackSpec>,
 }
 
 /// A prompt sent as a string or as a list of strings.
@@ -88,8 +90,8 @@ fn prompt_text(value: &Value) -> Option<String> {
 }
 
 /// The handshake, refused when it asks for what Kaizen would otherwise
-/// drop without a word: hook callbacks and agents defined in the
-/// program, or structured output.
+/// drop without a word: agents defined in the program, structured
+/// output, or a hook Kaizen cannot run.
 fn initialize(request: &Value) -> Result<Request, String> {
     let given = |key: &str| match &request[key] {
         Value::Null => false,
@@ -97,14 +99,6 @@ fn initialize(request: &Value) -> Result<Request, String> {
         Value::Array(list) => !list.is_empty(),
         _ => true,
     };
-    if given("hooks") {
-        return Err(
-            "Kaizen does not run hook callbacks defined in the program (the SDK's \
-                    `hooks` option); use command hooks in .claude/settings.json or Kaizen's \
-                    hook plugins"
-                .into(),
-        );
-    }
     if given("agents") {
         return Err(
             "Kaizen does not take agents defined in the program (the SDK's `agents` option); \
@@ -131,6 +125,7 @@ fn initialize(request: &Value) -> Result<Request, String> {
             .then(|| json!({"mcpServers": request["mcpServers"]}).to_string()),
         system_prompt: prompt_text(&request["systemPrompt"]),
         append_system_prompt: prompt_text(&request["appendSystemPrompt"]),
+        hooks: crate::sdk_hooks::read_hooks(&request["hooks"])?,
     };
     Ok(Request::Initialize(Box::new(handshake)))
 }
@@ -391,6 +386,7 @@ mod tests {
                 ),
                 system_prompt: Some("Be brief.\n\nUse tabs.".into()),
                 append_system_prompt: Some("Sign off.".into()),
+                hooks: Vec::new(),
             })))
         );
         assert_eq!(
@@ -404,8 +400,8 @@ mod tests {
             ),
             (json!({"subtype": "set_model", "model": "x"}), "`set_model`"),
             (
-                json!({"subtype": "initialize", "hooks": {"PreToolUse": [{"hookCallbackIds": ["hook_0"]}]}}),
-                "hook callbacks",
+                json!({"subtype": "initialize", "hooks": {"OnLunch": [{"hookCallbackIds": ["hook_0"]}]}}),
+                "OnLunch",
             ),
             (
                 json!({"subtype": "initialize", "agents": {"a": {}}}),

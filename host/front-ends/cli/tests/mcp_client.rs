@@ -342,6 +342,44 @@ fn mcp_list_shows_each_servers_state_grant_and_tools() {
         problems.contains("`far`") && problems.contains("stdio servers"),
         "{problems}"
     );
+
+    // --mcp-config adds servers as Claude Code's flag does (its `repo`
+    // wins over the workspace's); --strict-mcp-config keeps to them.
+    let flagged = r#"{"mcpServers": {"repo": {"command": "python3", "args": ["server.py", "flag"]}, "flagged": {"command": "python3", "args": ["server.py"]}}}"#;
+    let listed_with = |extra: &[&str]| {
+        let mut args = vec!["mcp", "list", "--json", "--mcp-config", flagged];
+        args.extend(extra);
+        let out = common::kaizen(run.home.path(), &root, &args);
+        let listed: Value = serde_json::from_str(&common::succeeded(&out)).unwrap();
+        let mut servers: Vec<(String, String, String)> = listed["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                let text = |key: &str| s[key].as_str().unwrap_or_default().to_string();
+                (text("name"), text("origin"), text("state"))
+            })
+            .collect();
+        servers.sort();
+        servers
+    };
+    let flag = |name: &str| {
+        (
+            name.to_string(),
+            "--mcp-config".to_string(),
+            "running".to_string(),
+        )
+    };
+    let all = listed_with(&[]);
+    assert!(
+        all.contains(&flag("repo")) && all.contains(&flag("flagged")),
+        "{all:?}"
+    );
+    assert!(all.iter().any(|(name, ..)| name == "everything"), "{all:?}");
+    assert_eq!(
+        listed_with(&["--strict-mcp-config"]),
+        [flag("flagged"), flag("repo")]
+    );
 }
 
 /// A port no one listens on now.

@@ -370,6 +370,8 @@ const AGENT_SDK_TS: &[&str] = &["--omit=optional", "@anthropic-ai/claude-agent-s
 /// the program allows with its own content, then calls the program's own
 /// tool; the second is interrupted while its Bash call runs; the third
 /// runs after the program switched to plan mode, which refuses the Write.
+/// The program's own hooks see every prompt (adding to it) and the Bash
+/// call.
 /// Every message is parsed by the SDK's own code. `sdk` is the driver's
 /// command, to which `kaizen`, the workspace, `more` and the environment
 /// are added.
@@ -485,6 +487,20 @@ async fn agent_sdk_session(mut sdk: tokio::process::Command, more: &[&std::path:
     assert_eq!(
         std::fs::read_to_string(&notes).unwrap(),
         "written by the program\n"
+    );
+    assert_eq!(
+        report["hooked"],
+        json!([
+            "UserPromptSubmit",
+            "UserPromptSubmit",
+            "sleep 30",
+            "UserPromptSubmit"
+        ])
+    );
+    let first_request = server.requests()[0].body["messages"].to_string();
+    assert!(
+        first_request.contains("The program says hi."),
+        "{first_request}"
     );
     assert_eq!(server.requests().len(), 6);
     assert!(

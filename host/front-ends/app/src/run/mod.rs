@@ -189,7 +189,7 @@ impl Opened {
     /// The MCP servers the session will use besides its configured ones
     /// (`--mcp-config`, and those the program driving it serves), to add
     /// to before it is built.
-    pub fn mcp(&mut self) -> &mut crate::mcp_servers::McpFlags {
+    pub fn mcp(&mut self) -> &mut crate::mcp_flags::McpFlags {
         &mut self.request.selection.mcp
     }
 

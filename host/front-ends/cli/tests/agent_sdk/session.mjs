@@ -2,8 +2,8 @@
 // TypeScript with `kaizen` as its CLI (`pathToClaudeCodeExecutable`):
 // three turns in one streaming query, the program answering the
 // permission questions (one with its own input), serving a tool of its
-// own (an in-process MCP server), interrupting the second turn and
-// switching to plan mode before the third. The report on stdout is
+// own (an in-process MCP server), running hooks of its own, interrupting
+// the second turn and switching to plan mode before the third. The report on stdout is
 // what the Rust test checks, with session.py's shape.
 //
 // Usage: node session.mjs KAIZEN WORKSPACE NODE_MODULES (where the SDK
@@ -17,7 +17,21 @@ const [kaizen, workspace, modules] = process.argv.slice(2);
 const sdk = join(modules, "@anthropic-ai", "claude-agent-sdk", "sdk.mjs");
 const { query, tool, createSdkMcpServer } = await import(pathToFileURL(sdk).href);
 const { z } = createRequire(join(modules, "modules.js"))("zod");
-const report = { asked: [], turns: [], server_info: null, tallied: [] };
+const report = { asked: [], turns: [], server_info: null, tallied: [], hooked: [] };
+
+// Adds to every prompt, as a UserPromptSubmit hook may.
+const onPrompt = async (input) => {
+  report.hooked.push(input.hook_event_name);
+  return {
+    hookSpecificOutput: { hookEventName: "UserPromptSubmit", additionalContext: "The program says hi." },
+  };
+};
+
+// Sees each Bash call before it runs.
+const onBash = async (input) => {
+  report.hooked.push(input.tool_input.command);
+  return {};
+};
 
 // The program's own tool, served in process.
 const tally = tool("tally", "Counts the words of a text.", { text: z.string() }, async ({ text }) => {
@@ -66,6 +80,10 @@ const session = query({
     cwd: workspace,
     model: "gpt-4o-mini",
     mcpServers: { counter: createSdkMcpServer({ name: "counter", tools: [tally] }) },
+    hooks: {
+      UserPromptSubmit: [{ hooks: [onPrompt] }],
+      PreToolUse: [{ matcher: "Bash", hooks: [onBash] }],
+    },
     canUseTool: async (toolName, input, { toolUseID, suggestions }) => {
       report.asked.push({ tool: toolName, input, tool_use_id: toolUseID, suggestions: (suggestions ?? []).length });
       if (toolName === "Write") {

@@ -1,8 +1,8 @@
 """A session driven through Claude's Agent SDK for Python, with `kaizen`
 as its CLI: the SDK starts it, handshakes, sends the turns, answers its
 permission questions (editing one input), serves a tool of its own (an
-in-process MCP server), interrupts a turn and changes the permission
-mode. Every message is parsed by the SDK's own types; the report on
+in-process MCP server), runs hooks of its own, interrupts a turn and
+changes the permission mode. Every message is parsed by the SDK's own types; the report on
 stdout is what the Rust test checks.
 
 Usage: session.py KAIZEN WORKSPACE
@@ -17,6 +17,7 @@ from claude_agent_sdk import (
     AssistantMessage,
     ClaudeAgentOptions,
     ClaudeSDKClient,
+    HookMatcher,
     PermissionResultAllow,
     ResultMessage,
     SystemMessage,
@@ -29,7 +30,24 @@ from claude_agent_sdk import (
 )
 
 kaizen, workspace = sys.argv[1], sys.argv[2]
-report = {"asked": [], "turns": [], "server_info": None, "tallied": []}
+report = {"asked": [], "turns": [], "server_info": None, "tallied": [], "hooked": []}
+
+
+async def on_prompt(input_data, tool_use_id, context):
+    """Adds to every prompt, as a UserPromptSubmit hook may."""
+    report["hooked"].append(input_data["hook_event_name"])
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "UserPromptSubmit",
+            "additionalContext": "The program says hi.",
+        }
+    }
+
+
+async def on_bash(input_data, tool_use_id, context):
+    """Sees each Bash call before it runs."""
+    report["hooked"].append(input_data["tool_input"]["command"])
+    return {}
 
 
 @tool("tally", "Counts the words of a text.", {"text": str})
@@ -95,6 +113,10 @@ async def main():
         model="gpt-4o-mini",
         can_use_tool=ask,
         mcp_servers={"counter": create_sdk_mcp_server(name="counter", tools=[tally])},
+        hooks={
+            "UserPromptSubmit": [HookMatcher(hooks=[on_prompt])],
+            "PreToolUse": [HookMatcher(matcher="Bash", hooks=[on_bash])],
+        },
     )
     async with ClaudeSDKClient(options) as client:
         report["server_info"] = await client.get_server_info()
