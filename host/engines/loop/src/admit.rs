@@ -151,24 +151,13 @@ impl Gatekeeper<'_> {
             .await;
         let context = hooks.contexts.clone();
         if let Some(updated) = hooks.updated_input.clone() {
-            if let Err(error) = self.registry.check(name, &updated) {
-                let by = hooks.decided_by.as_deref().unwrap_or("a PreToolUse hook");
-                let error = ToolError::new(
-                    ToolErrorKind::SchemaViolation,
-                    format!(
-                        "A hook ({by}) rewrote the input of {name} into one its schema refuses, so it did not run:\n{}",
-                        error.message
-                    ),
-                );
-                return refused(error, false, context);
+            let by = hooks.decided_by.as_deref().unwrap_or("a PreToolUse hook");
+            let who = format!("A hook ({by}) rewrote");
+            match self.rewritten(call, tool.as_ref(), &updated, &who) {
+                Ok(judged) => verdict = judged,
+                Err((error, denied)) => return refused(error, denied, context),
             }
             input = updated;
-            // The rules judge what will run: a hook's rewrite is checked
-            // against them as the model's input was.
-            verdict = self.guard.permissions.evaluate(tool.as_ref(), &input, cwd);
-            if let Verdict::Deny(grounds) = &verdict {
-                return refused(self.deny(call, &input, grounds), true, context);
-            }
         }
         let hook_grounds = |reason: &str| Grounds {
             by: "hook",
@@ -199,20 +188,10 @@ impl Gatekeeper<'_> {
                 Err(error) => return refused(error, true, context),
                 Ok(None) => {}
                 Ok(Some(edited)) => {
-                    if let Err(error) = self.registry.check(name, &edited) {
-                        let error = ToolError::new(
-                            ToolErrorKind::SchemaViolation,
-                            format!(
-                                "The approver edited the input of {name} into one its schema refuses, so it did not run:\n{}",
-                                error.message
-                            ),
-                        );
-                        return refused(error, false, context);
-                    }
-                    // The rules judge what will run, as for a hook's rewrite.
-                    let judged = self.guard.permissions.evaluate(tool.as_ref(), &edited, cwd);
-                    if let Verdict::Deny(grounds) = &judged {
-                        return refused(self.deny(call, &edited, grounds), true, context);
+                    let who = "The approver edited";
+                    if let Err((error, denied)) = self.rewritten(call, tool.as_ref(), &edited, who)
+                    {
+                        return refused(error, denied, context);
                     }
                     let grounds = Grounds {
                         by: "user",
@@ -231,6 +210,39 @@ impl Gatekeeper<'_> {
             }
         }
         Admission::Run { input, context }
+    }
+
+    /// The verdict on a rewrite of `call`'s input (`who` did it: "A hook
+    /// (…) rewrote", "The approver edited"), judged as the model's input
+    /// was: it must fit the tool's schema (else an error that is not a
+    /// refusal), and the rules judge what will run (a deny is a refusal,
+    /// with whether it is one).
+    fn rewritten(
+        &self,
+        call: &PendingCall,
+        tool: &dyn Tool,
+        rewrite: &Value,
+        who: &str,
+    ) -> Result<Verdict, (ToolError, bool)> {
+        let name = call.name.as_str();
+        if let Err(error) = self.registry.check(name, rewrite) {
+            let error = ToolError::new(
+                ToolErrorKind::SchemaViolation,
+                format!(
+                    "{who} the input of {name} into one its schema refuses, so it did not run:\n{}",
+                    error.message
+                ),
+            );
+            return Err((error, false));
+        }
+        match self
+            .guard
+            .permissions
+            .evaluate(tool, rewrite, &self.ctx.cwd)
+        {
+            Verdict::Deny(grounds) => Err((self.deny(call, rewrite, &grounds), true)),
+            verdict => Ok(verdict),
+        }
     }
 
     /// Resolves an ask: `PermissionRequest` hooks, then the approver.

@@ -484,6 +484,43 @@ async fn an_always_rule_keeps_a_star_as_a_star() {
     assert_eq!(got, ["success", "denied"]);
 }
 
+/// An approver that edits the input runs the edit, judged as a hook's
+/// rewrite is: a deny rule holds against it, and an edit the tool's
+/// schema refuses does not run.
+#[tokio::test]
+async fn the_approvers_edit_runs_and_is_judged_as_the_models_input() {
+    let provider = script(vec![
+        reply(
+            "",
+            &[
+                ("Shell", json!({"command": "make test"})),
+                ("Shell", json!({"command": "make lint"})),
+                ("Shell", json!({"command": "make docs"})),
+            ],
+        ),
+        reply("done", &[]),
+    ]);
+    let answers = Answers::new(vec![
+        Approval::Edited(json!({"command": "make test-fast"})),
+        Approval::Edited(json!({"command": "rm -rf build"})),
+        Approval::Edited(json!({"command": "make", "extra": true})),
+    ]);
+    let mut setup = Setup::mode(PermissionMode::Default);
+    setup.approver = Some(answers.clone());
+    setup.rules = rules(&[(Effect::Deny, "Shell(rm:*)")]);
+    let ran = run(setup, provider).await;
+    let got: Vec<String> = ran.statuses().into_iter().map(|(_, s)| s).collect();
+    assert_eq!(got, ["success", "denied", "error"]);
+    assert!(ran.result_of("call_0_Shell").contains("make test-fast"));
+    assert!(ran.result_of("call_1_Shell").contains("Shell(rm:*)"));
+    let refused = ran.result_of("call_2_Shell");
+    assert!(
+        refused.contains("The approver edited the input of Shell"),
+        "{refused}"
+    );
+    assert_eq!(answers.asked()[0].call_id, "call_0_Shell");
+}
+
 /// A hook's rewrite of a call is judged by the rules as the model's input
 /// was: a deny rule holds against what the hook makes of it.
 #[tokio::test]

@@ -50,25 +50,10 @@ pub async fn run_with(
     let (request, from) = options.into_request();
     let mut opened = Opened::open(request)?;
     let (mut input, first) = crate::task_input::stream_input(&from, &printer, &interrupt).await?;
-    let mut own_hooks = Vec::new();
-    if let Some(input) = &mut input {
-        // The program's own MCP servers (`"type": "sdk"`) are reached
-        // through its input; its handshake may name them, and say what
-        // its flags would.
-        let mcp = opened.mcp();
-        mcp.embedder = Some(Arc::new(input.channel()));
-        if let Some(handshake) = input.take_handshake() {
-            mcp.embedded.extend(handshake.sdk_mcp_servers);
-            mcp.configs.extend(handshake.mcp_config);
-            prompt.0 = prompt.0.or(handshake.system_prompt);
-            prompt.1 = prompt.1.or(handshake.append_system_prompt);
-            for spec in handshake.hooks {
-                let hook = CallbackHook::new(spec, input.channel())
-                    .map_err(|why| usage(anyhow::anyhow!(why)))?;
-                own_hooks.push(Arc::new(hook) as Arc<dyn kaizen_hooks::Hook>);
-            }
-        }
-    }
+    let own_hooks = match &mut input {
+        Some(input) => from_the_program(input, &mut opened, &mut prompt)?,
+        None => Vec::new(),
+    };
     let task_given = from.argument.is_some();
     let task = crate::task_input::task_for(&opened, first, from.argument)?;
     let terminal = answerers::terminal_for(task_given, &printer, &interrupt);
@@ -99,6 +84,33 @@ pub async fn run_with(
         );
     }
     Ok(result)
+}
+
+/// What the program driving the session serves and asked for: its MCP
+/// servers (`"type": "sdk"`) are reached through its input; its
+/// handshake may name them, set the system prompt where no flag did, and
+/// bring hooks of its own (returned).
+fn from_the_program(
+    input: &mut StreamInput,
+    opened: &mut Opened,
+    prompt: &mut (Option<String>, Option<String>),
+) -> Result<Vec<Arc<dyn kaizen_hooks::Hook>>, SetupError> {
+    let mcp = opened.mcp();
+    mcp.embedder = Some(Arc::new(input.channel()));
+    let Some(handshake) = input.take_handshake() else {
+        return Ok(Vec::new());
+    };
+    mcp.embedded.extend(handshake.sdk_mcp_servers);
+    mcp.configs.extend(handshake.mcp_config);
+    prompt.0 = prompt.0.take().or(handshake.system_prompt);
+    prompt.1 = prompt.1.take().or(handshake.append_system_prompt);
+    let mut hooks = Vec::new();
+    for spec in handshake.hooks {
+        let hook =
+            CallbackHook::new(spec, input.channel()).map_err(|why| usage(anyhow::anyhow!(why)))?;
+        hooks.push(Arc::new(hook) as Arc<dyn kaizen_hooks::Hook>);
+    }
+    Ok(hooks)
 }
 
 /// What stream-json's `init` message says of the session beyond the run's
