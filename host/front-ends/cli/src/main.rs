@@ -26,6 +26,7 @@ mod sandbox_cmd;
 mod sdk_hooks;
 mod sessions_cmd;
 mod signals;
+mod stream_approver;
 mod stream_control;
 mod stream_input;
 mod task_input;

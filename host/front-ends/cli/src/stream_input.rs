@@ -20,8 +20,9 @@
 //! reported on stderr and skipped.
 
 use crate::output::Printer;
+use crate::stream_approver::StreamApprover;
 use crate::stream_control::{
-    self, Channel, Control, Handshake, Pending, Request, StreamApprover, initialize_answer,
+    self, Channel, Control, Handshake, Pending, Request, initialize_answer,
 };
 use kaizen_app::run::NextTasks;
 use kaizen_loop::Inbox;
