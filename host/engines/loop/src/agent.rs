@@ -7,13 +7,14 @@ use crate::agent_config::AgentConfig;
 use crate::guard::Guard;
 use crate::pricing::Pricing;
 use crate::run::run;
+use crate::run_start::RunStart;
 use crate::scope::Scope;
-use crate::session_journal::Journal;
+use crate::session_journal::{Entry, Journal};
 use crate::stages::{compact, sub_agent};
 use crate::state::SessionState;
 use crate::turn::{Turn, payload_base};
 use kaizen_llm::Provider;
-use kaizen_protocol::{Event, Observer, RunResult};
+use kaizen_protocol::{Event, Observer, RunResult, Status};
 use kaizen_tools::ToolRegistry;
 use std::sync::Arc;
 use std::time::Instant;
@@ -77,6 +78,35 @@ impl Agent<'_> {
     ) -> Result<Option<Event>, String> {
         let mut turn = self.turn(state, interrupt);
         compact::compact_now(&mut turn).await
+    }
+
+    /// Answers without a model call (a built-in command's answer, such
+    /// as `/cost`'s): `text` is told as the model's would be, and is the
+    /// result's output.
+    pub fn answer(&self, state: &SessionState, text: String) -> RunResult {
+        let model = self.config.model.clone();
+        for event in [
+            Event::TextDelta { text: text.clone() },
+            Event::Assistant {
+                cycle: state.cycles,
+                model: model.clone(),
+                text: text.clone(),
+            },
+        ] {
+            self.observer.on_event(&event);
+        }
+        let result = RunStart::of(state).result(state, Status::Complete, text, model, None, 0);
+        self.observer.on_event(&Event::Result(result.clone()));
+        result
+    }
+
+    /// Clears `state`'s conversation (`/clear`): the session goes on, its
+    /// id, spending and files, with no messages. The log keeps the
+    /// clearing, so a resumed session does not bring them back.
+    pub fn clear(&self, state: &mut SessionState) -> RunResult {
+        let interrupt = CancellationToken::new();
+        self.turn(state, &interrupt).commit(Entry::Clear);
+        self.answer(state, "The conversation was cleared.".into())
     }
 
     /// The turn of an outermost run on `state`: its own deadline and

@@ -159,7 +159,7 @@ impl SessionRecorder {
     fn due(&self, inner: &Inner, entry: &Entry, state: &SessionState) -> bool {
         match entry {
             // What a resume reads back is much smaller after it.
-            Entry::End { .. } | Entry::Compaction { .. } => true,
+            Entry::End { .. } | Entry::Compaction { .. } | Entry::Clear => true,
             Entry::Turn { .. } | Entry::Results { .. } => {
                 state.cycles >= inner.checkpointed_cycles + self.policy.every_cycles
                     || inner.checkpointed_at.elapsed() >= self.policy.every

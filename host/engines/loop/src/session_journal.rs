@@ -71,6 +71,9 @@ pub enum Entry {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         todos: Option<Vec<serde_json::Value>>,
     },
+    /// The conversation cleared (`/clear`): the session goes on with no
+    /// messages; those before stay in the log above it.
+    Clear,
     /// The conversation compacted: the messages before `kept_from` replaced
     /// by `head` (a summary, or the same messages with long tool results
     /// elided). The messages it replaced stay in the log above it.
@@ -222,6 +225,7 @@ impl SessionState {
                     self.todos.clone_from(todos);
                 }
             }
+            Entry::Clear => self.messages.clear(),
             Entry::Compaction {
                 head,
                 kept_from,

@@ -93,6 +93,7 @@ fn entry_lines(entry: &Entry, cycle: &mut u32, out: &mut Vec<String>) {
         Entry::Hooks {
             event, cost_usd, ..
         } => format!("({event} hooks' completions: ${cost_usd:.4})"),
+        Entry::Clear => "(the conversation was cleared)".to_string(),
         Entry::Compaction {
             kept_from,
             summarized,

@@ -316,6 +316,76 @@ async fn a_compact_control_line_compacts_before_the_next_model_call() {
     );
 }
 
+/// `/cost` and `/clear` are answered without the model: what the session
+/// spent, and a conversation that starts over in the same session (kept
+/// so in its log: a resumed session does not bring it back).
+#[tokio::test(flavor = "multi_thread")]
+async fn cost_and_clear_are_answered_without_the_model() {
+    let script = common::run::replies(vec![
+        Reply::text("Hi."),
+        Reply::text("Fresh start."),
+        Reply::text("Still fresh."),
+    ]);
+    let mut driven = drive(script, "", &[]).await;
+    driven.send(&user("Remember the word pelican.")).await;
+    driven.until("result").await;
+    driven.send(&user("/cost")).await;
+    let cost = driven.until("result").await;
+    let cost = cost.last().unwrap();
+    let said = cost["output"].as_str().unwrap();
+    assert!(
+        said.contains("over 1 model calls") && said.contains('$'),
+        "{said}"
+    );
+    assert_eq!(cost["cycles_used"], 0);
+    driven.send(&user("/clear")).await;
+    let cleared = driven.until("result").await;
+    assert_eq!(
+        cleared.last().unwrap()["output"],
+        "The conversation was cleared."
+    );
+    driven.send(&user("What was the word?")).await;
+    let after = driven.until("result").await;
+    let session = after.last().unwrap()["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(after.last().unwrap()["output"], "Fresh start.");
+    driven.finish().await;
+    // Two model calls so far: /cost and /clear made none.
+    let requests = driven.server.requests();
+    assert_eq!(requests.len(), 2);
+    let second = requests[1].body["messages"].to_string();
+    assert!(!second.contains("pelican"), "{second}");
+    assert!(second.contains("What was the word?"), "{second}");
+
+    // Resumed, the session is still cleared.
+    let out = driven
+        .run
+        .command(
+            Some((&driven.server, Wire::OpenAi)),
+            &[
+                "--model",
+                "gpt-4o-mini",
+                "--output-format",
+                "json",
+                "--resume",
+                &session,
+                "And now?",
+            ],
+        )
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(common::run::result_of(&out)["output"], "Still fresh.");
+    let third = driven.server.requests()[2].body["messages"].to_string();
+    assert!(!third.contains("pelican"), "{third}");
+    assert!(
+        third.contains("What was the word?") && third.contains("And now?"),
+        "{third}"
+    );
+}
+
 /// On a terminal, a line typed while the agent works is queued the same
 /// way: the terminal says so, and the line reaches the next model call.
 #[tokio::test(flavor = "multi_thread")]

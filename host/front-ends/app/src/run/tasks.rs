@@ -67,10 +67,50 @@ impl<T: NextTasks> NextTasks for Option<T> {
     }
 }
 
+/// Claude Code's built-in commands that mean something without a
+/// terminal, answered without a model call (they win over a command or
+/// skill of the same name, as Claude Code's do).
+enum BuiltIn {
+    /// `/cost`: what the session has spent so far.
+    Cost,
+    /// `/clear`: the conversation starts over, in the same session.
+    Clear,
+}
+
+impl BuiltIn {
+    /// The built-in command `task` is, if it is one (alone on its line).
+    fn of(task: &str) -> Option<Self> {
+        match task.trim() {
+            "/cost" => Some(Self::Cost),
+            "/clear" => Some(Self::Clear),
+            _ => None,
+        }
+    }
+
+    /// Its answer, on `state`.
+    fn answer(self, agent: &Agent<'_>, state: &mut SessionState) -> RunResult {
+        match self {
+            Self::Cost => {
+                let text = format!(
+                    "Session {}: ${:.4} over {} model calls, {} input and {} output tokens.",
+                    state.session_id,
+                    state.cost_usd,
+                    state.cycles,
+                    state.usage.total_input(),
+                    state.usage.output_tokens
+                );
+                agent.answer(state, text)
+            }
+            Self::Clear => agent.clear(state),
+        }
+    }
+}
+
 /// Runs `task` on `state`, then each task that comes while or after it
 /// runs, until none is left or `interrupt` stops it; the last run's
-/// result. A task that starts with one of `catalogue`'s commands runs
-/// that command's prompt.
+/// result. A task that is one of the built-in commands is answered
+/// without the model; one that starts with one of `catalogue`'s commands
+/// runs that command's prompt.
 pub(super) async fn run_tasks(
     agent: &Agent<'_>,
     state: &mut SessionState,
@@ -85,15 +125,24 @@ pub(super) async fn run_tasks(
         // and its allowed-tools narrow this task's calls. A new task ends
         // what the last one's skill narrowed.
         state.active_skill = None;
-        if let Some(loaded) = task.as_deref().and_then(|t| catalogue.expand_task(t)) {
-            task = Some(loaded.text);
-            state.active_skill = loaded.narrows;
-        }
         // Each run can be interrupted alone; the caller's interrupt still
         // reaches it.
         let run_interrupt = interrupt.child_token();
-        let run = agent.resume(state, task.as_deref(), &run_interrupt);
-        let result = tasks.drive(run, inbox.as_ref(), &run_interrupt).await;
+        let result = match task.as_deref().and_then(BuiltIn::of) {
+            Some(built_in) => {
+                let answered = built_in.answer(agent, state);
+                let done = std::future::ready(answered);
+                tasks.drive(done, inbox.as_ref(), &run_interrupt).await
+            }
+            None => {
+                if let Some(loaded) = task.as_deref().and_then(|t| catalogue.expand_task(t)) {
+                    task = Some(loaded.text);
+                    state.active_skill = loaded.narrows;
+                }
+                let run = agent.resume(state, task.as_deref(), &run_interrupt);
+                tasks.drive(run, inbox.as_ref(), &run_interrupt).await
+            }
+        };
         // What came after the run's last model call starts the next run;
         // so does the input's next message.
         let waiting = inbox.as_ref().map(Inbox::take_all).unwrap_or_default();
