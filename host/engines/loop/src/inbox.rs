@@ -6,14 +6,14 @@
 
 use kaizen_protocol::PermissionMode;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// A run's queue of messages from outside; clones share it.
 #[derive(Debug, Clone, Default)]
 pub struct Inbox(
     Arc<Mutex<VecDeque<String>>>,
-    Arc<AtomicBool>,
+    /// A compaction asked for, with what its summary should keep.
+    Arc<Mutex<Option<Vec<String>>>>,
     Arc<Mutex<Option<PermissionMode>>>,
 );
 
@@ -31,15 +31,18 @@ impl Inbox {
     }
 
     /// Asks for the conversation to be compacted before the next model
-    /// call.
-    pub fn request_compaction(&self) {
-        self.1.store(true, Ordering::SeqCst);
+    /// call; `instructions`, if any, say what its summary should keep
+    /// (Claude Code's `/compact Focus on the API changes`).
+    pub fn request_compaction(&self, instructions: Option<String>) {
+        let mut asked = self.1.lock().unwrap_or_else(|e| e.into_inner());
+        asked.get_or_insert_default().extend(instructions);
     }
 
-    /// Whether a compaction was asked for since the last call; the request
-    /// is then taken.
-    pub fn take_compaction(&self) -> bool {
-        self.1.swap(false, Ordering::SeqCst)
+    /// The compaction asked for since the last call, with its
+    /// instructions (none, or several requests'); the request is then
+    /// taken.
+    pub fn take_compaction(&self) -> Option<Vec<String>> {
+        self.1.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
     /// Queues `text` for the next model call.
@@ -75,9 +78,16 @@ mod tests {
         assert!(!inbox.is_empty());
         assert_eq!(inbox.take_all(), ["one", "two"]);
         assert!(inbox.is_empty() && inbox.take_all().is_empty());
-        assert!(!inbox.take_compaction());
-        sender.request_compaction();
-        assert!(inbox.take_compaction() && !inbox.take_compaction());
+        assert_eq!(inbox.take_compaction(), None);
+        sender.request_compaction(None);
+        assert_eq!(inbox.take_compaction(), Some(Vec::new()));
+        assert_eq!(inbox.take_compaction(), None);
+        sender.request_compaction(Some("Keep the API.".into()));
+        sender.request_compaction(None);
+        assert_eq!(
+            inbox.take_compaction(),
+            Some(vec!["Keep the API.".to_string()])
+        );
         assert_eq!(inbox.take_mode(), None);
         sender.request_mode(PermissionMode::Plan);
         sender.request_mode(PermissionMode::AcceptEdits);

@@ -22,8 +22,9 @@ pub enum Request {
     Initialize(Box<Handshake>),
     /// Interrupt the current run.
     Interrupt,
-    /// Compact the conversation before the next model call.
-    Compact,
+    /// Compact the conversation before the next model call (its summary
+    /// keeping what the instructions say).
+    Compact(Option<String>),
     /// Judge calls under this mode from the next model call on.
     SetMode(PermissionMode),
 }
@@ -43,7 +44,9 @@ pub fn read_request(id: Option<String>, request: &Value) -> Control {
     let request = match request["subtype"].as_str() {
         Some("initialize") => initialize(request),
         Some("interrupt") => Ok(Request::Interrupt),
-        Some("compact") => Ok(Request::Compact),
+        Some("compact") => Ok(Request::Compact(
+            request["instructions"].as_str().map(str::to_string),
+        )),
         Some("set_permission_mode") => match request["mode"].as_str() {
             Some(mode) => PermissionMode::parse(mode).map(Request::SetMode),
             None => Err("set_permission_mode needs a `mode`".into()),

@@ -38,9 +38,10 @@ use tokio::sync::mpsc;
 enum Input {
     /// A user message's text.
     User(String),
-    /// `/compact` as a user message: compact the conversation before the
-    /// next model call.
-    Compact,
+    /// `/compact [instructions]` as a user message: compact the
+    /// conversation before the next model call, its summary keeping what
+    /// the instructions say.
+    Compact(Option<String>),
     /// A control request from the program.
     Control(Control),
 }
@@ -55,8 +56,9 @@ pub struct StreamInput {
     channel: Channel,
     /// The run's interrupt, for a refusal that asks for one.
     interrupt: CancellationToken,
-    /// A compaction asked for between runs, for the next one.
-    compact_next: bool,
+    /// A compaction asked for between runs, for the next one, with its
+    /// instructions.
+    compact_next: Option<Vec<String>>,
     /// A permission mode asked for between runs, for the next one.
     mode_next: Option<PermissionMode>,
     /// What the program's handshake asked of the session, until the
@@ -103,7 +105,7 @@ impl StreamInput {
             channel: Channel::new(printer.clone(), pending),
             printer,
             interrupt,
-            compact_next: false,
+            compact_next: None,
             mode_next: None,
             handshake: None,
         }
@@ -132,7 +134,7 @@ impl StreamInput {
         while self.open {
             match self.lines.recv().await {
                 Some(Input::User(text)) => return Some(text),
-                Some(Input::Compact) => self.compact_next = true,
+                Some(Input::Compact(instructions)) => self.compact(instructions, None),
                 Some(Input::Control(control)) => self.control(control, None),
                 None => self.open = false,
             }
@@ -148,8 +150,11 @@ impl StreamInput {
         inbox: &Inbox,
         interrupt: &CancellationToken,
     ) -> RunResult {
-        if std::mem::take(&mut self.compact_next) {
-            inbox.request_compaction();
+        if let Some(asked) = self.compact_next.take() {
+            inbox.request_compaction(None);
+            for instructions in asked {
+                inbox.request_compaction(Some(instructions));
+            }
         }
         if let Some(mode) = self.mode_next.take() {
             inbox.request_mode(mode);
@@ -160,7 +165,7 @@ impl StreamInput {
                 result = &mut run => return result,
                 input = self.lines.recv(), if self.open => match input {
                     Some(Input::User(text)) => inbox.send(text),
-                    Some(Input::Compact) => inbox.request_compaction(),
+                    Some(Input::Compact(instructions)) => inbox.request_compaction(instructions),
                     Some(Input::Control(control)) => {
                         self.control(control, Some((inbox, interrupt)))
                     }
@@ -190,12 +195,22 @@ impl StreamInput {
             }
             (Request::Interrupt, Some((_, interrupt))) => interrupt.cancel(),
             (Request::Interrupt, None) => {}
-            (Request::Compact, Some((inbox, _))) => inbox.request_compaction(),
-            (Request::Compact, None) => self.compact_next = true,
+            (Request::Compact(instructions), running) => self.compact(instructions, running),
             (Request::SetMode(mode), Some((inbox, _))) => inbox.request_mode(mode),
             (Request::SetMode(mode), None) => self.mode_next = Some(mode),
         }
         json!({})
+    }
+
+    /// Asks for a compaction: of the running run, or of the next.
+    fn compact(&mut self, instructions: Option<String>, running: Running<'_>) {
+        match running {
+            Some((inbox, _)) => inbox.request_compaction(instructions),
+            None => self
+                .compact_next
+                .get_or_insert_default()
+                .extend(instructions),
+        }
     }
 }
 
@@ -254,10 +269,14 @@ fn parse(line: &str) -> Result<Option<Line>, String> {
             if text.trim().is_empty() {
                 return Err("the user message has no text".into());
             }
-            // Claude Code's built-in `/compact`, as the Agent SDK sends it:
-            // compaction before the next model call, not a task.
-            if text.trim() == "/compact" {
-                return Ok(Some(Line::Input(Input::Compact)));
+            // Claude Code's built-in `/compact [instructions]`, as the
+            // Agent SDK sends it: compaction before the next model call,
+            // not a task.
+            if let Some(rest) = text.trim().strip_prefix("/compact")
+                && (rest.is_empty() || rest.starts_with(char::is_whitespace))
+            {
+                let instructions = Some(rest.trim().to_string()).filter(|r| !r.is_empty());
+                return Ok(Some(Line::Input(Input::Compact(instructions))));
             }
             Ok(Some(Line::Input(Input::User(text))))
         }
@@ -305,11 +324,19 @@ mod tests {
         assert_eq!(parse("  "), Ok(None));
         assert_eq!(
             parse(r#"{"type":"user","message":{"role":"user","content":" /compact "}}"#),
-            Ok(Some(Line::Input(Input::Compact)))
+            Ok(Some(Line::Input(Input::Compact(None))))
         );
         assert_eq!(
-            parse(r#"{"type":"user","message":{"role":"user","content":"/compact now"}}"#),
-            user("/compact now")
+            parse(
+                r#"{"type":"user","message":{"role":"user","content":"/compact Keep the API."}}"#
+            ),
+            Ok(Some(Line::Input(Input::Compact(Some(
+                "Keep the API.".into()
+            )))))
+        );
+        assert_eq!(
+            parse(r#"{"type":"user","message":{"role":"user","content":"/compactly"}}"#),
+            user("/compactly")
         );
         let answered = parse(
             r#"{"type":"control_response","response":{"subtype":"success","request_id":"k1","response":{"behavior":"allow"}}}"#,

@@ -294,8 +294,8 @@ async fn a_compact_control_line_compacts_before_the_next_model_call() {
     driven.send(&user("Run two commands.")).await;
     driven.until("tool_call").await;
     driven.until("tool_call").await;
-    let compact =
-        json!({"type": "control_request", "request_id": "c1", "request": {"subtype": "compact"}});
+    let compact = json!({"type": "control_request", "request_id": "c1",
+        "request": {"subtype": "compact", "instructions": "Keep the exit codes."}});
     driven.send(&(compact.to_string() + "\n")).await;
     let seen = driven.until("result").await;
     let result = seen.last().unwrap();
@@ -306,9 +306,12 @@ async fn a_compact_control_line_compacts_before_the_next_model_call() {
     assert_eq!(event["summarized"], true);
     driven.finish().await;
     let requests = driven.server.requests();
-    // The two steps, the summary, and the call after it.
+    // The two steps, the summary (with what to keep), and the call after
+    // it.
     assert_eq!(requests.len(), 4);
     assert!(requests[2].body.get("tools").is_none());
+    let summary = requests[2].body.to_string();
+    assert!(summary.contains("Keep the exit codes."), "{summary}");
     let after = requests[3].body["messages"][1]["content"].to_string();
     assert!(
         after.contains("[kaizen compacted") && after.contains("SUMMARY: ran true"),

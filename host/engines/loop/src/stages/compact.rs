@@ -32,7 +32,12 @@ pub(crate) async fn maybe_compact(
     let asked = config
         .inbox
         .as_ref()
-        .is_some_and(|inbox| inbox.take_compaction());
+        .and_then(|inbox| inbox.take_compaction());
+    let instructions = asked
+        .as_ref()
+        .filter(|given| !given.is_empty())
+        .map(|given| given.join("\n"));
+    let asked = asked.is_some();
     if !asked && policy.window == 0 {
         return Ok(());
     }
@@ -50,7 +55,7 @@ pub(crate) async fn maybe_compact(
         }
     }
     let trigger = if asked { "manual" } else { "auto" };
-    compact(turn, system, tools, (trigger, estimate)).await?;
+    compact(turn, system, tools, (trigger, estimate), instructions).await?;
     meter.reset();
     Ok(())
 }
@@ -64,7 +69,7 @@ pub(crate) async fn compact_now(turn: &mut Turn<'_>) -> Result<Option<Event>, St
     let tools = turn.tool_definitions();
     let model = turn.config.model.as_str();
     let estimate = request_tokens(model, &system, &tools, &turn.state.messages);
-    let compacted = compact(turn, &system, &tools, ("manual", estimate))
+    let compacted = compact(turn, &system, &tools, ("manual", estimate), None)
         .await
         .map_err(|(_, why)| why.unwrap_or_else(|| "the compaction was cut off".into()))?;
     if let Some(journal) = turn.journal {
@@ -74,13 +79,15 @@ pub(crate) async fn compact_now(turn: &mut Turn<'_>) -> Result<Option<Event>, St
 }
 
 /// Compacts the conversation now: the `PreCompact` hooks, then the
-/// elided or summarised head (a manual compaction always summarises);
-/// journaled, and reported by the event it returns.
+/// elided or summarised head (a manual compaction always summarises,
+/// keeping what the hooks' context and the request's `asked` instructions
+/// say); journaled, and reported by the event it returns.
 async fn compact(
     turn: &mut Turn<'_>,
     system: &str,
     tools: &[ToolDefinition],
     (trigger, estimate): (&str, u64),
+    asked: Option<String>,
 ) -> Result<Option<Event>, Ending> {
     let config = turn.config;
     let (policy, model) = (&config.context, config.model.as_str());
@@ -117,7 +124,13 @@ async fn compact(
     let elide_only = trigger != "manual" && elided_enough(turn, system, tools, &plan);
     let compacted = match elide_only {
         true => Some(Compacted::elided(plan)),
-        false => summarized_or_elided(turn, plan, hooks.context()).await?,
+        false => {
+            let instructions = match (hooks.context(), asked) {
+                (Some(hooks), Some(asked)) => Some(format!("{asked}\n{hooks}")),
+                (hooks, asked) => asked.or(hooks),
+            };
+            summarized_or_elided(turn, plan, instructions).await?
+        }
     };
     let Some(compacted) = compacted else {
         return Ok(None);
