@@ -18,6 +18,7 @@ pub mod client;
 mod convert;
 mod elicit;
 mod http;
+pub mod prompts;
 mod server;
 
 pub use http::{HttpOptions, serve_http};

@@ -1,15 +1,17 @@
 //! The MCP server side: `tools/list` and `tools/call` over a kaizen
-//! session.
+//! session, and its skills and commands as `prompts/list` and
+//! `prompts/get`.
 
 use crate::convert;
 use crate::elicit::ElicitingApprover;
+use crate::prompts::{self, Prompts};
 use kaizen_loop::DirectSession;
 use kaizen_protocol::{Approver, Observer};
 use kaizen_tools::ToolRegistry;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, RequestParamsMeta,
-    ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
+    Implementation, ListPromptsResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, RequestParamsMeta, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -30,6 +32,7 @@ pub struct ToolServer {
     observer: Arc<dyn Observer>,
     calls: AtomicU64,
     on_end: Option<OnEnd>,
+    prompts: Option<Arc<dyn Prompts>>,
 }
 
 impl ToolServer {
@@ -46,7 +49,14 @@ impl ToolServer {
             observer,
             calls: AtomicU64::new(0),
             on_end: None,
+            prompts: None,
         }
+    }
+
+    /// Offers `prompts` too (the session's skills and commands).
+    pub fn with_prompts(mut self, prompts: Arc<dyn Prompts>) -> Self {
+        self.prompts = Some(prompts);
+        self
     }
 
     /// Calls `on_end` with the session's id when the server goes (the
@@ -67,7 +77,14 @@ impl Drop for ToolServer {
 
 impl ServerHandler for ToolServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = match self.prompts {
+            Some(_) => ServerCapabilities::builder()
+                .enable_tools()
+                .enable_prompts()
+                .build(),
+            None => ServerCapabilities::builder().enable_tools().build(),
+        };
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("kaizen", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "Kaizen's tools: every one a sandboxed WebAssembly component with only the \
@@ -88,6 +105,42 @@ impl ServerHandler for ToolServer {
             .map(|tool| convert::tool(tool.as_ref()))
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let listed = self
+            .prompts
+            .iter()
+            .flat_map(|p| p.list())
+            .map(prompts::listed);
+        Ok(ListPromptsResult::with_all_items(listed.collect()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let Some(source) = &self.prompts else {
+            return Err(McpError::invalid_params(
+                "this server offers no prompts",
+                None,
+            ));
+        };
+        let args = prompts::arguments(request.arguments.as_ref());
+        let text = source
+            .render(&request.name, &args)
+            .map_err(|why| McpError::invalid_params(why, None))?;
+        let description = source
+            .list()
+            .into_iter()
+            .find(|info| info.name == request.name)
+            .map(|info| info.description);
+        Ok(prompts::rendered(description, text).into())
     }
 
     async fn call_tool(

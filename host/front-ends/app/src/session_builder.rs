@@ -314,6 +314,8 @@ pub struct ToolSession {
     pub plugins: PluginSet,
     /// Permissions, hooks and the approver.
     pub guard: Arc<Guard>,
+    /// Its skills and slash commands.
+    pub catalogue: Arc<kaizen_claude::catalogue::Catalogue>,
 }
 
 /// The stages a session's tools need (configuration and trust,
@@ -349,6 +351,7 @@ pub async fn tool_session(
         setup: loaded.setup,
         plugins: loaded.plugins,
         guard,
+        catalogue: loaded.catalogue,
     })
 }
 

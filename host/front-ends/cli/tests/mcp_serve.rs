@@ -94,6 +94,55 @@ fn text(result: &Value) -> String {
         .join("\n")
 }
 
+/// The user's skills and commands are MCP prompts: listed with their one
+/// argument, and rendered with it as a session would load them.
+#[test]
+fn skills_and_commands_are_prompts_to_the_official_client() {
+    let served = Served::new();
+    let claude = served.home.path().join("no-claude-settings");
+    let skill = claude.join("skills/explain");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: explain\ndescription: Explains code plainly.\n---\nExplain $ARGUMENTS in plain words.\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(claude.join("commands")).unwrap();
+    std::fs::write(
+        claude.join("commands/greet.md"),
+        "---\ndescription: Greets someone.\nargument-hint: [name]\n---\nSay hello to $ARGUMENTS.\n",
+    )
+    .unwrap();
+    let mut spec = served.spec(&[]);
+    spec["calls"] = json!([]);
+    spec["prompts"] = json!([
+        {"name": "greet", "arguments": {"arguments": "Ada"}},
+        {"name": "explain", "arguments": {"arguments": "src/lib.rs"}},
+        {"name": "nothing-here"},
+    ]);
+    let out = served.client_at(spec, Value::Null);
+    let listed = out["prompts"].as_array().unwrap();
+    let prompt = |name: &str| {
+        listed
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("{name} listed: {listed:?}"))
+    };
+    assert_eq!(prompt("explain")["description"], "Explains code plainly.");
+    assert_eq!(prompt("greet")["arguments"][0]["description"], "[name]");
+    let got = out["got"].as_array().unwrap();
+    assert_eq!(got[0]["messages"][0]["role"], "user");
+    let greeting = got[0]["messages"][0]["content"]["text"].as_str().unwrap();
+    assert!(greeting.contains("Say hello to Ada."), "{greeting}");
+    let explained = got[1]["messages"][0]["content"]["text"].as_str().unwrap();
+    assert!(
+        explained.contains("Explain src/lib.rs in plain words."),
+        "{explained}"
+    );
+    let missing = got[2]["error"].as_str().unwrap();
+    assert!(missing.contains("nothing-here"), "{missing}");
+}
+
 #[test]
 fn the_official_client_lists_and_calls_kaizens_tools() {
     let served = Served::new();

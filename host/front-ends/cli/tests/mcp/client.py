@@ -3,7 +3,8 @@ against a server: it starts the server over stdio, initializes, lists the
 tools and makes the calls the spec (argv[1], JSON) names, and prints one
 JSON object: the server's name, its tools, each call's result as the SDK
 parsed them (with the progress messages of a call that asked for them),
-and the questions the server asked by elicitation.
+and the questions the server asked by elicitation; with `prompts` in the
+spec, the prompts listed and each one it names got (or its error).
 """
 
 import asyncio, json, sys
@@ -60,6 +61,16 @@ async def main():
                 if callback:
                     dumped["progress"] = progress
                 out["calls"].append(dumped)
+            if "prompts" in spec:
+                listed = await session.list_prompts()
+                out["prompts"] = [p.model_dump(mode="json", by_alias=True, exclude_none=True) for p in listed.prompts]
+                out["got"] = []
+                for get in spec["prompts"]:
+                    try:
+                        got = await session.get_prompt(get["name"], get.get("arguments"))
+                        out["got"].append(got.model_dump(mode="json", by_alias=True, exclude_none=True))
+                    except Exception as error:
+                        out["got"].append({"error": str(error)})
             print(json.dumps(out))
 
 asyncio.run(main())
