@@ -3,12 +3,14 @@
 //! program over its control channel; then MCP's handshake and
 //! the list of its tools, within the startup timeout.
 
+use crate::client::boxed::BoxedTransport;
 use crate::client::spec::{HttpServer, ServerSpec, StdioServer, Transport};
 use kaizen_sandbox::{Attached, Command, JobState, ProcessError, SANDBOX_PATH, Sandbox};
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::RunningService;
-use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::async_rw::TransportAdapterAsyncRW;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
 use rmcp::{RoleClient, ServiceExt};
 use std::sync::Mutex;
 
@@ -105,8 +107,9 @@ pub(crate) async fn connect(spec: &ServerSpec) -> Result<(Live, Vec<rmcp::model:
         Transport::Stdio(stdio) => connect_stdio(spec, stdio).await,
         Transport::Http(http) => connect_http(spec, http).await,
         Transport::Embedder(embedder) => {
-            let transport =
+            let link =
                 crate::client::embedder::LinkTransport::new(embedder.link.clone(), &spec.name);
+            let transport = BoxedTransport::new(link);
             let explain = || "in the program driving the session".to_string();
             let (service, tools) = handshake(spec, transport, explain).await?;
             let live = Live {
@@ -130,9 +133,9 @@ fn client_config() -> ClientConfig {
 
 /// The handshake and the tool list over `transport`, within the startup
 /// timeout; on failure, `explain` says what the server left behind.
-async fn handshake<T, E, A>(
+async fn handshake(
     spec: &ServerSpec,
-    transport: T,
+    transport: BoxedTransport,
     explain: impl FnOnce() -> String,
 ) -> Result<
     (
@@ -140,11 +143,7 @@ async fn handshake<T, E, A>(
         Vec<rmcp::model::Tool>,
     ),
     String,
->
-where
-    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
-    E: std::error::Error + Send + Sync + 'static,
-{
+> {
     let talk = async {
         let service = client_config()
             .serve(transport)
@@ -196,7 +195,12 @@ async fn connect_stdio(
         attached,
         stderr: Mutex::new(String::new()),
     };
-    let (service, tools) = handshake(spec, (stdout, stdin), || process.explain()).await?;
+    let pipes =
+        IntoTransport::<RoleClient, std::io::Error, TransportAdapterAsyncRW>::into_transport((
+            stdout, stdin,
+        ));
+    let (service, tools) =
+        handshake(spec, BoxedTransport::new(pipes), || process.explain()).await?;
     let live = Live {
         service,
         process: Some(process),
@@ -226,7 +230,7 @@ async fn connect_http(
         headers.insert(name, value);
     }
     let config = config.custom_headers(headers);
-    let transport = StreamableHttpClientTransport::with_client(client, config);
+    let transport = BoxedTransport::new(StreamableHttpClientTransport::with_client(client, config));
     let url = http.url.clone();
     let (service, tools) = handshake(spec, transport, || format!("at {url}")).await?;
     let live = Live {

@@ -12,6 +12,7 @@
 //! annotations are its own claims: a tool counts as read-only only where
 //! the server's grant makes that true (no writable directory, no network).
 
+mod boxed;
 mod connect;
 mod embedder;
 mod http;
