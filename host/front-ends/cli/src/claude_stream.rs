@@ -53,6 +53,10 @@ struct State {
     cycle: u32,
     /// Whether the current model call's streamed text began.
     streaming: bool,
+    /// The model that made the last response, by the `Task` call whose
+    /// sub-agent it answered ("" for the session's own): its tool calls
+    /// are that response's blocks.
+    models: std::collections::HashMap<String, String>,
 }
 
 impl ClaudeStream {
@@ -127,6 +131,9 @@ impl ClaudeStream {
                         ));
                     }
                 }
+                state
+                    .models
+                    .insert(parent.unwrap_or_default().to_string(), model.clone());
                 if !text.is_empty() {
                     out.push(assistant(
                         state,
@@ -141,12 +148,19 @@ impl ClaudeStream {
                 id,
                 name,
                 arguments,
-            } => assistant(
-                state,
-                parent,
-                "",
-                json!({"type": "tool_use", "id": id, "name": name, "input": arguments}),
-            ),
+            } => {
+                let model = state
+                    .models
+                    .get(parent.unwrap_or_default())
+                    .cloned()
+                    .unwrap_or_default();
+                assistant(
+                    state,
+                    parent,
+                    &model,
+                    json!({"type": "tool_use", "id": id, "name": name, "input": arguments}),
+                )
+            }
             Event::ToolResult {
                 id, status, output, ..
             } => user(
@@ -379,6 +393,7 @@ mod tests {
         assert_eq!(call["type"], "assistant");
         assert_eq!(call["message"]["content"][0]["type"], "tool_use");
         assert_eq!(call["message"]["id"], "msg_s1_1");
+        assert_eq!(call["message"]["model"], "gpt-4o");
         let result = &stream.messages(&Event::SubAgent {
             call_id: "t1".into(),
             event: Box::new(Event::ToolResult {
