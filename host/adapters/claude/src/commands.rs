@@ -27,7 +27,8 @@ pub struct SlashCommand {
     pub description: String,
     /// `argument-hint`: what to type after its name.
     pub argument_hint: Option<String>,
-    /// `allowed-tools`: the tools it says it needs (not enforced yet).
+    /// `allowed-tools`: permission rules for the calls it may make once
+    /// loaded (the loop refuses the others until the next task).
     pub allowed_tools: Vec<String>,
     /// The file it comes from.
     pub path: PathBuf,

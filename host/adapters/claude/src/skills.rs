@@ -30,7 +30,8 @@ pub struct Skill {
     pub name: String,
     /// What it does and when to use it: what the model sees up front.
     pub description: String,
-    /// `allowed-tools`: the tools it says it needs (not enforced yet).
+    /// `allowed-tools`: permission rules for the calls it may make once
+    /// loaded (the loop refuses the others until the next task).
     pub allowed_tools: Vec<String>,
     /// The folder it is in (its files are there).
     pub dir: PathBuf,

@@ -17,6 +17,7 @@ use kaizen_claude::agents;
 use kaizen_claude::catalogue::{Catalogue, SkillTool};
 use kaizen_claude::commands;
 use kaizen_claude::skills;
+use kaizen_permissions::{Effect, Rule, RuleOrigin};
 use kaizen_tools::ToolRegistry;
 
 use crate::config::Setup;
@@ -83,10 +84,39 @@ pub fn catalogue(setup: &Setup, notices: &Notices) -> Catalogue {
             &mut notes,
         );
     }
+    notes.extend(unreadable_rules(&catalogue, &setup.workspace));
     for note in notes {
         notices.note(format!("skills and commands: {note}"));
     }
     catalogue
+}
+
+/// The `allowed-tools` entries of `catalogue` that are not permission
+/// rules, each said: it allows nothing, so the calls it meant to allow
+/// are refused while its skill is loaded (closed, but not silently).
+fn unreadable_rules(catalogue: &Catalogue, workspace: &std::path::Path) -> Vec<String> {
+    let home = std::env::home_dir().unwrap_or_default();
+    let skills = catalogue.skills.iter().map(|s| (&s.name, &s.allowed_tools));
+    let commands = catalogue
+        .commands
+        .iter()
+        .map(|c| (&c.name, &c.allowed_tools));
+    let mut notes = Vec::new();
+    for (name, allowed) in skills.chain(commands) {
+        let origin = RuleOrigin {
+            label: format!("the skill {name}"),
+            base: workspace.to_path_buf(),
+        };
+        for text in allowed {
+            if let Err(err) = Rule::parse(Effect::Allow, text, origin.clone(), &home) {
+                notes.push(format!(
+                    "`{name}`: its allowed-tools entry `{text}` is not a permission rule \
+                     ({err}), so the calls it meant to allow are refused while it is loaded"
+                ));
+            }
+        }
+    }
+    notes
 }
 
 /// Adds the workspace's `found` to the user's `mine`, but for those named

@@ -348,6 +348,11 @@ async fn a_skills_allowed_tools_narrow_the_calls_until_the_next_task() {
         &project.claude_user.path().join("commands/tidy.md"),
         "---\nallowed-tools: Bash(echo:*)\n---\nTidy up.\n",
     );
+    // An entry that is no rule allows nothing, and is said.
+    write(
+        &project.claude_user.path().join("commands/broken.md"),
+        "---\nallowed-tools: Read, Bash(\n---\nBreak.\n",
+    );
     write(&project.root().join("notes.txt"), "hello\n");
     let read = json!({"file_path": project.root().join("notes.txt")}).to_string();
     let (out, requests) = run_task(
@@ -363,6 +368,11 @@ async fn a_skills_allowed_tools_narrow_the_calls_until_the_next_task() {
     )
     .await;
     assert_eq!(result_of(&out)["status"], "complete", "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("`broken`: its allowed-tools entry `Bash(` is not a permission rule"),
+        "{stderr}"
+    );
     // The conversation's results: the skill's, then the three calls'.
     let all = tool_results(&requests[2].body);
     assert_eq!(all.len(), 4, "{all:?}");
