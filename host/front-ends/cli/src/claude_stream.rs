@@ -48,8 +48,7 @@ pub struct ClaudeStream {
 struct State {
     session: Session,
     session_id: String,
-    /// The model call whose blocks are being told, and how many there
-    /// were in the run (for message ids).
+    /// The model call whose blocks are being told (for message ids).
     cycle: u32,
     /// Whether the current model call's streamed text began.
     streaming: bool,
@@ -86,15 +85,15 @@ impl ClaudeStream {
 
     fn translate(&self, state: &mut State, event: &Event, parent: Option<&str>) -> Vec<Value> {
         let message = match event {
+            // A sub-agent's start and end are not the session's: they
+            // fall to the `kaizen_*` messages below, under their call.
             Event::SessionStart {
                 session_id,
                 model,
                 cwd,
                 tools,
-            } => {
-                if parent.is_none() {
-                    state.session_id = session_id.clone();
-                }
+            } if parent.is_none() => {
+                state.session_id = session_id.clone();
                 init(state, session_id, model, cwd, tools)
             }
             Event::TextDelta { text } => {
@@ -177,13 +176,13 @@ impl ClaudeStream {
                 tokens_before,
                 ..
             } => {
-                let mut message = system(state, "compact_boundary", event);
+                let mut message = system(state, event, Some("compact_boundary"));
                 message["compact_metadata"] =
                     json!({"trigger": trigger, "pre_tokens": tokens_before});
                 message
             }
-            Event::Result(result) => return vec![result_message(result)],
-            other => system(state, &format!("kaizen_{}", kind(other)), other),
+            Event::Result(result) if parent.is_none() => return vec![result_message(result)],
+            other => system(state, other, None),
         };
         let mut message = message;
         if let Some(parent) = parent {
@@ -237,11 +236,16 @@ pub fn result_message(result: &RunResult) -> Value {
 fn init(state: &State, session_id: &str, model: &str, cwd: &str, tools: &[String]) -> Value {
     // An MCP server is connected when its tools are on offer: Kaizen
     // names them `mcp__<server>__<tool>`, as Claude Code does.
-    let mut servers: Vec<&str> = tools
-        .iter()
-        .filter_map(|tool| tool.strip_prefix("mcp__")?.split("__").next())
-        .collect();
-    servers.dedup();
+    let mut servers: Vec<&str> = Vec::new();
+    for tool in tools {
+        if let Some(server) = tool
+            .strip_prefix("mcp__")
+            .and_then(|t| t.split("__").next())
+            && !servers.contains(&server)
+        {
+            servers.push(server);
+        }
+    }
     let session = &state.session;
     json!({
         "type": "system",
@@ -304,28 +308,20 @@ fn stream_event(state: &State, parent: Option<&str>, event: Value) -> Value {
     })
 }
 
-/// A `system` message of `subtype` carrying `event`'s own fields.
-fn system(state: &State, subtype: &str, event: &Event) -> Value {
+/// A `system` message carrying `event`'s own fields, of `subtype`, or
+/// else `kaizen_` and the event's type as Kaizen's own stream names it.
+fn system(state: &State, event: &Event, subtype: Option<&str>) -> Value {
     let mut message = match serde_json::to_value(event) {
         Ok(Value::Object(fields)) => Value::Object(fields),
         _ => json!({}),
     };
-    if let Some(kind) = message.get("type").cloned() {
-        message["kaizen_type"] = kind;
-    }
+    let kind = message["type"].as_str().unwrap_or("event").to_string();
+    message["subtype"] = json!(subtype.map_or_else(|| format!("kaizen_{kind}"), str::to_string));
+    message["kaizen_type"] = json!(kind);
     message["type"] = json!("system");
-    message["subtype"] = json!(subtype);
     message["session_id"] = json!(state.session_id);
     message["uuid"] = json!(uuid());
     message
-}
-
-/// An event's `type` as Kaizen's own stream names it.
-fn kind(event: &Event) -> String {
-    serde_json::to_value(event)
-        .ok()
-        .and_then(|value| value["type"].as_str().map(str::to_string))
-        .unwrap_or_else(|| "event".into())
 }
 
 /// A warning about the run (the sandbox degraded, say), as a system
@@ -414,6 +410,47 @@ mod tests {
         assert_eq!(retry["type"], "system");
         assert_eq!(retry["subtype"], "kaizen_retry");
         assert_eq!(retry["attempt"], 2);
+    }
+
+    /// A sub-agent's start and end are told under its call, never as the
+    /// session's own `init` or `result` (which ends a turn for the SDKs).
+    #[test]
+    fn a_sub_agents_start_and_end_stay_under_its_call() {
+        let stream = ClaudeStream::new(false);
+        stream.messages(&start());
+        let nested = |event: Event| {
+            stream.messages(&Event::SubAgent {
+                call_id: "t1".into(),
+                event: Box::new(event),
+            })
+        };
+        let begun = &nested(start())[0];
+        assert_eq!(begun["subtype"], "kaizen_session_start");
+        assert_eq!(begun["parent_tool_use_id"], "t1");
+        let ended = &nested(Event::Result(sample_result()))[0];
+        assert_eq!(ended["type"], "system");
+        assert_eq!(ended["subtype"], "kaizen_result");
+        assert_eq!(ended["parent_tool_use_id"], "t1");
+    }
+
+    fn sample_result() -> RunResult {
+        RunResult {
+            output: "done".into(),
+            status: Status::Complete,
+            cycles_used: 1,
+            tokens_used: TokensUsed::default(),
+            cost_usd: 0.0,
+            duration_ms: 1,
+            session_id: "s1/t1".into(),
+            model_used: "gpt-4o".into(),
+            runtime_name: "kaizen".into(),
+            tool_calls: Vec::new(),
+            error_message: None,
+            permission_denials: Vec::new(),
+            compactions: 0,
+            cost_estimated: false,
+            runtime_selection: None,
+        }
     }
 
     #[test]
