@@ -59,7 +59,10 @@ pub async fn run_with(
     let terminal = answerers::terminal_for(task_given, &printer, &interrupt);
     // Messages while the run works: from stream-json input, or typed at
     // the terminal.
-    let inbox = (input.is_some() || terminal.is_some()).then(Inbox::default);
+    let inbox = match &input {
+        Some(input) => Some(input.inbox()),
+        None => terminal.is_some().then(Inbox::default),
+    };
     let mut collaborators = answerers::collaborators(&input, terminal.clone(), inbox.clone())?;
     collaborators.hooks = own_hooks;
     let mut built = opened.build(task, collaborators).await?;

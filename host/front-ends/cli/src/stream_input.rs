@@ -26,7 +26,7 @@ use crate::stream_control::{
 };
 use kaizen_app::run::NextTasks;
 use kaizen_loop::Inbox;
-use kaizen_protocol::{CancellationToken, PermissionMode, RunResult};
+use kaizen_protocol::{CancellationToken, RunResult};
 use serde_json::{Value, json};
 use std::future::Future;
 use std::io::BufRead;
@@ -56,18 +56,14 @@ pub struct StreamInput {
     channel: Channel,
     /// The run's interrupt, for a refusal that asks for one.
     interrupt: CancellationToken,
-    /// A compaction asked for between runs, for the next one, with its
-    /// instructions.
-    compact_next: Option<Vec<String>>,
-    /// A permission mode asked for between runs, for the next one.
-    mode_next: Option<PermissionMode>,
+    /// The session's inbox: messages while a run works, and compactions
+    /// and modes asked for at any time (a run takes them at its next
+    /// model call, or the next run at its first).
+    inbox: Inbox,
     /// What the program's handshake asked of the session, until the
     /// session takes it.
     handshake: Option<Handshake>,
 }
-
-/// The run a control request may act on: its inbox and interrupt.
-type Running<'a> = Option<(&'a Inbox, &'a CancellationToken)>;
 
 impl StreamInput {
     /// Starts reading stdin; control requests are answered on `printer`,
@@ -105,10 +101,14 @@ impl StreamInput {
             channel: Channel::new(printer.clone(), pending),
             printer,
             interrupt,
-            compact_next: None,
-            mode_next: None,
+            inbox: Inbox::default(),
             handshake: None,
         }
+    }
+
+    /// The session's inbox, which this input fills.
+    pub fn inbox(&self) -> Inbox {
+        self.inbox.clone()
     }
 
     /// What the program's handshake asked of the session, once (read it
@@ -134,7 +134,7 @@ impl StreamInput {
         while self.open {
             match self.lines.recv().await {
                 Some(Input::User(text)) => return Some(text),
-                Some(Input::Compact(instructions)) => self.compact(instructions, None),
+                Some(Input::Compact(instructions)) => self.inbox.request_compaction(instructions),
                 Some(Input::Control(control)) => self.control(control, None),
                 None => self.open = false,
             }
@@ -143,32 +143,22 @@ impl StreamInput {
     }
 
     /// Drives `run` to its end, moving the messages that arrive meanwhile
-    /// into `inbox` and acting on control requests.
+    /// into the inbox and acting on control requests.
     pub async fn drive(
         &mut self,
         run: impl Future<Output = RunResult>,
-        inbox: &Inbox,
         interrupt: &CancellationToken,
     ) -> RunResult {
-        if let Some(asked) = self.compact_next.take() {
-            inbox.request_compaction(None);
-            for instructions in asked {
-                inbox.request_compaction(Some(instructions));
-            }
-        }
-        if let Some(mode) = self.mode_next.take() {
-            inbox.request_mode(mode);
-        }
         let mut run = std::pin::pin!(run);
         loop {
             tokio::select! {
                 result = &mut run => return result,
                 input = self.lines.recv(), if self.open => match input {
-                    Some(Input::User(text)) => inbox.send(text),
-                    Some(Input::Compact(instructions)) => inbox.request_compaction(instructions),
-                    Some(Input::Control(control)) => {
-                        self.control(control, Some((inbox, interrupt)))
+                    Some(Input::User(text)) => self.inbox.send(text),
+                    Some(Input::Compact(instructions)) => {
+                        self.inbox.request_compaction(instructions)
                     }
+                    Some(Input::Control(control)) => self.control(control, Some(interrupt)),
                     None => self.open = false,
                 },
             }
@@ -178,7 +168,7 @@ impl StreamInput {
     /// Does what a control request asks, on the run if one is going, and
     /// answers it (a request without an id is answered on stderr only
     /// when it fails).
-    fn control(&mut self, control: Control, running: Running<'_>) {
+    fn control(&mut self, control: Control, running: Option<&CancellationToken>) {
         let answer = control.request.map(|request| self.act(request, running));
         match (control.id, answer) {
             (Some(id), answer) => stream_control::respond(&self.printer, &id, answer),
@@ -187,30 +177,19 @@ impl StreamInput {
         }
     }
 
-    fn act(&mut self, request: Request, running: Running<'_>) -> Value {
-        match (request, running) {
-            (Request::Initialize(handshake), _) => {
+    /// Does what `request` asks; `running` is the interrupt of the run
+    /// going, if one is (an interrupt with no run does nothing).
+    fn act(&mut self, request: Request, running: Option<&CancellationToken>) -> Value {
+        match request {
+            Request::Initialize(handshake) => {
                 self.handshake = Some(*handshake);
                 return initialize_answer();
             }
-            (Request::Interrupt, Some((_, interrupt))) => interrupt.cancel(),
-            (Request::Interrupt, None) => {}
-            (Request::Compact(instructions), running) => self.compact(instructions, running),
-            (Request::SetMode(mode), Some((inbox, _))) => inbox.request_mode(mode),
-            (Request::SetMode(mode), None) => self.mode_next = Some(mode),
+            Request::Interrupt => running.into_iter().for_each(CancellationToken::cancel),
+            Request::Compact(instructions) => self.inbox.request_compaction(instructions),
+            Request::SetMode(mode) => self.inbox.request_mode(mode),
         }
         json!({})
-    }
-
-    /// Asks for a compaction: of the running run, or of the next.
-    fn compact(&mut self, instructions: Option<String>, running: Running<'_>) {
-        match running {
-            Some((inbox, _)) => inbox.request_compaction(instructions),
-            None => self
-                .compact_next
-                .get_or_insert_default()
-                .extend(instructions),
-        }
     }
 }
 
@@ -220,13 +199,11 @@ impl NextTasks for StreamInput {
     async fn drive(
         &mut self,
         run: impl Future<Output = RunResult>,
-        inbox: Option<&Inbox>,
+        _inbox: Option<&Inbox>,
         interrupt: &CancellationToken,
     ) -> RunResult {
-        match inbox {
-            Some(inbox) => StreamInput::drive(self, run, inbox, interrupt).await,
-            None => run.await,
-        }
+        // The session's inbox is this input's own (see `inbox`).
+        StreamInput::drive(self, run, interrupt).await
     }
 
     async fn next(&mut self) -> Option<String> {
