@@ -475,8 +475,6 @@ mod tests {
     #[test]
     fn results_carry_claude_codes_subtypes() {
         let mut result = RunResult {
-            output: "done".into(),
-            status: Status::Complete,
             cycles_used: 2,
             tokens_used: TokensUsed {
                 input: 10,
@@ -486,18 +484,12 @@ mod tests {
             cost_usd: 0.01,
             duration_ms: 40,
             session_id: "s1".into(),
-            model_used: "gpt-4o".into(),
-            runtime_name: "kaizen".into(),
-            tool_calls: Vec::new(),
-            error_message: None,
             permission_denials: vec![PermissionDenial {
                 tool_name: "Bash".into(),
                 tool_use_id: "c1".into(),
                 tool_input: json!({"command": "rm -rf /"}),
             }],
-            compactions: 0,
-            cost_estimated: false,
-            runtime_selection: None,
+            ..sample_result()
         };
         let message = result_message(&result);
         assert_eq!(message["subtype"], "success");
