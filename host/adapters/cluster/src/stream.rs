@@ -333,6 +333,7 @@ mod tests {
             input: serde_json::json!({"command": "make"}),
             reason: "it asks".into(),
             always_rule: format!("{tool}(make)"),
+            danger: None,
             agent: None,
             call_id: String::new(),
         })

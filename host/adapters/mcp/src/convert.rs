@@ -17,7 +17,7 @@ pub fn tool(tool: &dyn Tool) -> rmcp::model::Tool {
     };
     let annotations = ToolAnnotations::new()
         .read_only(spec.read_only)
-        .destructive(!spec.read_only && spec.danger == Danger::Dangerous)
+        .destructive(!spec.read_only && spec.danger >= Danger::High)
         .idempotent(spec.read_only)
         .open_world(!tool.contained());
     rmcp::model::Tool::new(

@@ -32,8 +32,12 @@ fn question(request: &ApprovalRequest) -> String {
         input.truncate(cut);
         input.push_str(" …");
     }
+    let level = match request.danger {
+        Some(danger) => format!(" (danger level {danger})"),
+        None => String::new(),
+    };
     format!(
-        "Kaizen needs your permission to run {} with {input}\nWhy it asks: {}",
+        "Kaizen needs your permission to run {}{level} with {input}\nWhy it asks: {}",
         request.tool, request.reason
     )
 }
@@ -94,6 +98,7 @@ mod tests {
             input: serde_json::json!({"command": "x".repeat(5000)}),
             reason: "Bash can reach the network".into(),
             always_rule: "Bash(x)".into(),
+            danger: None,
             agent: None,
             call_id: String::new(),
         };

@@ -101,7 +101,7 @@ impl ServerHandler for ToolServer {
         let tools = self
             .tools
             .tools()
-            .filter(|tool| !self.session.guard.permissions.hides(&tool.spec().name))
+            .filter(|tool| !self.session.guard.permissions.hides(tool.spec()))
             .map(|tool| convert::tool(tool.as_ref()))
             .collect();
         Ok(ListToolsResult::with_all_items(tools))

@@ -10,9 +10,7 @@ use crate::hooks::{Dispatch, PayloadBase};
 use crate::scope::Scope;
 use crate::step_executor::StepExecutor;
 use kaizen_hooks::{HookAction, HookCall};
-use kaizen_permissions::{
-    CallFacts, Effect, Grounds, Rule, RuleOrigin, Verdict, always_rule, subject_of,
-};
+use kaizen_permissions::{Effect, Grounds, Rule, RuleOrigin, Verdict, always_rule, facts_of};
 use kaizen_protocol::{Approval, ApprovalRequest, Approver, Event, Observer};
 use kaizen_tools::{CallContext, ContentPart, Tool, ToolError, ToolErrorKind, ToolRegistry};
 use serde_json::Value;
@@ -89,11 +87,7 @@ impl Gatekeeper<'_> {
             return None;
         }
         let cwd = &self.ctx.cwd;
-        let facts = CallFacts {
-            tool: name,
-            subject: subject_of(tool, input, cwd),
-            cwd,
-        };
+        let facts = facts_of(tool, input, cwd);
         let origin = RuleOrigin {
             label: format!("the skill {}", skill.name),
             base: self.ctx.workspace.clone(),
@@ -332,6 +326,7 @@ impl Gatekeeper<'_> {
             input: input.clone(),
             reason: grounds.reason.clone(),
             always_rule: always.clone(),
+            danger: Some(tool.spec().danger),
             agent: self.base.agent.as_ref().map(|(_, kind)| kind.clone()),
             call_id: call.id.clone(),
         };

@@ -113,7 +113,7 @@ impl Turn<'_> {
         // A tool a deny rule names whole is not offered at all.
         self.tools
             .specs()
-            .filter(|spec| !self.guard.permissions.hides(&spec.name))
+            .filter(|spec| !self.guard.permissions.hides(spec))
             .map(|spec| ToolDefinition {
                 name: spec.name.clone(),
                 description: spec.description.clone(),

@@ -88,21 +88,21 @@ fn tools() -> ToolRegistry {
         echo(
             "Shell",
             false,
-            Danger::Dangerous,
+            Danger::High,
             Some((SubjectKind::Command, "command")),
             false,
         ),
         echo(
             "Box",
             false,
-            Danger::Dangerous,
+            Danger::High,
             Some((SubjectKind::Command, "command")),
             true,
         ),
         echo(
             "Write",
             false,
-            Danger::Moderate,
+            Danger::Medium,
             Some((SubjectKind::EditPath, "file_path")),
             false,
         ),
@@ -114,7 +114,7 @@ fn tools() -> ToolRegistry {
         name: "Task".into(),
         description: "delegate".into(),
         input_schema: json!({"type": "object"}),
-        danger: Danger::Moderate,
+        danger: Danger::Medium,
         read_only: true,
     };
     registry.register(Arc::new(TaskTool(task))).unwrap();
@@ -462,6 +462,57 @@ async fn the_user_approves_once_or_always_or_refuses() {
         .filter(|e| matches!(e, Event::PermissionRequest { .. }))
         .count();
     assert_eq!(requests, 3);
+}
+
+/// `danger:` rules name tools by level: an ask on `>=high` asks for a
+/// contained high tool the mode would run, a deny on `medium` refuses (and
+/// hides) the edit tool even in acceptEdits, and the approval request
+/// carries the level for the prompt.
+#[tokio::test]
+async fn danger_rules_decide_by_level_and_the_prompt_is_told_the_level() {
+    let provider = script(vec![
+        reply(
+            "",
+            &[
+                ("Look", json!({})),
+                ("Box", json!({"command": "make"})),
+                ("Write", json!({"file_path": "/tmp/x"})),
+            ],
+        ),
+        reply("done", &[]),
+    ]);
+    let answers = Answers::new(vec![Approval::Once]);
+    let mut setup = Setup::mode(PermissionMode::AcceptEdits);
+    setup.rules = rules(&[
+        (Effect::Ask, "danger:>=high"),
+        (Effect::Deny, "danger:medium"),
+    ]);
+    setup.approver = Some(answers.clone());
+    let ran = run(setup, provider).await;
+    let got: Vec<String> = ran.statuses().into_iter().map(|(_, s)| s).collect();
+    assert_eq!(got, ["success", "success", "denied"]);
+    let asked = answers.asked();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(
+        (asked[0].tool.as_str(), asked[0].danger),
+        ("Box", Some(Danger::High))
+    );
+    assert!(
+        asked[0].reason.contains("`danger:>=high`"),
+        "{}",
+        asked[0].reason
+    );
+    assert!(ran.result_of("call_2_Write").contains("`danger:medium`"));
+    let offered: Vec<&str> = ran.requests[0]
+        .tools
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect();
+    // Task is medium too: the deny takes both out of what is offered.
+    assert!(
+        !offered.contains(&"Write") && !offered.contains(&"Task") && offered.contains(&"Box"),
+        "{offered:?}"
+    );
 }
 
 /// "Allow always" keeps the command as it is: a `*` in it is the

@@ -42,7 +42,7 @@ impl MemoryTool {
                 "required": ["action"],
                 "additionalProperties": false
             }),
-            danger: Danger::Moderate,
+            danger: Danger::Low,
             read_only: false,
         };
         Self {

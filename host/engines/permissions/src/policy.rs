@@ -1,8 +1,8 @@
 //! The first step of a tool call's decision: the rules and the mode.
 
 use super::rules::{CallFacts, Effect, Rule, RuleError, RuleOrigin, RuleSet, Subject};
-use kaizen_protocol::PermissionMode;
-use kaizen_tools::{Danger, SubjectKind, Tool};
+use kaizen_protocol::{DangerTier, PermissionMode};
+use kaizen_tools::{SubjectKind, Tool, ToolSpec};
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
@@ -117,12 +117,13 @@ impl Permissions {
         Ok(())
     }
 
-    /// True when a deny rule names the whole tool: it is not offered to
-    /// the model at all, as in Claude Code.
-    pub fn hides(&self, tool: &str) -> bool {
+    /// True when a deny rule covers every call of the tool (it names the
+    /// whole tool, or the tool's danger level): it is not offered to the
+    /// model at all, as in Claude Code.
+    pub fn hides(&self, tool: &ToolSpec) -> bool {
         let rules = self.rules.read().unwrap_or_else(|e| e.into_inner());
         rules.rules().iter().any(|rule| {
-            rule.effect == Effect::Deny && rule.covers_whole_tool() && rule.tool() == tool
+            rule.effect == Effect::Deny && rule.covers_all_calls_of(&tool.name, tool.danger)
         })
     }
 
@@ -157,11 +158,7 @@ impl Permissions {
     pub fn evaluate(&self, tool: &dyn Tool, input: &serde_json::Value, cwd: &Path) -> Verdict {
         let spec = tool.spec();
         let name = spec.name.as_str();
-        let facts = CallFacts {
-            tool: name,
-            subject: subject_of(tool, input, cwd),
-            cwd,
-        };
+        let facts = facts_of(tool, input, cwd);
         let rules = self.rules.read().unwrap_or_else(|e| e.into_inner());
         let decision = rules.decide(&facts);
         if let Some(decision) = decision.filter(|d| d.effect == Effect::Deny) {
@@ -221,13 +218,14 @@ impl Permissions {
         if spec.read_only {
             return allow("read-only tools run");
         }
-        if spec.danger == Danger::Safe {
+        if spec.danger.tier() == DangerTier::Reads {
             return allow("safe tools run");
         }
         match mode {
             PermissionMode::BypassPermissions => return allow("nothing asks"),
             PermissionMode::AcceptEdits
-                if matches!(subject, Subject::EditPath(_)) || spec.danger == Danger::Moderate =>
+                if matches!(subject, Subject::EditPath(_))
+                    || spec.danger.tier() == DangerTier::Edits =>
             {
                 return allow("file edits are accepted");
             }
@@ -256,6 +254,17 @@ impl Permissions {
             return Verdict::Deny(Grounds { reason, ..grounds });
         }
         Verdict::Ask(grounds)
+    }
+}
+
+/// A call of `tool` with `input` as rules see it.
+pub fn facts_of<'a>(tool: &'a dyn Tool, input: &serde_json::Value, cwd: &'a Path) -> CallFacts<'a> {
+    let spec = tool.spec();
+    CallFacts {
+        tool: &spec.name,
+        danger: spec.danger,
+        subject: subject_of(tool, input, cwd),
+        cwd,
     }
 }
 

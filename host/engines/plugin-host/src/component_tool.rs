@@ -73,8 +73,8 @@ pub(crate) fn convert_spec(
         input_schema,
         danger: match spec.danger {
             DangerLevel::Safe => Danger::Safe,
-            DangerLevel::Moderate => Danger::Moderate,
-            DangerLevel::Dangerous => Danger::Dangerous,
+            DangerLevel::Moderate => Danger::Medium,
+            DangerLevel::Dangerous => Danger::High,
         },
         read_only: spec.read_only,
     })

@@ -404,6 +404,7 @@ async fn declared(
         for spec in specs {
             tools.push(convert_spec(name, spec)?);
         }
+        tools = manifest.leveled(tools)?;
     }
     let mut hook_subscriptions = Vec::new();
     if manifest.plugin.kinds.contains(&PluginKind::Hook) {

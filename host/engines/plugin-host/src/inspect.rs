@@ -63,7 +63,12 @@ pub async fn inspect(host: &PluginHost, path: &Path) -> Result<Inspection, Strin
         .iter()
         .any(|e| e.starts_with("kaizen:plugin/tools@"))
     {
-        match list_tools(host, &component, &name).await {
+        let listed = list_tools(host, &component, &name).await;
+        let leveled = match &manifest {
+            Some(manifest) => listed.and_then(|tools| manifest.leveled(tools)),
+            None => listed,
+        };
+        match leveled {
             Ok(tools) => (tools, None),
             Err(err) => (Vec::new(), Some(err)),
         }

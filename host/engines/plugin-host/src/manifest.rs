@@ -2,7 +2,7 @@
 
 use crate::caps::Capabilities;
 use crate::limits::Limits;
-use kaizen_tools::{RuleSubject, SubjectKind};
+use kaizen_tools::{Danger, RuleSubject, SubjectKind, ToolSpec};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -67,6 +67,12 @@ pub struct Manifest {
     /// `edit-path`, `url`, `name`.
     #[serde(default, rename = "rule-subjects")]
     pub rule_subjects: BTreeMap<String, BTreeMap<String, String>>,
+    /// Each tool's danger level on the five-step scale, by tool name:
+    /// `Deploy = "critical"`. The component declares one of the contract's
+    /// three levels; this refines it within its tier or raises it (see
+    /// [`Manifest::leveled`]).
+    #[serde(default)]
+    pub danger: BTreeMap<String, String>,
 }
 
 /// The `[plugin]` table.
@@ -193,6 +199,11 @@ impl Manifest {
         for tool in self.rule_subjects.keys() {
             self.rule_subject(tool).map_err(value)?;
         }
+        for (tool, level) in &self.danger {
+            level
+                .parse::<Danger>()
+                .map_err(|err| value(format!("[danger] {tool}: {err}")))?;
+        }
         self.capabilities.check().map_err(value)?;
         self.limits.check().map_err(value)
     }
@@ -230,6 +241,38 @@ impl Manifest {
             kind,
             field: field.clone(),
         }))
+    }
+
+    /// The component's tools with the `[danger]` table's levels applied.
+    /// A level may refine the component's own within its tier (`moderate`
+    /// as `low`) or raise it, never lower its tier: a manifest cannot make
+    /// a tool that runs programs pass as one that only reads. A `[danger]`
+    /// entry naming no tool of the component is an error, as a misspelt
+    /// name would otherwise leave a tool at a level its author did not mean.
+    pub fn leveled(&self, mut tools: Vec<ToolSpec>) -> Result<Vec<ToolSpec>, String> {
+        let plugin = &self.plugin.name;
+        for (name, level) in &self.danger {
+            let level: Danger = level.parse().map_err(|err| format!("{err}"))?;
+            let Some(tool) = tools.iter_mut().find(|tool| &tool.name == name) else {
+                let declared: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+                return Err(format!(
+                    "plugin `{plugin}`: [danger] names `{name}`, which the component does not \
+                     declare (its tools: {})",
+                    declared.join(", ")
+                ));
+            };
+            if level.tier() < tool.danger.tier() {
+                return Err(format!(
+                    "plugin `{plugin}`: [danger] gives `{name}` the level {level}, below the \
+                     {} the component declares; a manifest may refine a level within its tier \
+                     (low or medium for the contract's moderate, high or critical for \
+                     dangerous) or raise it",
+                    tool.danger
+                ));
+            }
+            tool.danger = level;
+        }
+        Ok(tools)
     }
 
     /// The component file inside `dir`.

@@ -8,6 +8,7 @@ fn approval() -> Question {
         input: serde_json::json!({"command": "make"}),
         reason: "it asks".into(),
         always_rule: "Bash(make)".into(),
+        danger: None,
         agent: None,
         call_id: String::new(),
     })

@@ -125,7 +125,7 @@ fn rules_verdict(workspace: &Path) -> Duration {
             name: "Bash".into(),
             description: String::new(),
             input_schema: json!({"type": "object"}),
-            danger: Danger::Dangerous,
+            danger: Danger::High,
             read_only: false,
         },
         RuleSubject {

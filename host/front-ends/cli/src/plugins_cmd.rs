@@ -113,7 +113,7 @@ pub async fn inspect(path: &Path, json: bool) -> anyhow::Result<()> {
     for tool in &report.tools {
         let _ = writeln!(
             out,
-            "tool {}{}  ({:?})\n  {}\n  input schema: {}",
+            "tool {}{}  (danger: {})\n  {}\n  input schema: {}",
             tool.name,
             if tool.read_only { " [read-only]" } else { "" },
             tool.danger,

@@ -119,6 +119,7 @@ fn can_use_tool(request: &ApprovalRequest) -> Value {
         "reason": request.reason,
         "always_rule": request.always_rule,
         "agent": request.agent,
+        "danger": request.danger,
     })
 }
 
@@ -175,6 +176,7 @@ mod tests {
             input: json!({"command": "npm test"}),
             reason: "it asks".into(),
             always_rule: "Bash(npm test)".into(),
+            danger: None,
             agent: None,
             call_id: "call_1".into(),
         };

@@ -37,9 +37,10 @@ pub async fn list(selection: &Selection, json: bool) -> anyhow::Result<()> {
         let spec = tool.spec();
         let summary = spec.description.lines().next().unwrap_or_default();
         println!(
-            "{:width$}  {:<20} {}{}",
+            "{:width$}  {:<20} {:<8} {}{}",
             spec.name,
             format!("({})", tool.source()),
+            spec.danger.name().to_ascii_uppercase(),
             if spec.read_only { "[read-only] " } else { "" },
             summary
         );

@@ -187,13 +187,24 @@ fn tools_list_merges_every_plugin() {
         .unwrap();
     assert_eq!(greet["plugin"], "hello");
     assert_eq!(greet["read_only"], true);
+    // Each tool's danger level: the code's, or the manifest's [danger].
+    let danger = |name: &str| {
+        let tool = tools.as_array().unwrap().iter().find(|t| t["name"] == name);
+        tool.unwrap()["danger"].as_str().unwrap().to_string()
+    };
+    assert_eq!(
+        ["Greet", "Add", "Bash", "KillShell", "Edit"].map(danger),
+        ["safe", "low", "high", "low", "medium"]
+    );
     assert_eq!(
         greet["input_schema"]["required"],
         serde_json::json!(["name"])
     );
 
     let text = env.with_plugins(&["tools", "list"]);
-    assert!(stdout(&text).contains("Greet"));
+    let add = stdout(&text);
+    let add = add.lines().find(|line| line.starts_with("Add ")).unwrap();
+    assert!(add.contains("(hello)") && add.contains(" LOW "), "{add}");
     // Plugins that failed to load are named on stderr, not silently dropped.
     assert!(stderr(&text).contains("needs-process"), "{}", stderr(&text));
 }

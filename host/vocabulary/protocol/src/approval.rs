@@ -15,6 +15,10 @@ pub struct ApprovalRequest {
     pub reason: String,
     /// The rule that "allow always" would add (`Bash(npm test)`).
     pub always_rule: String,
+    /// How much harm the tool can do, for the prompt to show (absent in
+    /// requests journaled before levels were shown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub danger: Option<crate::Danger>,
     /// The sub-agent making the call, when one is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,

@@ -2,7 +2,8 @@
 //!
 //! What a run says as it goes ([`Event`]) and what it ends with
 //! ([`RunResult`], [`Status`]); how a tool call is put to the user
-//! ([`ApprovalRequest`], [`Approver`]) and under which [`PermissionMode`];
+//! ([`ApprovalRequest`], [`Approver`]), how much harm a tool can do
+//! ([`Danger`]), and under which [`PermissionMode`];
 //! and the names a durable-execution engine journals steps under
 //! ([`StepKey`]). The loop speaks it, and so do the front ends, the other
 //! runtimes' adapters, MCP and the cluster, without depending on the loop
@@ -12,12 +13,14 @@
 #![deny(clippy::unwrap_used)]
 
 mod approval;
+mod danger;
 mod event;
 mod mode;
 mod result;
 mod step;
 
 pub use approval::{Approval, ApprovalFuture, ApprovalRequest, Approver};
+pub use danger::{Danger, DangerTier, UnknownDanger};
 pub use event::{Event, Observer, Silent};
 pub use mode::PermissionMode;
 pub use result::{

@@ -11,17 +11,7 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 
-/// How much harm a tool can do; permission rules key on it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Danger {
-    /// Reads only.
-    Safe,
-    /// Changes files inside the granted directories.
-    Moderate,
-    /// Runs programs, reaches the network, or deletes data.
-    Dangerous,
-}
+pub use kaizen_protocol::Danger;
 
 /// What permission rules' specifiers match in a tool's input: which field,
 /// and as what. `Bash(npm test:*)` matches a `command`; `Read(./.env)` any

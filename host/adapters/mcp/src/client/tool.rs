@@ -68,7 +68,7 @@ impl McpTool {
                 danger: if read_only {
                     Danger::Safe
                 } else {
-                    Danger::Dangerous
+                    Danger::High
                 },
                 read_only,
             },

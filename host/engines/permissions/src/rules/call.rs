@@ -1,6 +1,7 @@
 //! A tool call as rules see it: the tool, what it exposes to specifiers,
 //! and, for a command line, the line taken apart.
 
+use kaizen_protocol::Danger;
 use std::path::{Path, PathBuf};
 
 use crate::shell_words::{self, Split, Unanalyzable};
@@ -28,6 +29,8 @@ pub enum Subject {
 pub struct CallFacts<'a> {
     /// The tool's name, compared case-sensitively.
     pub tool: &'a str,
+    /// How much harm the tool can do, for `danger:` rules.
+    pub danger: Danger,
     /// What the call exposes to specifiers.
     pub subject: Subject,
     /// Where relative paths in the call resolve.

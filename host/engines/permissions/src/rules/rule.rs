@@ -4,10 +4,11 @@
 use std::path::{Path, PathBuf};
 
 use super::call::{CallFacts, Subject, split_of};
-use super::syntax::{Tools, parse_tool, split_rule};
+use super::syntax::{DANGER_PREFIX, Tools, parse_danger, parse_tool, split_rule};
 use crate::path_pattern::PathPattern;
 use crate::shell_words::{self, Split, Unanalyzable};
 use crate::text_pattern::{TextPattern, parse_domain, url_host};
+use kaizen_protocol::Danger;
 
 /// What a rule does when it matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -93,9 +94,23 @@ impl Rule {
     ) -> Result<Rule, RuleError> {
         let error = |reason| RuleError::new(text, reason);
         let (tool, spec_text) = split_rule(text.trim()).map_err(error)?;
-        let (tools, tool) = parse_tool(tool).map_err(error)?;
+        let (tools, tool) = match tool.strip_prefix(DANGER_PREFIX) {
+            Some(range) => (
+                Tools::Danger(parse_danger(range).map_err(error)?),
+                tool.to_owned(),
+            ),
+            None => parse_tool(tool).map_err(error)?,
+        };
         let spec = match spec_text {
             None => Spec::Any,
+            Some(_) if matches!(tools, Tools::Danger(_)) => {
+                return Err(error(
+                    "a danger rule takes no specifier: it covers every call of the tools at \
+                     those levels; name one tool instead to match its calls, as in \
+                     `Bash(git push:*)`"
+                        .into(),
+                ));
+            }
             Some(s) if s.trim().is_empty() => {
                 return Err(error(format!(
                     "the specifier in `()` is empty; write `{tool}` alone to cover every call, or put \
@@ -147,6 +162,17 @@ impl Rule {
         &self.tool
     }
 
+    /// True when the rule covers every call of the tool called `tool` at
+    /// level `danger`: a rule naming it with no specifier, or a `danger:`
+    /// rule whose levels include `danger`.
+    pub fn covers_all_calls_of(&self, tool: &str, danger: Danger) -> bool {
+        matches!(self.spec, Spec::Any)
+            && match &self.tools {
+                Tools::Danger(range) => range.contains(danger),
+                _ => self.tool == tool,
+            }
+    }
+
     /// True when the rule has no specifier (`Bash`, `Bash(*)`,
     /// `mcp__server`): it covers every call of the tool(s).
     pub fn covers_whole_tool(&self) -> bool {
@@ -184,6 +210,7 @@ impl Rule {
             Tools::McpServer(prefix) => call.tool.starts_with(prefix.as_str()),
             Tools::Family(family) => call.tool == self.tool || family.covers(&call.subject),
             Tools::Named => call.tool == self.tool,
+            Tools::Danger(range) => range.contains(call.danger),
         }
     }
 

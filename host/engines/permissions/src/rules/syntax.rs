@@ -2,6 +2,7 @@
 //! the name names.
 
 use super::call::Subject;
+use kaizen_protocol::{Danger, UnknownDanger};
 
 /// Which tools a rule names.
 #[derive(Debug, Clone)]
@@ -12,6 +13,45 @@ pub(super) enum Tools {
     Family(Family),
     /// Every tool of an MCP server: the name prefix `mcp__server__`.
     McpServer(String),
+    /// Every tool whose danger level is in the range: `danger:high`,
+    /// `danger:>=high`, `danger:<=low`.
+    Danger(DangerRange),
+}
+
+/// The danger levels a `danger:` rule covers, both ends included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct DangerRange {
+    lowest: Danger,
+    highest: Danger,
+}
+
+impl DangerRange {
+    /// Whether `level` is in the range.
+    pub(super) fn contains(self, level: Danger) -> bool {
+        (self.lowest..=self.highest).contains(&level)
+    }
+}
+
+/// The prefix of a rule that names tools by their danger level.
+pub(super) const DANGER_PREFIX: &str = "danger:";
+
+/// Reads what follows `danger:`: a level alone (that level), `>=level` (it
+/// and above) or `<=level` (it and below).
+pub(super) fn parse_danger(text: &str) -> Result<DangerRange, String> {
+    let usage = "a danger rule is `danger:LEVEL`, `danger:>=LEVEL` or `danger:<=LEVEL`, with \
+                 no specifier, as in `danger:critical` or `danger:>=high`";
+    let (level, above, below) = match (text.strip_prefix(">="), text.strip_prefix("<=")) {
+        (Some(level), _) => (level, true, false),
+        (_, Some(level)) => (level, false, true),
+        _ => (text, false, false),
+    };
+    let level: Danger = level
+        .parse()
+        .map_err(|err: UnknownDanger| format!("{err}; {usage}"))?;
+    Ok(DangerRange {
+        lowest: if below { Danger::Safe } else { level },
+        highest: if above { Danger::Critical } else { level },
+    })
 }
 
 /// The two path-rule families of Claude Code's syntax: `Read(…)` covers

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use super::{CallFacts, Effect, Rule, RuleOrigin, RuleSet, Subject};
 use Effect::{Allow, Ask, Deny};
+use kaizen_protocol::Danger;
 
 /// Rules come from the project `/proj`; the home directory is `/home/u`.
 const BASE: &str = "/proj";
@@ -61,6 +62,7 @@ fn set(specs: &[&str]) -> RuleSet {
 fn decide(set: &RuleSet, tool: &str, subject: S, cwd: &str) -> Option<Effect> {
     let call = CallFacts {
         tool,
+        danger: Danger::High,
         subject: subject.subject(),
         cwd: Path::new(cwd),
     };
@@ -322,6 +324,7 @@ fn decisions_do_not_depend_on_order_or_source() {
     ];
     let call = CallFacts {
         tool: "Bash",
+        danger: Danger::High,
         subject: Subject::Command("git push --force".into()),
         cwd: Path::new(BASE),
     };
@@ -351,6 +354,7 @@ fn an_allow_rule_alone_must_cover_every_part() {
     let rule = rule("allow:Bash(git status:*)");
     let call = |c: &str| CallFacts {
         tool: "Bash",
+        danger: Danger::High,
         subject: Subject::Command(c.into()),
         cwd: Path::new(BASE),
     };
@@ -426,6 +430,12 @@ fn malformed_rules_say_how_to_write_them() {
         ("Read(~other/x)", "only `~/`"),
         ("mcp__github(x)", "takes no specifier"),
         ("Read([z-a])", "not a valid path pattern"),
+        (
+            "danger:severe",
+            "the levels are safe, low, medium, high and critical",
+        ),
+        ("danger:>high", "`danger:>=LEVEL`"),
+        ("danger:high(rm)", "takes no specifier"),
     ];
     for (text, expected) in cases {
         let err = Rule::parse(Allow, text, origin("test"), Path::new(HOME)).expect_err(text);
@@ -445,4 +455,42 @@ fn malformed_rules_say_how_to_write_them() {
 fn effects_serialize_in_lowercase() {
     assert_eq!(serde_json::to_string(&Ask).unwrap(), "\"ask\"");
     assert_eq!(serde_json::from_str::<Effect>("\"deny\"").unwrap(), Deny);
+}
+
+#[test]
+fn danger_rules_cover_tools_by_level_whatever_their_names() {
+    let call = |tool, danger| CallFacts {
+        tool,
+        danger,
+        subject: Subject::Command("ls".into()),
+        cwd: Path::new(BASE),
+    };
+    let exactly = rule("deny:danger:CRITICAL");
+    let above = rule("ask:danger:>=high");
+    let below = rule("allow:danger:<=low");
+    for level in Danger::ALL {
+        let facts = call("deploy", level);
+        assert_eq!(
+            exactly.matches(&facts),
+            level == Danger::Critical,
+            "{level}"
+        );
+        assert_eq!(above.matches(&facts), level >= Danger::High, "{level}");
+        assert_eq!(below.matches(&facts), level <= Danger::Low, "{level}");
+    }
+    // A level rule covers whole tools, so a deny one hides them.
+    assert!(exactly.covers_all_calls_of("deploy", Danger::Critical));
+    assert!(!exactly.covers_all_calls_of("deploy", Danger::High));
+    assert!(rule("deny:Bash").covers_all_calls_of("Bash", Danger::High));
+    assert!(!rule("deny:Bash(rm:*)").covers_all_calls_of("Bash", Danger::High));
+    // Deny beats allow across the two forms, as between any rules.
+    let set = set(&["allow:Bash", "deny:danger:>=high"]);
+    assert_eq!(
+        set.decide(&call("Bash", Danger::High)).map(|d| d.effect),
+        Some(Deny)
+    );
+    assert_eq!(
+        set.decide(&call("Bash", Danger::Medium)).map(|d| d.effect),
+        Some(Allow)
+    );
 }

@@ -113,9 +113,65 @@ fn values_are_checked() {
             ),
             "inside the plugin directory",
         ),
+        (
+            format!("{GOOD}\n[danger]\nDeploy = \"severe\"\n"),
+            "[danger] Deploy: `severe` is not a danger level",
+        ),
     ];
     for (text, expected) in cases {
         let err = error(&text);
         assert!(err.contains(expected), "expected `{expected}` in: {err}");
     }
+}
+
+fn spec(name: &str, danger: Danger) -> ToolSpec {
+    ToolSpec {
+        name: name.into(),
+        description: String::new(),
+        input_schema: serde_json::json!({"type": "object"}),
+        danger,
+        read_only: false,
+    }
+}
+
+#[test]
+fn the_danger_table_refines_or_raises_a_component_s_levels_never_lowers_a_tier() {
+    let manifest = parse(&format!(
+        "{GOOD}\n[danger]\nDeploy = \"CRITICAL\"\nNote = \"low\"\n"
+    ))
+    .unwrap();
+    let tools = manifest
+        .leveled(vec![
+            spec("Deploy", Danger::High),
+            spec("Note", Danger::Medium),
+            spec("Other", Danger::Medium),
+        ])
+        .unwrap();
+    let levels: Vec<Danger> = tools.iter().map(|t| t.danger).collect();
+    assert_eq!(levels, [Danger::Critical, Danger::Low, Danger::Medium]);
+
+    // Raising across tiers is allowed; lowering one is not.
+    let raised = parse(&format!("{GOOD}\n[danger]\nNote = \"high\"\n")).unwrap();
+    assert_eq!(
+        raised.leveled(vec![spec("Note", Danger::Safe)]).unwrap()[0].danger,
+        Danger::High
+    );
+    let lowered = parse(&format!("{GOOD}\n[danger]\nRun = \"medium\"\n")).unwrap();
+    let err = lowered
+        .leveled(vec![spec("Run", Danger::High)])
+        .unwrap_err();
+    assert!(
+        err.contains("below the high the component declares"),
+        "{err}"
+    );
+
+    // A name the component does not declare is a mistake, not a no-op.
+    let misspelt = parse(&format!("{GOOD}\n[danger]\nDeplyo = \"critical\"\n")).unwrap();
+    let err = misspelt
+        .leveled(vec![spec("Deploy", Danger::High)])
+        .unwrap_err();
+    assert!(
+        err.contains("`Deplyo`, which the component does not declare (its tools: Deploy)"),
+        "{err}"
+    );
 }

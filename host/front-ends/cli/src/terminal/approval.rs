@@ -98,13 +98,17 @@ pub fn render(request: &ApprovalRequest, config: Option<&str>) -> String {
         Some(agent) => format!(" (for a {} sub-agent)", prompt::clean(agent)),
         None => String::new(),
     };
+    let level = match request.danger {
+        Some(danger) => format!(" [{}]", danger.name().to_ascii_uppercase()),
+        None => String::new(),
+    };
     let input = prompt::clipped(&request.input.to_string(), 600);
     let lasting = match config {
         Some(config) => format!("from now on (kept in {config})"),
         None => "for the rest of this turn".into(),
     };
     format!(
-        "\n\x1b[1mKaizen wants to run {tool}{who}\x1b[0m: {input}\n\x1b[2m{reason}\x1b[0m\n  \
+        "\n\x1b[1mKaizen wants to run {tool}{level}{who}\x1b[0m: {input}\n\x1b[2m{reason}\x1b[0m\n  \
          1. Yes\n  2. Yes, and allow `{rule}` {lasting}\n  \
          3. No (type a reason after 3 to tell the model what to do instead)\n",
         tool = prompt::clean(&request.tool),
@@ -189,12 +193,13 @@ mod tests {
             input: json!({"command": "echo \u{1b}[2Jgone"}),
             reason: "it needs approval".into(),
             always_rule: "Bash(echo hi)".into(),
+            danger: Some(kaizen_protocol::Danger::High),
             agent: Some("Explore".into()),
             call_id: "c1".into(),
         };
         let text = render(&request, Some("/home/u/.local/share/kaizen/config.toml"));
         assert!(
-            text.contains("Kaizen wants to run Bash (for a Explore sub-agent)"),
+            text.contains("Kaizen wants to run Bash [HIGH] (for a Explore sub-agent)"),
             "{text}"
         );
         assert!(!text.contains("\u{1b}[2J"), "{text:?}");
