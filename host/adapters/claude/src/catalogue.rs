@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use crate::agents::AgentFile;
 use crate::commands::{self, SlashCommand};
+use crate::context;
 use crate::skills::Skill;
 
 /// What a session may load: its skills, then its commands (a skill wins
@@ -280,7 +281,9 @@ impl SkillTool {
         let loaded = self.catalogue.load(name, args)?;
         // The one loaded last is the one whose tools count.
         ctx.notes.set_active_skill(loaded.narrows);
-        Ok(ToolOutput::text(loaded.text))
+        // Nothing runs inside this call: the model gathers what the text
+        // asks for through its own tools, each call judged as usual.
+        Ok(ToolOutput::text(context::as_instructions(&loaded.text)))
     }
 }
 

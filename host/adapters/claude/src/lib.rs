@@ -7,7 +7,8 @@
 //! Kaizen's OS sandbox with the event's JSON on stdin and answer by exit
 //! code and JSON on stdout exactly as Claude Code documents; and their
 //! skills ([`skills`]) and slash commands ([`commands`]), through the
-//! `Skill` tool ([`catalogue`]), and agent files ([`agents`]), which `Task`
+//! `Skill` tool ([`catalogue`]), with what their prompts gather first
+//! ([`context`]: `` !`command` `` and `@file`), and agent files ([`agents`]), which `Task`
 //! starts by name. Which files count (a
 //! project's only once trusted) is the caller's business.
 
@@ -18,6 +19,7 @@ pub mod agents;
 pub mod catalogue;
 mod command_hook;
 pub mod commands;
+pub mod context;
 mod front_matter;
 mod hook_output;
 pub mod settings;

@@ -41,6 +41,12 @@ impl DirectSession {
         }
     }
 
+    /// What the session's calls share: an embedder narrows them through
+    /// it (a command's `allowed-tools`, as its active skill).
+    pub fn notes(&self) -> &SessionNotes {
+        &self.notes
+    }
+
     /// Calls tool `name` of `tools` with `arguments` (JSON text) as call
     /// `id`, reporting to `observer`; a call that asks goes to `approver`
     /// when given (an MCP client's user), else to the guard's. A refusal or

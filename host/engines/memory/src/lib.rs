@@ -12,7 +12,7 @@ mod recall;
 mod store;
 mod tool;
 
-pub use recall::{Recalled, recall};
+pub use recall::{Recalled, entry_line, recall};
 pub use store::{
     Entry, Kind, MAX_TEXT, MemoryError, MemoryStore, Scope, now, project_identity, project_path,
 };

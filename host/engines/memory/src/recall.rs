@@ -24,21 +24,26 @@ impl Recalled {
             "<memory>\nWhat earlier sessions learned (Kaizen's memory; the Memory tool saves, searches and forgets entries):\n",
         );
         for entry in &self.entries {
-            let whose = match entry.scope {
-                Scope::User => "you",
-                Scope::Project(_) => "this project",
-            };
-            text.push_str(&format!(
-                "- [{} {}, #{}] {}\n",
-                whose,
-                entry.kind.name(),
-                entry.id,
-                entry.text
-            ));
+            text.push_str(&format!("- {}\n", entry_line(entry)));
         }
         text.push_str("</memory>");
         Some(text)
     }
+}
+
+/// One entry as sessions are shown it: `[you preference, #3] text`.
+pub fn entry_line(entry: &Entry) -> String {
+    let whose = match entry.scope {
+        Scope::User => "you",
+        Scope::Project(_) => "this project",
+    };
+    format!(
+        "[{} {}, #{}] {}",
+        whose,
+        entry.kind.name(),
+        entry.id,
+        entry.text
+    )
 }
 
 /// The entries to start a session in `project` on `task` with, within

@@ -83,6 +83,68 @@ pub fn for_run(
     Ok(recalled.prompt())
 }
 
+/// Entries `/memory` shows, at most.
+const SHOWN: usize = 50;
+
+/// What `/memory` answers for a session in `workspace`: the instruction
+/// files its system prompt was given, what Kaizen's memory holds for the
+/// user and the project (most recently used first), and how to change
+/// either. Headless, there is no editor to open, as Claude Code's does.
+pub fn overview(home: &Path, section: &MemorySection, workspace: &Path) -> String {
+    let mut text =
+        String::from("Project instructions (read into the system prompt when a session starts): ");
+    let files: Vec<String> = kaizen_loop::INSTRUCTION_FILES
+        .iter()
+        .map(|name| workspace.join(name))
+        .filter_map(|path| {
+            let size = std::fs::metadata(&path).ok().filter(|m| m.is_file())?.len();
+            Some(format!("{} ({size} bytes)", path.display()))
+        })
+        .collect();
+    if files.is_empty() {
+        text.push_str(&format!(
+            "none; write {} in {} to give every session instructions.",
+            kaizen_loop::INSTRUCTION_FILES.join(", "),
+            workspace.display()
+        ));
+    } else {
+        text.push_str(&files.join(", "));
+        text.push('.');
+    }
+    text.push_str("\n\n");
+    if section.enabled == Some(false) {
+        text.push_str("Kaizen's memory is off (`enabled = false` under [memory] in your config).");
+        return text;
+    }
+    let project = project_identity(workspace);
+    let entries = open(home).and_then(|store| Ok(store.recent(Some(&project), SHOWN)?));
+    match entries {
+        Ok(entries) if entries.is_empty() => text.push_str(
+            "Kaizen's memory holds nothing for you or this project yet: the Memory tool saves \
+             what sessions learn.",
+        ),
+        Ok(entries) => {
+            text.push_str(&format!(
+                "Kaizen's memory, yours and this project's, most recently used first{}:\n",
+                if entries.len() == SHOWN {
+                    format!(" (the first {SHOWN})")
+                } else {
+                    String::new()
+                }
+            ));
+            for entry in &entries {
+                text.push_str(&format!("- {}\n", kaizen_memory::entry_line(entry)));
+            }
+            text.push_str(
+                "\nChange it with `kaizen memory add TEXT` and `kaizen memory rm ID`, or ask for it \
+                 to be saved or forgotten (the Memory tool).",
+            );
+        }
+        Err(err) => text.push_str(&format!("Kaizen's memory cannot be read: {err:#}")),
+    }
+    text
+}
+
 /// The memory store under `home`.
 pub fn open(home: &Path) -> anyhow::Result<MemoryStore> {
     let path = home.join(STORE);

@@ -417,3 +417,76 @@ async fn a_skills_allowed_tools_narrow_the_calls_until_the_next_task() {
     assert!(!results[0].contains("allows only"), "{}", results[0]);
     assert!(project.root().join("made").exists());
 }
+
+/// A typed command's `` !`cmd` `` runs in the sandbox through Bash, under
+/// the session's rules and the command's allowed-tools, and `@file` brings
+/// the file through Read (a deny rule keeps it out), before the prompt is
+/// sent; loaded by the model through Skill, the prompt says what to
+/// gather instead.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_commands_prompt_gathers_command_output_and_files_before_it_is_sent() {
+    let project = Project::new();
+    write(
+        &project.claude_user.path().join("commands/review.md"),
+        "---\nallowed-tools: Read, Bash(echo:*), Bash(cat:*), Bash(touch:*)\n---\n\
+         Status: !`echo branch-$1`\nSecret: !`cat .env`\nTouched: !`touch made`\n\
+         Never: !`rm -rf src`\nReview @src/lib.rs and @.env, ask @alice.\n",
+    );
+    write(
+        &project.root().join("src/lib.rs"),
+        "pub fn answer() -> u32 { 42 }\n",
+    );
+    write(&project.root().join(".env"), "TOKEN=hunter2\n");
+    write(
+        &project.home.path().join("config.toml"),
+        "[permissions]\ndeny = [\"Read(./.env)\", \"Bash(touch:*)\"]\n",
+    );
+    let (out, requests) = run_task(&project, vec![Reply::text("Reviewed.")], "/review main").await;
+    assert_eq!(result_of(&out)["status"], "complete", "{out:?}");
+    let sent = first_user_message(&requests[0]);
+    assert!(sent.contains("Status: branch-main\n"), "{sent}");
+    assert!(
+        !sent.contains("hunter2"),
+        "the deny rule holds in the sandbox too: {sent}"
+    );
+    assert!(
+        sent.contains("Touched: [`touch made` did not run:") && sent.contains("Bash(touch:*)"),
+        "{sent}"
+    );
+    assert!(!project.root().join("made").exists());
+    assert!(
+        sent.contains("Never: [`rm -rf src` did not run:") && sent.contains("allows only"),
+        "{sent}"
+    );
+    assert!(project.root().join("src/lib.rs").exists());
+    assert!(
+        sent.contains("<file path=\"src/lib.rs\">")
+            && sent.contains("pub fn answer() -> u32 { 42 }"),
+        "{sent}"
+    );
+    assert!(sent.contains("[@.env was not read:"), "{sent}");
+    assert!(!sent.contains("<file path=\"alice"), "{sent}");
+
+    // Through Skill, nothing runs inside the call: the model is told what
+    // to gather with its tools.
+    let (_, requests) = run_task(
+        &project,
+        vec![
+            Reply::tool(
+                "Skill",
+                &json!({"skill": "review", "args": "dev"}).to_string(),
+            ),
+            Reply::text("Ok."),
+        ],
+        "review it",
+    )
+    .await;
+    let results = tool_results(&requests[1].body);
+    assert!(
+        results[0].contains("Status: !`echo branch-dev`")
+            && results[0].contains("- run `echo branch-dev` with Bash")
+            && results[0].contains("- read src/lib.rs with Read"),
+        "{}",
+        results[0]
+    );
+}

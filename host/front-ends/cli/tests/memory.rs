@@ -232,3 +232,53 @@ async fn a_repository_cloned_to_a_reused_path_recalls_nothing_of_the_old_one() {
         system(&requests[0])
     );
 }
+
+/// `/memory` is answered without the model: the instruction files the
+/// session's prompt was given and what the memory holds for the user and
+/// the project (not another project's), with how to change them.
+#[tokio::test(flavor = "multi_thread")]
+async fn slash_memory_shows_the_instruction_files_and_the_entries() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("CLAUDE.md"), "Use tabs.\n").unwrap();
+    let here = ws.path().to_str().unwrap();
+    let there = other.path().to_str().unwrap();
+    memory(
+        home.path(),
+        &["add", "--cwd", here, "Tests run with make check"],
+    );
+    memory(
+        home.path(),
+        &["add", "--cwd", there, "Another project's fact"],
+    );
+    memory(
+        home.path(),
+        &["add", "--user", "--kind", "preference", "Short answers"],
+    );
+    let (result, requests) = run(home.path(), ws.path(), Vec::new(), "/memory").await;
+    assert_eq!(result["status"], "complete", "{result}");
+    assert!(requests.is_empty(), "no model call: {requests:?}");
+    let said = result["output"].as_str().unwrap();
+    assert!(said.contains("CLAUDE.md (10 bytes)"), "{said}");
+    assert!(
+        said.contains("[this project fact, #1] Tests run with make check")
+            && said.contains("[you preference, #3] Short answers"),
+        "{said}"
+    );
+    assert!(!said.contains("Another project"), "{said}");
+    assert!(said.contains("kaizen memory rm ID"), "{said}");
+
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[memory]\nenabled = false\n",
+    )
+    .unwrap();
+    let (result, _) = run(home.path(), other.path(), Vec::new(), "/memory").await;
+    let said = result["output"].as_str().unwrap();
+    assert!(
+        said.contains("Project instructions") && said.contains("none"),
+        "{said}"
+    );
+    assert!(said.contains("memory is off"), "{said}");
+}

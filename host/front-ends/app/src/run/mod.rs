@@ -15,6 +15,7 @@
 //! collaborators' [`Notices`]; nothing here prints.
 
 mod continuing;
+mod gather;
 mod tasks;
 
 pub use tasks::{NextTasks, NoMoreTasks};
@@ -161,15 +162,7 @@ impl Built {
             notices,
         } = self;
         let agent = session.agent(config, stream.as_deref().unwrap_or(observer));
-        let result = tasks::run_tasks(
-            &agent,
-            &mut state,
-            task,
-            tasks,
-            &session.catalogue,
-            interrupt,
-        )
-        .await;
+        let result = tasks::run_tasks(&agent, &mut state, task, tasks, &session, interrupt).await;
         for problem in session.end(&state.session_id) {
             notices.warn(format!("the session could not be kept in full: {problem}"));
         }

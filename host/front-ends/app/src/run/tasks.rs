@@ -2,7 +2,11 @@
 //! waits in the session's inbox when a run ends (typed at a terminal,
 //! sent by an embedding program), else from the front end's input.
 
-use kaizen_claude::catalogue::Catalogue;
+use super::gather::ToolGatherer;
+use crate::memory_setup;
+use crate::session_builder::Session;
+use kaizen_claude::catalogue::Loaded;
+use kaizen_claude::context;
 use kaizen_loop::{Agent, Inbox, SessionState};
 use kaizen_protocol::{CancellationToken, RunResult};
 use std::future::Future;
@@ -75,6 +79,9 @@ enum BuiltIn {
     Cost,
     /// `/clear`: the conversation starts over, in the same session.
     Clear,
+    /// `/memory`: the instruction files and memory entries the session
+    /// works with, and how to change them.
+    Memory,
 }
 
 impl BuiltIn {
@@ -83,12 +90,13 @@ impl BuiltIn {
         match task.trim() {
             "/cost" => Some(Self::Cost),
             "/clear" => Some(Self::Clear),
+            "/memory" => Some(Self::Memory),
             _ => None,
         }
     }
 
-    /// Its answer, on `state`.
-    fn answer(self, agent: &Agent<'_>, state: &mut SessionState) -> RunResult {
+    /// Its answer, on `state` of `session`.
+    fn answer(self, agent: &Agent<'_>, state: &mut SessionState, session: &Session) -> RunResult {
         match self {
             Self::Cost => {
                 let text = format!(
@@ -102,7 +110,35 @@ impl BuiltIn {
                 agent.answer(state, text)
             }
             Self::Clear => agent.clear(state),
+            Self::Memory => {
+                let setup = &session.setup;
+                let text = memory_setup::overview(
+                    &setup.kaizen_home,
+                    &setup.memory,
+                    &setup.policy.workspace,
+                );
+                agent.answer(state, text)
+            }
         }
+    }
+}
+
+/// A typed command's prompt with what it gathers (`` !`cmd` ``, `@file`)
+/// in place, through the session's tools; as it is when it asks for
+/// nothing, or when `interrupt` stops the gathering.
+async fn gathered(
+    agent: &Agent<'_>,
+    session_id: &str,
+    loaded: &Loaded,
+    interrupt: &CancellationToken,
+) -> String {
+    if !context::wants_gathering(&loaded.text) {
+        return loaded.text.clone();
+    }
+    let gatherer = ToolGatherer::new(agent, session_id, loaded.narrows.clone());
+    tokio::select! {
+        text = context::gather(&loaded.text, &gatherer) => text,
+        () = interrupt.cancelled() => loaded.text.clone(),
     }
 }
 
@@ -110,15 +146,16 @@ impl BuiltIn {
 /// runs, until none is left or `interrupt` stops it; the last run's
 /// result. A task that is one of the built-in commands is answered
 /// without the model; one that starts with one of `catalogue`'s commands
-/// runs that command's prompt.
+/// runs that command's prompt (from `session`'s catalogue).
 pub(super) async fn run_tasks(
     agent: &Agent<'_>,
     state: &mut SessionState,
     mut task: Option<String>,
     tasks: &mut impl NextTasks,
-    catalogue: &Catalogue,
+    session: &Session,
     interrupt: &CancellationToken,
 ) -> RunResult {
+    let catalogue = &session.catalogue;
     let inbox = agent.config.inbox.clone();
     loop {
         // `/name args` runs the command `name`: the model gets its prompt,
@@ -130,16 +167,20 @@ pub(super) async fn run_tasks(
         let run_interrupt = interrupt.child_token();
         let result = match task.as_deref().and_then(BuiltIn::of) {
             Some(built_in) => {
-                let answered = built_in.answer(agent, state);
+                let answered = built_in.answer(agent, state, session);
                 let done = std::future::ready(answered);
                 tasks.drive(done, inbox.as_ref(), &run_interrupt).await
             }
             None => {
-                if let Some(loaded) = task.as_deref().and_then(|t| catalogue.expand_task(t)) {
-                    task = Some(loaded.text);
-                    state.active_skill = loaded.narrows;
-                }
-                let run = agent.resume(state, task.as_deref(), &run_interrupt);
+                let command = task.as_deref().and_then(|t| catalogue.expand_task(t));
+                let run = async {
+                    if let Some(loaded) = command {
+                        task =
+                            Some(gathered(agent, &state.session_id, &loaded, &run_interrupt).await);
+                        state.active_skill = loaded.narrows;
+                    }
+                    agent.resume(state, task.as_deref(), &run_interrupt).await
+                };
                 tasks.drive(run, inbox.as_ref(), &run_interrupt).await
             }
         };
