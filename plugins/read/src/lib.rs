@@ -10,6 +10,8 @@
 //!   never holds more than the window in memory.
 //! - Images (`.png`, `.jpg`/`.jpeg`, `.gif`, `.webp`) come back as image
 //!   content, for models that take images.
+//! - PDFs come back as the text of their pages, a range at a time
+//!   (`pages`), with the page count in the metadata.
 //! - Jupyter notebooks (`.ipynb`) come back as their cells, with the text
 //!   of code cells' outputs and their PNG, JPEG, GIF and WebP outputs as
 //!   images after the text.
@@ -27,6 +29,7 @@
 mod image;
 mod notebook;
 mod path;
+mod pdf;
 mod text;
 
 use std::path::Path;
@@ -55,6 +58,8 @@ struct ReadInput {
     offset: Option<usize>,
     /// The number of lines to read. Only give it when the file is too large to read at once.
     limit: Option<usize>,
+    /// For a PDF: the pages to read, 1-based, one or a range ("3", "1-5"; at most 20). Required for PDFs of more than 10 pages.
+    pages: Option<String>,
 }
 
 /// The `Read` tool.
@@ -76,6 +81,9 @@ right-aligned, and a tab. The number and the tab are not part of the file: leave
 when quoting or editing its text.
 - Files over 256 KB must be read in parts with `offset` and `limit`.
 - Images (PNG, JPEG, GIF, WebP) are returned as images that you can see.
+- PDF files (.pdf) are returned as the text of their pages. For a PDF of more than 10 pages, \
+give `pages` with a range of at most 20 pages (e.g. pages: \"1-5\"); scanned pages without \
+text and password-protected PDFs are refused.
 - Jupyter notebooks (.ipynb) are returned as their cells with their outputs (image outputs as \
 images). A notebook read \
 with `offset` or `limit` is shown as raw JSON lines instead.
@@ -145,6 +153,22 @@ fn read(cwd: &Path, input: &ReadInput) -> Result<Output, ToolError> {
     let paged = input.offset.is_some() || input.limit.is_some();
     if let Some(media_type) = image::media_type(&path) {
         return image::read(&path, meta.len(), media_type);
+    }
+    if pdf::is_pdf(&path) {
+        if paged {
+            return Err(ToolError::invalid_input(
+                "A PDF is read by pages, not lines: give `pages` (e.g. \"1-5\") instead of \
+                 `offset` and `limit`.",
+            ));
+        }
+        return pdf::read(&path, meta.len(), input.pages.as_deref());
+    }
+    if input.pages.is_some() {
+        return Err(ToolError::invalid_input(format!(
+            "`pages` is for PDFs, and {} is not one; read it without `pages` (with `offset` \
+             and `limit` to page through a long text file).",
+            path.display()
+        )));
     }
     if notebook::is_notebook(&path) && !paged {
         return notebook::read(&path, meta.len());

@@ -109,11 +109,7 @@ pub(crate) fn render(json: &[u8], max_bytes: usize) -> Result<Rendered, String> 
         if text.len() + block.len() > max_bytes {
             images.drop_from(before);
             if shown == 0 {
-                let end = (0..=max_bytes)
-                    .rev()
-                    .find(|&at| block.is_char_boundary(at))
-                    .unwrap_or(0);
-                text.push_str(&block[..end]);
+                text.push_str(&block[..block.floor_char_boundary(max_bytes)]);
                 text.push_str("\n… [cell cut]\n");
                 shown = 1;
             }

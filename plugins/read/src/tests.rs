@@ -47,6 +47,7 @@ impl Dir {
             file_path: file_path.to_owned(),
             offset,
             limit,
+            pages: None,
         };
         read(self.0.path(), &input)
     }

@@ -271,6 +271,15 @@ impl Ran {
             .unwrap_or_else(|| panic!("no result for {id}"))
     }
 
+    /// The names of the tools the first request offered.
+    fn offered(&self) -> Vec<&str> {
+        self.requests[0]
+            .tools
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect()
+    }
+
     fn statuses(&self) -> Vec<(String, String)> {
         self.result
             .tool_calls
@@ -422,11 +431,7 @@ async fn deny_beats_ask_beats_allow_and_a_denied_whole_tool_is_not_offered() {
     assert_eq!(got, ["denied", "success", "denied"]);
     assert!(ran.result_of("call_0_Shell").contains("`Shell(rm -rf:*)`"));
     assert!(ran.result_of("call_2_Shell").contains("not today"));
-    let offered: Vec<&str> = ran.requests[0]
-        .tools
-        .iter()
-        .map(|t| t.name.as_str())
-        .collect();
+    let offered = ran.offered();
     assert!(
         !offered.contains(&"Write") && offered.contains(&"Shell"),
         "{offered:?}"
@@ -503,11 +508,7 @@ async fn danger_rules_decide_by_level_and_the_prompt_is_told_the_level() {
         asked[0].reason
     );
     assert!(ran.result_of("call_2_Write").contains("`danger:medium`"));
-    let offered: Vec<&str> = ran.requests[0]
-        .tools
-        .iter()
-        .map(|t| t.name.as_str())
-        .collect();
+    let offered = ran.offered();
     // Task is medium too: the deny takes both out of what is offered.
     assert!(
         !offered.contains(&"Write") && !offered.contains(&"Task") && offered.contains(&"Box"),

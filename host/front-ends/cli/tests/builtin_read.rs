@@ -286,6 +286,78 @@ fn a_png_comes_back_as_an_image_part() {
     );
 }
 
+/// A PDF of `pages`, each page's text drawn in Helvetica, written out as
+/// the format lays it out: numbered objects, then the cross-reference
+/// table of their offsets.
+fn pdf(pages: &[&str]) -> Vec<u8> {
+    let count = pages.len();
+    let kids: Vec<String> = (0..count).map(|i| format!("{} 0 R", 4 + 2 * i)).collect();
+    let mut objects = vec![
+        "<< /Type /Catalog /Pages 2 0 R >>".to_string(),
+        format!(
+            "<< /Type /Pages /Kids [{}] /Count {count} >>",
+            kids.join(" ")
+        ),
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_string(),
+    ];
+    for (i, text) in pages.iter().enumerate() {
+        let content = format!("BT /F1 12 Tf 72 700 Td ({text}) Tj ET");
+        objects.push(format!(
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 \
+             R >> >> /Contents {} 0 R >>",
+            5 + 2 * i
+        ));
+        objects.push(format!(
+            "<< /Length {} >>\nstream\n{content}\nendstream",
+            content.len()
+        ));
+    }
+    let mut out = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, body) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend(format!("{} 0 obj\n{body}\nendobj\n", i + 1).bytes());
+    }
+    let xref = out.len();
+    let size = objects.len() + 1;
+    out.extend(format!("xref\n0 {size}\n0000000000 65535 f \n").bytes());
+    for offset in offsets {
+        out.extend(format!("{offset:010} 00000 n \n").bytes());
+    }
+    out.extend(
+        format!("trailer\n<< /Size {size} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n").bytes(),
+    );
+    out
+}
+
+#[test]
+fn a_pdf_comes_back_as_the_text_of_the_pages_asked_for() {
+    let ws = Workspace::new();
+    let path = ws.write(
+        "docs/report.pdf",
+        pdf(&["Alpha page", "Beta page", "Gamma page"]),
+    );
+    let result = ws.json(json!({"file_path": path, "pages": "2-3"}));
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert_eq!(
+        text, "--- Page 2 ---\nBeta page\n\n--- Page 3 ---\nGamma page",
+        "{result}"
+    );
+    assert_eq!(
+        result["metadata"],
+        json!({"path": path, "type": "pdf", "pages": 3, "first_page": 2, "last_page": 3})
+    );
+    let whole = ws.text(json!({"file_path": path}));
+    assert!(whole.starts_with("--- Page 1 ---\nAlpha page"), "{whole}");
+    let err = ws.error(json!({"file_path": path, "pages": "1-30"}));
+    assert!(err.contains("at most 20 pages"), "{err}");
+    let err = ws.error(json!({"file_path": path, "offset": 2}));
+    assert!(err.contains("A PDF is read by pages"), "{err}");
+    let notes = ws.write("notes.txt", "hello\n");
+    let err = ws.error(json!({"file_path": notes, "pages": "1"}));
+    assert!(err.contains("`pages` is for PDFs"), "{err}");
+}
+
 #[test]
 fn a_notebook_shows_its_cells_and_outputs() {
     let ws = Workspace::new();
