@@ -2,9 +2,12 @@
 //! `~/.claude/agents/`), each a kind of sub-agent that `Task` can start by
 //! its name. The front matter says its `name`, when to use it
 //! (`description`), which `tools` it gets (all of the session's when
-//! left out) and its `model`; the body is its instructions.
+//! left out), its `model` and its `permissionMode` (which can only make
+//! the session's stricter for it); the body is its instructions.
 
 use std::path::{Path, PathBuf};
+
+use kaizen_protocol::PermissionMode;
 
 use crate::front_matter::{self, MAX_DESCRIPTION_CHARS, first_paragraph, one_line, split_tools};
 
@@ -24,6 +27,9 @@ pub struct AgentFile {
     /// The model it asks for, when that is a model's name rather than one
     /// of Claude Code's aliases.
     pub model: Option<String>,
+    /// `permissionMode`: the mode its calls are judged under, when stricter
+    /// than the session's.
+    pub permission_mode: Option<PermissionMode>,
     /// Its instructions.
     pub prompt: String,
     /// The file it comes from.
@@ -66,11 +72,18 @@ impl AgentFile {
         let model = field("model")
             .and_then(|v| v.into_iter().next())
             .filter(|m| !m.is_empty() && !MODEL_ALIASES.contains(&m.as_str()));
+        let permission_mode = field("permissionMode")
+            .and_then(|v| v.into_iter().next())
+            .filter(|m| !m.is_empty())
+            .map(|m| PermissionMode::parse(&m))
+            .transpose()
+            .map_err(|err| format!("its permissionMode: {err}"))?;
         Ok(AgentFile {
             name,
             description: one_line(&description, MAX_DESCRIPTION_CHARS),
             tools,
             model,
+            permission_mode,
             prompt,
             path: path.to_path_buf(),
         })

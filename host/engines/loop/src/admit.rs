@@ -9,6 +9,7 @@ use crate::hook_points::{HookPoint, dispatch};
 use crate::hooks::{Dispatch, PayloadBase};
 use crate::scope::Scope;
 use crate::step_executor::StepExecutor;
+use crate::turn::effective_mode;
 use kaizen_hooks::{HookAction, HookCall};
 use kaizen_permissions::{Effect, Grounds, Rule, RuleOrigin, Verdict, always_rule, facts_of};
 use kaizen_protocol::{Approval, ApprovalRequest, Approver, Event, Observer};
@@ -130,7 +131,11 @@ impl Gatekeeper<'_> {
         };
         let name = call.name.as_str();
         let cwd = &self.ctx.cwd;
-        let mut verdict = self.guard.permissions.evaluate(tool.as_ref(), &input, cwd);
+        let mode = effective_mode(self.guard, self.base.mode_limit);
+        let mut verdict = self
+            .guard
+            .permissions
+            .evaluate_in(mode, tool.as_ref(), &input, cwd);
         if let Verdict::Deny(grounds) = &verdict {
             return refused(self.deny(call, &input, grounds), true, Vec::new());
         }
@@ -229,10 +234,11 @@ impl Gatekeeper<'_> {
             );
             return Err((error, false));
         }
+        let mode = effective_mode(self.guard, self.base.mode_limit);
         match self
             .guard
             .permissions
-            .evaluate(tool, rewrite, &self.ctx.cwd)
+            .evaluate_in(mode, tool, rewrite, &self.ctx.cwd)
         {
             Verdict::Deny(grounds) => Err((self.deny(call, rewrite, &grounds), true)),
             verdict => Ok(verdict),

@@ -11,6 +11,7 @@ use crate::model_roles::ModelRoles;
 use crate::planner_setup::PlannerSetup;
 use crate::plugin_llm::PluginLlmPolicy;
 use crate::step_executor::{InProcess, StepExecutor};
+use kaizen_protocol::PermissionMode;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -81,6 +82,10 @@ pub struct AgentConfig {
     /// Sub-agent types beyond the built-in ones (`general-purpose`,
     /// `Explore`), by the `subagent_type` a tool names.
     pub agent_types: Vec<AgentType>,
+    /// A sub-agent's own permission mode (its type's): its calls are
+    /// judged under the stricter of it and the session's. `None` for the
+    /// session's own runs.
+    pub permission_mode: Option<PermissionMode>,
 }
 
 /// A kind of sub-agent the user defined (Claude Code's agent files).
@@ -96,6 +101,9 @@ pub struct AgentType {
     pub tools: Option<Vec<String>>,
     /// Its instructions, added to the system prompt.
     pub instructions: String,
+    /// Its own permission mode: its calls are judged under the stricter
+    /// of it and the session's (`None`: the session's).
+    pub permission_mode: Option<PermissionMode>,
 }
 
 impl AgentConfig {
@@ -120,6 +128,7 @@ impl AgentConfig {
             inbox: None,
             steps: Arc::new(InProcess),
             agent_types: Vec::new(),
+            permission_mode: None,
         }
     }
 }

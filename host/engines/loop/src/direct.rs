@@ -76,6 +76,7 @@ impl DirectSession {
             transcript_path: None,
             cwd: self.workspace.display().to_string(),
             permission_mode: self.guard.permissions.mode().as_str(),
+            mode_limit: None,
             agent: None,
         };
         let gate = Gatekeeper {

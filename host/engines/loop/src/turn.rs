@@ -16,7 +16,7 @@ use crate::scope::Scope;
 use crate::session_journal::{Entry, Journal, StepFiles};
 use crate::state::SessionState;
 use kaizen_llm::{Provider, ToolDefinition};
-use kaizen_protocol::{Event, Observer, Status};
+use kaizen_protocol::{Event, Observer, PermissionMode, Status};
 use kaizen_tools::ToolRegistry;
 use std::future::Future;
 use std::pin::Pin;
@@ -140,6 +140,13 @@ impl Turn<'_> {
     }
 }
 
+/// The mode a run's calls are judged under: the session's, narrowed by
+/// `limit` (a sub-agent type's own mode).
+pub(crate) fn effective_mode(guard: &Guard, limit: Option<PermissionMode>) -> PermissionMode {
+    let mode = guard.permissions.mode();
+    limit.map_or(mode, |limit| mode.at_most(limit))
+}
+
 /// What every hook payload of a run on `session_id` within `scope` carries.
 pub(crate) fn payload_base(
     config: &AgentConfig,
@@ -154,7 +161,8 @@ pub(crate) fn payload_base(
             .as_ref()
             .map(|path| path.display().to_string()),
         cwd: config.workspace.display().to_string(),
-        permission_mode: guard.permissions.mode().as_str(),
+        permission_mode: effective_mode(guard, config.permission_mode).as_str(),
         agent: scope.agent.clone(),
+        mode_limit: config.permission_mode,
     }
 }

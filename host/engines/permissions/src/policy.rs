@@ -156,6 +156,19 @@ impl Permissions {
 
     /// The verdict of the rules and the mode on `tool` called with `input`.
     pub fn evaluate(&self, tool: &dyn Tool, input: &serde_json::Value, cwd: &Path) -> Verdict {
+        self.evaluate_in(self.mode(), tool, input, cwd)
+    }
+
+    /// [`Permissions::evaluate`] under `mode` instead of the session's (a
+    /// sub-agent's, which is never wider: see
+    /// [`PermissionMode::at_most`]).
+    pub fn evaluate_in(
+        &self,
+        mode: PermissionMode,
+        tool: &dyn Tool,
+        input: &serde_json::Value,
+        cwd: &Path,
+    ) -> Verdict {
         let spec = tool.spec();
         let name = spec.name.as_str();
         let facts = facts_of(tool, input, cwd);
@@ -171,7 +184,7 @@ impl Permissions {
                 ),
             ));
         }
-        if self.mode() == PermissionMode::Plan && !spec.read_only {
+        if mode == PermissionMode::Plan && !spec.read_only {
             return Verdict::Deny(Grounds::mode(
                 PermissionMode::Plan,
                 format!(
@@ -184,36 +197,41 @@ impl Permissions {
         if let Some(decision) = decision {
             let rule = decision.rule;
             return match (decision.effect, decision.unsure) {
-                (Effect::Ask, true) => self.asking(Grounds::rule(
-                    rule,
-                    format!(
-                        "the command cannot be fully analyzed before it runs (an expansion, a \
-                         glob, a brace list, a script read from input or a name defined in the \
-                         line), and the rule `{}` in {} may apply to what it runs; spell the \
-                         command out plainly, or the user must approve it",
-                        rule.text, rule.origin.label
+                (Effect::Ask, true) => self.asking(
+                    mode,
+                    Grounds::rule(
+                        rule,
+                        format!(
+                            "the command cannot be fully analyzed before it runs (an expansion, \
+                             a glob, a brace list, a script read from input or a name defined in \
+                             the line), and the rule `{}` in {} may apply to what it runs; spell \
+                             the command out plainly, or the user must approve it",
+                            rule.text, rule.origin.label
+                        ),
                     ),
-                )),
-                (Effect::Ask, false) => self.asking(Grounds::rule(
-                    rule,
-                    format!(
-                        "the rule `{}` in {} asks before {name} runs",
-                        rule.text, rule.origin.label
+                ),
+                (Effect::Ask, false) => self.asking(
+                    mode,
+                    Grounds::rule(
+                        rule,
+                        format!(
+                            "the rule `{}` in {} asks before {name} runs",
+                            rule.text, rule.origin.label
+                        ),
                     ),
-                )),
+                ),
                 _ => Verdict::Allow(Grounds::rule(
                     rule,
                     format!("allowed by `{}` in {}", rule.text, rule.origin.label),
                 )),
             };
         }
-        self.by_mode(tool, &facts.subject)
+        self.by_mode(mode, tool, &facts.subject)
     }
 
     /// The mode's default for a call no rule decides.
-    fn by_mode(&self, tool: &dyn Tool, subject: &Subject) -> Verdict {
+    fn by_mode(&self, mode: PermissionMode, tool: &dyn Tool, subject: &Subject) -> Verdict {
         let spec = tool.spec();
-        let mode = self.mode();
         let allow = |why: &str| Verdict::Allow(Grounds::mode(mode, why.to_string()));
         if spec.read_only {
             return allow("read-only tools run");
@@ -234,19 +252,22 @@ impl Permissions {
         if tool.contained() {
             return allow("its effects stay inside the session's grant");
         }
-        self.asking(Grounds::mode(
+        self.asking(
             mode,
-            format!(
-                "{} can reach beyond what this session granted (the network, or programs \
+            Grounds::mode(
+                mode,
+                format!(
+                    "{} can reach beyond what this session granted (the network, or programs \
                  outside the full OS sandbox), so it needs the user's approval",
-                spec.name
+                    spec.name
+                ),
             ),
-        ))
+        )
     }
 
     /// An ask, or in `dontAsk` mode a denial.
-    fn asking(&self, grounds: Grounds) -> Verdict {
-        if self.mode() == PermissionMode::DontAsk {
+    fn asking(&self, mode: PermissionMode, grounds: Grounds) -> Verdict {
+        if mode == PermissionMode::DontAsk {
             let reason = format!(
                 "{}; this session never asks (permission mode dontAsk)",
                 grounds.reason

@@ -166,6 +166,7 @@ pub fn agent_types(catalogue: &Catalogue) -> Vec<kaizen_loop::AgentType> {
             description: agent.description.clone(),
             tools: agent.tools.clone(),
             instructions: agent.prompt.clone(),
+            permission_mode: agent.permission_mode,
         })
         .collect()
 }

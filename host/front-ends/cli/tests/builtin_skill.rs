@@ -490,3 +490,43 @@ async fn a_commands_prompt_gathers_command_output_and_files_before_it_is_sent() 
         results[0]
     );
 }
+
+/// An agent file's `permissionMode` narrows its sub-agent's calls (here
+/// to plan mode: nothing that changes anything runs), never the parent's;
+/// one that is not a mode keeps the file out, with a note.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_files_permission_mode_narrows_its_sub_agent_only() {
+    let project = Project::new();
+    write(
+        &project.claude_user.path().join("agents/planner.md"),
+        "---\nname: planner\ndescription: Plans only.\ntools: Bash, Read\npermissionMode: plan\n---\nPlan the work.\n",
+    );
+    write(
+        &project.claude_user.path().join("agents/wild.md"),
+        "---\nname: wild\ndescription: Anything goes.\npermissionMode: yolo\n---\nGo.\n",
+    );
+    let touch = |file: &str| json!({"command": format!("touch {file}")}).to_string();
+    let task = json!({"description": "plan", "prompt": "Plan it", "subagent_type": "planner"});
+    let (out, requests) = run_task(
+        &project,
+        vec![
+            Reply::tool("Task", &task.to_string()),
+            Reply::tool("Bash", &touch("by-sub-agent")),
+            Reply::text("Planned."),
+            Reply::tool("Bash", &touch("by-parent")),
+            Reply::text("Done."),
+        ],
+        "plan and act",
+    )
+    .await;
+    assert_eq!(result_of(&out)["status"], "complete", "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("wild") && stderr.contains("unknown permission mode `yolo`"),
+        "{stderr}"
+    );
+    let refused = tool_results(&requests[2].body);
+    assert!(refused[0].contains("plan mode"), "{}", refused[0]);
+    assert!(!project.root().join("by-sub-agent").exists());
+    assert!(project.root().join("by-parent").exists());
+}

@@ -44,6 +44,28 @@ impl PermissionMode {
         }
     }
 
+    /// How much runs without asking: `plan` least, then `dontAsk`,
+    /// `default`, `acceptEdits`, `bypassPermissions` most.
+    fn reach(self) -> u8 {
+        match self {
+            PermissionMode::Plan => 0,
+            PermissionMode::DontAsk => 1,
+            PermissionMode::Default => 2,
+            PermissionMode::AcceptEdits => 3,
+            PermissionMode::BypassPermissions => 4,
+        }
+    }
+
+    /// This mode, or `limit` when that lets less run without asking: a
+    /// sub-agent's own mode never widens its session's.
+    pub fn at_most(self, limit: PermissionMode) -> PermissionMode {
+        if limit.reach() < self.reach() {
+            limit
+        } else {
+            self
+        }
+    }
+
     /// The mode named `name`; an unknown name is an error listing them.
     pub fn parse(name: &str) -> Result<PermissionMode, String> {
         PermissionMode::ALL
@@ -62,5 +84,23 @@ impl PermissionMode {
 impl fmt::Display for PermissionMode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_limit_only_ever_narrows_a_mode() {
+        use PermissionMode::*;
+        assert_eq!(BypassPermissions.at_most(Plan), Plan);
+        assert_eq!(AcceptEdits.at_most(Default), Default);
+        assert_eq!(Default.at_most(DontAsk), DontAsk);
+        assert_eq!(Plan.at_most(BypassPermissions), Plan);
+        assert_eq!(DontAsk.at_most(AcceptEdits), DontAsk);
+        for mode in PermissionMode::ALL {
+            assert_eq!(mode.at_most(mode), mode);
+        }
     }
 }

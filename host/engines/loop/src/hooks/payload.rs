@@ -1,6 +1,7 @@
 //! The fields every hook payload carries, by Claude Code's names.
 
 use kaizen_hooks::HookEvent;
+use kaizen_protocol::PermissionMode;
 use serde_json::{Map, Value};
 
 /// What the loop knows of the session for every payload.
@@ -12,6 +13,9 @@ pub(crate) struct PayloadBase {
     pub permission_mode: &'static str,
     /// Set in a sub-agent's run: its id and type.
     pub agent: Option<(String, String)>,
+    /// A sub-agent type's own permission mode: its calls are judged under
+    /// the stricter of it and the session's.
+    pub mode_limit: Option<PermissionMode>,
 }
 
 impl PayloadBase {

@@ -15,7 +15,7 @@ use crate::session_journal::{Journal, ParentFiles};
 use crate::state::SessionState;
 use crate::turn::{Turn, payload_base};
 use kaizen_hooks::HookAction;
-use kaizen_protocol::{Event, Observer};
+use kaizen_protocol::{Event, Observer, PermissionMode};
 use kaizen_tools::{SubAgentReport, ToolSpec};
 use std::future::Future;
 use std::pin::Pin;
@@ -88,6 +88,14 @@ impl Chosen<'_> {
                     .as_ref()
                     .is_none_or(|tools| tools.contains(&spec.name)),
             }
+    }
+
+    /// Its own permission mode, when its type has one.
+    fn permission_mode(&self) -> Option<PermissionMode> {
+        match self {
+            Chosen::BuiltIn(_) => None,
+            Chosen::Defined(own) => own.permission_mode,
+        }
     }
 
     fn instructions(&self) -> String {
@@ -164,6 +172,7 @@ async fn sub_agent(
     // prompt is the parent's too.
     config.inbox = None;
     config.system_prompt = None;
+    config.permission_mode = kind.permission_mode();
     config.instructions = Some(match &own.instructions {
         Some(instructions) => format!("{instructions}\n\n{}", kind.instructions()),
         None => kind.instructions(),
@@ -236,6 +245,7 @@ mod tests {
             description: "Reviews code".into(),
             tools: Some(vec!["Read".into(), "Grep".into(), TASK_TOOL.into()]),
             instructions: "Review it.".into(),
+            permission_mode: Some(PermissionMode::Plan),
         }];
         let general = Chosen::named("general-purpose", &defined).unwrap();
         let explore = Chosen::named("Explore", &defined).unwrap();
@@ -248,6 +258,8 @@ mod tests {
         assert!(!reviewer.offers(&spec("Glob", true)));
         assert!(!reviewer.offers(&spec(TASK_TOOL, true)));
         assert!(reviewer.instructions().ends_with("Review it."));
+        assert_eq!(reviewer.permission_mode(), Some(PermissionMode::Plan));
+        assert_eq!(general.permission_mode(), None);
         let err = Chosen::named("wizard", &defined).err().unwrap();
         assert!(err.contains("general-purpose, Explore, reviewer"), "{err}");
     }
