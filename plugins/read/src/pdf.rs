@@ -77,17 +77,27 @@ pub(crate) fn read(path: &Path, size: u64, pages: Option<&str>) -> Result<Output
         )));
     }
     let last = (*range.end()).min(count);
-    let (text, shown) = render(&document, *range.start()..=last);
-    if text.trim().is_empty() {
+    let Rendered {
+        mut text,
+        shown,
+        undecoded,
+    } = render(&document, *range.start()..=last);
+    if text.is_empty() {
+        let why = match undecoded {
+            Some(err) => format!(
+                "their text could not be decoded ({err}). Ask the user for a text version, or \
+                 read other pages."
+            ),
+            None => "they are most likely scanned images of text (Read has no OCR). Ask the \
+                     user for a text version, or read other pages."
+                .to_string(),
+        };
         return Err(ToolError::invalid_input(format!(
-            "Pages {} of {} hold no text that can be extracted: they are most likely scanned \
-             images of text (Read has no OCR). Ask the user for a text version, or read other \
-             pages.",
+            "Pages {} of {} hold no text that can be extracted: {why}",
             show(&(*range.start()..=last)),
             path.display()
         )));
     }
-    let mut text = text;
     let shown_last = range.start() + shown.saturating_sub(1);
     if shown_last < count {
         let _ = write!(
@@ -150,36 +160,56 @@ fn encrypted(path: &Path) -> ToolError {
     ))
 }
 
-/// The text of pages `range`, each under a `--- Page N ---` line, stopping
-/// before the text would pass [`MAX_OUTPUT_BYTES`] (the first page is
-/// always shown, cut if need be); and how many pages it shows.
-fn render(document: &Document, range: RangeInclusive<u32>) -> (String, u32) {
+/// The pages of a range as text.
+struct Rendered {
+    /// Each page under a `--- Page N ---` line; empty when no page of the
+    /// range has any text.
+    text: String,
+    /// How many pages `text` shows.
+    shown: u32,
+    /// Why the first page that could not be decoded could not.
+    undecoded: Option<String>,
+}
+
+/// The text of pages `range`, stopping before the text would pass
+/// [`MAX_OUTPUT_BYTES`] (the first page is always shown, cut if need be).
+fn render(document: &Document, range: RangeInclusive<u32>) -> Rendered {
     let mut text = String::new();
     let mut shown = 0;
+    let mut any_text = false;
+    let mut undecoded = None;
     for number in range {
         // A page whose text cannot be decoded reads as empty, like one
-        // with no text: the others still come.
-        let page = document.extract_text(&[number]).unwrap_or_default();
+        // with no text: the others still come, and if none has text the
+        // error says why.
+        let page = document.extract_text(&[number]).unwrap_or_else(|err| {
+            undecoded.get_or_insert_with(|| err.to_string());
+            String::new()
+        });
+        let has_text = !page.trim().is_empty();
         let block = format!("--- Page {number} ---\n{}\n\n", page.trim_end());
         if text.len() + block.len() > MAX_OUTPUT_BYTES {
             if shown == 0 {
                 text.push_str(&block[..block.floor_char_boundary(MAX_OUTPUT_BYTES)]);
                 text.push_str("\n… [page cut]\n");
                 shown = 1;
+                any_text = has_text;
             }
             break;
         }
         // Pages with no text still count, so the numbering stays true.
         text.push_str(&block);
         shown += 1;
+        any_text |= has_text;
     }
-    if text
-        .lines()
-        .all(|line| line.is_empty() || line.starts_with("--- Page "))
-    {
+    if !any_text {
         text.clear();
     }
-    (text, shown)
+    Rendered {
+        text,
+        shown,
+        undecoded,
+    }
 }
 
 /// Reads `pages`: `"3"`, `"1-5"` (1-based, inclusive), at most

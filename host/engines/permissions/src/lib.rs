@@ -12,5 +12,5 @@ pub mod rules;
 mod shell_words;
 mod text_pattern;
 
-pub use policy::{DeniedPaths, Grounds, Permissions, Verdict, always_rule, facts_of, subject_of};
+pub use policy::{DeniedPaths, Grounds, Permissions, Verdict, always_rule, facts_of};
 pub use rules::{CallFacts, Effect, Rule, RuleError, RuleOrigin, RuleSet, Subject};

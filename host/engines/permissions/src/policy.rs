@@ -292,7 +292,7 @@ pub fn facts_of<'a>(tool: &'a dyn Tool, input: &serde_json::Value, cwd: &'a Path
 /// What `tool`'s declared rule subject holds in `input`. A read path a
 /// call leaves out (Grep's `path`) is the working directory, where the
 /// tool then reads.
-pub fn subject_of(tool: &dyn Tool, input: &serde_json::Value, cwd: &Path) -> Subject {
+fn subject_of(tool: &dyn Tool, input: &serde_json::Value, cwd: &Path) -> Subject {
     let Some(declared) = tool.rule_subject() else {
         return Subject::None;
     };

@@ -252,7 +252,7 @@ impl Manifest {
     pub fn leveled(&self, mut tools: Vec<ToolSpec>) -> Result<Vec<ToolSpec>, String> {
         let plugin = &self.plugin.name;
         for (name, level) in &self.danger {
-            let level: Danger = level.parse().map_err(|err| format!("{err}"))?;
+            let level = level.parse::<Danger>().map_err(|err| err.to_string())?;
             let Some(tool) = tools.iter_mut().find(|tool| &tool.name == name) else {
                 let declared: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
                 return Err(format!(
